@@ -1,0 +1,19 @@
+//! sluice's congestion-control API and algorithm library.
+//!
+//! An algorithm is written once against [`api::CongestionControl`] and runs on every sluice datapath.
+//! Each algorithm lives in its own module with a config struct whose defaults cite their source; the
+//! [`registry`](mod@registry) maps scenario names to constructors.
+//!
+//! Adding an algorithm: write `src/myalgo.rs` with a config struct (`Deserialize`, `Serialize`,
+//! `deny_unknown_fields`, documented defaults) and a controller implementing
+//! [`api::CongestionControl`], then add one [`registry::Algorithm`] entry in `src/registry.rs`.
+
+pub mod api;
+pub mod registry;
+
+pub mod dcqcn;
+pub mod dctcp;
+pub mod none;
+
+pub use api::{Ack, CongestionControl, Ctx, Decisions, Events, FlowInfo, IntHop, Loss, LossKind, Needs, Sent, TimerId};
+pub use registry::{lookup, registry, Algorithm, Control, Factory, ParamError};

@@ -1,0 +1,160 @@
+//! The algorithm registry: names, what each needs from the datapath, and how to build it from
+//! scenario parameters.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sluice_core::Rate;
+
+use crate::api::{CongestionControl, FlowInfo, Needs};
+
+/// What an algorithm controls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// A congestion window.
+    Window,
+    /// A pacing rate.
+    Rate,
+    /// Both a window and a pacing rate.
+    WindowAndRate,
+    /// Nothing: the flow sends at line rate.
+    None,
+}
+
+/// A rejected algorithm parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamError {
+    /// The parameter's name under `[cc.params]`, when the error is about one parameter.
+    pub key: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.key {
+            Some(key) => write!(f, "parameter `{key}`: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+/// Builds one controller per flow from resolved parameters.
+pub trait Factory: Send + Sync {
+    /// A controller for a new flow.
+    fn create(&self, flow: &FlowInfo) -> Box<dyn CongestionControl>;
+    /// Every parameter with the value in force (defaults filled in), for `scenario.resolved.toml`.
+    fn resolved(&self) -> toml::Table;
+    /// Receiver side: at most one congestion notification packet per flow per this interval (0 = flag
+    /// every ACK of a marked packet); `None` when the algorithm uses no CNPs.
+    fn cnp_interval(&self) -> Option<sluice_core::Time> {
+        None
+    }
+}
+
+/// A registered algorithm.
+pub struct Algorithm {
+    /// The name scenarios use (`cc.algorithm = "dcqcn"`).
+    pub name: &'static str,
+    /// One line for `sluice list`.
+    pub summary: &'static str,
+    /// What it controls.
+    pub control: Control,
+    /// What the datapath must provide.
+    pub needs: Needs,
+    /// Builds a factory from `[cc.params]` for hosts whose NIC runs at `line_rate` (defaults scale with it).
+    pub build: BuildFn,
+}
+
+/// How an [`Algorithm`] builds its factory: `(params, line_rate)`, see [`Algorithm::build`].
+pub type BuildFn = fn(params: &toml::Table, line_rate: Rate) -> Result<Arc<dyn Factory>, ParamError>;
+
+impl fmt::Debug for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Algorithm").field("name", &self.name).finish()
+    }
+}
+
+/// Every algorithm sluice ships.
+pub fn registry() -> &'static [Algorithm] {
+    &REGISTRY
+}
+
+/// The algorithm registered under `name`.
+pub fn lookup(name: &str) -> Option<&'static Algorithm> {
+    REGISTRY.iter().find(|a| a.name == name)
+}
+
+static REGISTRY: [Algorithm; 3] = [crate::none::ALGORITHM, crate::dctcp::ALGORITHM, crate::dcqcn::ALGORITHM];
+
+/// Overlays user parameters on a default config: every key of `params` must be a field of `C`.
+pub fn merge_params<C: Serialize + DeserializeOwned>(defaults: &C, params: &toml::Table) -> Result<C, ParamError> {
+    let mut table = toml::Table::try_from(defaults)
+        .map_err(|e| ParamError { key: None, message: format!("cannot represent defaults: {e}") })?;
+    for (key, value) in params {
+        if !table.contains_key(key) && !is_optional_field::<C>(key, defaults) {
+            let known = known_fields::<C>().unwrap_or_else(|| table.keys().cloned().collect());
+            return Err(ParamError {
+                key: Some(key.clone()),
+                message: format!("unknown parameter (known: {})", known.join(", ")),
+            });
+        }
+        table.insert(key.clone(), value.clone());
+    }
+    toml::Value::Table(table).try_into::<C>().map_err(|e| ParamError { key: first_key_in(&e.to_string(), params), message: e.message().to_string() })
+}
+
+/// Whether `key` is an `Option` field left out of the serialized defaults (serialized as absent).
+fn is_optional_field<C: Serialize + DeserializeOwned>(key: &str, _defaults: &C) -> bool {
+    let mut probe = toml::Table::new();
+    probe.insert(key.to_string(), toml::Value::Boolean(false));
+    // An unknown field fails with "unknown field"; a known optional one fails on its type instead.
+    match toml::Value::Table(probe).try_into::<C>() {
+        Ok(_) => true,
+        Err(e) => !e.to_string().contains("unknown field"),
+    }
+}
+
+/// Every field name of `C`, including `Option` fields left out of the serialized defaults, read
+/// from serde's "unknown field `x`, expected one of `a`, `b`" message; `None` if it reads otherwise.
+fn known_fields<C: DeserializeOwned>() -> Option<Vec<String>> {
+    let mut probe = toml::Table::new();
+    probe.insert("\u{0}".to_string(), toml::Value::Boolean(false));
+    let message = toml::Value::Table(probe).try_into::<C>().err()?.to_string();
+    let (_, list) = message.split_once("expected one of ")?;
+    let names: Vec<String> = list.split('`').skip(1).step_by(2).map(str::to_string).collect();
+    (!names.is_empty()).then_some(names)
+}
+
+/// Picks the parameter a serde message talks about, if it names one of the user's keys.
+fn first_key_in(message: &str, params: &toml::Table) -> Option<String> {
+    params.keys().find(|k| message.contains(&format!("`{k}`"))).cloned()
+}
+
+/// A [`Factory`] for an algorithm whose controller is built from a config struct and the flow.
+pub struct ConfigFactory<C> {
+    /// The resolved config.
+    pub config: C,
+    /// Builds a controller.
+    pub make: fn(&C, &FlowInfo) -> Box<dyn CongestionControl>,
+    /// The receiver's CNP interval for this config, for algorithms that use CNPs.
+    pub cnp_interval: Option<fn(&C) -> sluice_core::Time>,
+}
+
+impl<C: Serialize + Send + Sync> Factory for ConfigFactory<C> {
+    fn create(&self, flow: &FlowInfo) -> Box<dyn CongestionControl> {
+        (self.make)(&self.config, flow)
+    }
+
+    fn resolved(&self) -> toml::Table {
+        toml::Table::try_from(&self.config).unwrap_or_default()
+    }
+
+    fn cnp_interval(&self) -> Option<sluice_core::Time> {
+        self.cnp_interval.map(|f| f(&self.config))
+    }
+}

@@ -1,0 +1,206 @@
+//! Writing a run's output directory atomically.
+//!
+//! [`write_outputs`] writes every file into a fresh hidden sibling directory `.<name>.tmp-<pid>` and
+//! renames it into place only once all files are complete. An existing output directory is moved aside
+//! to `.<name>.old-<pid>` first, replaced, and then removed. Readers therefore see either the previous
+//! complete directory or the new complete one, and a failure (of a write, or of the process) never
+//! leaves a half-written directory under the requested name. Files are not forced to disk with `fsync`;
+//! the guarantee is against failures of the process, not of the machine.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::csv::{write_fct_csv, write_queues_csv, write_throughput_csv, write_trace_csv};
+use crate::records::{FlowRecord, FlowTrace, PortRecord, SwitchRecord, ThroughputSeries};
+use crate::summary::Summary;
+
+/// Names of the files [`write_outputs`] writes, in the order it writes them.
+pub const FILE_NAMES: [&str; 6] = [
+    "fct.csv",
+    "summary.json",
+    "queues.csv",
+    "throughput.csv",
+    "trace.csv",
+    "scenario.resolved.toml",
+];
+
+/// Everything that goes into a run's output directory.
+#[derive(Debug, Clone, Copy)]
+pub struct Outputs<'a> {
+    /// Written as `summary.json` (pretty-printed, fields in declaration order, `extra` sorted by key).
+    pub summary: &'a Summary,
+    /// Written as `fct.csv` (see [`write_fct_csv`]).
+    pub flows: &'a [FlowRecord],
+    /// Written as the `port` rows of `queues.csv` (see [`write_queues_csv`]).
+    pub ports: &'a [PortRecord],
+    /// Written as the `switch` rows of `queues.csv`.
+    pub switches: &'a [SwitchRecord],
+    /// Written as `throughput.csv` (see [`write_throughput_csv`]).
+    pub throughput: &'a [ThroughputSeries],
+    /// Written as `trace.csv` (see [`write_trace_csv`]).
+    pub traces: &'a [FlowTrace],
+    /// The fully resolved scenario, written unchanged as `scenario.resolved.toml`.
+    pub scenario_toml: &'a str,
+}
+
+/// A failure to write the output directory, naming the path involved.
+#[derive(Debug)]
+pub struct OutputError {
+    /// The file or directory the failed operation was about.
+    pub path: PathBuf,
+    /// What was being done, such as `"create directory"` or `"write"`.
+    pub action: &'static str,
+    /// The underlying error.
+    pub source: io::Error,
+}
+
+impl fmt::Display for OutputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot {} {}: {}",
+            self.action,
+            self.path.display(),
+            self.source
+        )
+    }
+}
+
+impl std::error::Error for OutputError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// A closure turning an `io::Error` into an [`OutputError`] about `path`.
+fn fail<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> OutputError + 'a {
+    move |source| OutputError {
+        path: path.to_path_buf(),
+        action,
+        source,
+    }
+}
+
+/// Writes all output files into `dir` atomically, replacing a previous `dir` (see the module docs).
+///
+/// Missing parent directories are created. `dir` must not exist as anything but a directory. On error
+/// the temporary directory is removed and a previous `dir` is left as it was.
+pub fn write_outputs(dir: &Path, files: &Outputs<'_>) -> Result<(), OutputError> {
+    let (parent, name) = split(dir)?;
+    fs::create_dir_all(&parent).map_err(fail("create directory", &parent))?;
+    let tmp = sibling(&parent, &name, "tmp");
+    remove_stale(&tmp)?;
+    fs::create_dir(&tmp).map_err(fail("create directory", &tmp))?;
+    let result = write_files(&tmp, files).and_then(|()| install(&tmp, dir, &parent, &name));
+    if result.is_err() {
+        let _ = fs::remove_dir_all(&tmp);
+    }
+    result
+}
+
+/// The parent directory of `dir` (`.` for a bare name) and its final name.
+fn split(dir: &Path) -> Result<(PathBuf, OsString), OutputError> {
+    let name = dir.file_name().ok_or_else(|| {
+        let source = io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path does not end in a directory name",
+        );
+        OutputError {
+            path: dir.to_path_buf(),
+            action: "use as output directory",
+            source,
+        }
+    })?;
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok((parent, name.to_os_string()))
+}
+
+/// `parent/.<name>.<kind>-<pid>`.
+fn sibling(parent: &Path, name: &OsString, kind: &str) -> PathBuf {
+    let mut file = OsString::from(".");
+    file.push(name);
+    file.push(format!(".{kind}-{}", std::process::id()));
+    parent.join(file)
+}
+
+/// Removes what an earlier, interrupted call of this process may have left at `path`.
+fn remove_stale(path: &Path) -> Result<(), OutputError> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            fs::remove_dir_all(path).map_err(fail("remove stale directory", path))
+        }
+        Ok(_) => fs::remove_file(path).map_err(fail("remove stale file", path)),
+        Err(_) => Ok(()),
+    }
+}
+
+fn write_files(dir: &Path, files: &Outputs<'_>) -> Result<(), OutputError> {
+    write_file(dir, "fct.csv", |w| write_fct_csv(w, files.flows))?;
+    write_file(dir, "summary.json", |w| {
+        serde_json::to_writer_pretty(&mut *w, files.summary)?;
+        writeln!(w)
+    })?;
+    write_file(dir, "queues.csv", |w| {
+        write_queues_csv(w, files.ports, files.switches)
+    })?;
+    write_file(dir, "throughput.csv", |w| {
+        write_throughput_csv(w, files.throughput)
+    })?;
+    write_file(dir, "trace.csv", |w| write_trace_csv(w, files.traces))?;
+    write_file(dir, "scenario.resolved.toml", |w| {
+        w.write_all(files.scenario_toml.as_bytes())
+    })
+}
+
+/// Creates `dir/name` and fills it through a buffered writer.
+fn write_file<F>(dir: &Path, name: &str, fill: F) -> Result<(), OutputError>
+where
+    F: FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+{
+    let path = dir.join(name);
+    let file = File::create(&path).map_err(fail("create", &path))?;
+    let mut out = BufWriter::with_capacity(1 << 16, file);
+    fill(&mut out)
+        .and_then(|()| out.flush())
+        .map_err(fail("write", &path))
+}
+
+/// Moves the complete `tmp` directory to `dir`, replacing a previous `dir`.
+fn install(tmp: &Path, dir: &Path, parent: &Path, name: &OsString) -> Result<(), OutputError> {
+    let existing = match fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => true,
+        Ok(_) => {
+            let source = io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "it exists and is not a directory",
+            );
+            return Err(OutputError {
+                path: dir.to_path_buf(),
+                action: "replace",
+                source,
+            });
+        }
+        Err(_) => false,
+    };
+    if !existing {
+        return fs::rename(tmp, dir).map_err(fail("move the new output into place at", dir));
+    }
+    let backup = sibling(parent, name, "old");
+    remove_stale(&backup)?;
+    fs::rename(dir, &backup).map_err(fail("move the previous output aside from", dir))?;
+    if let Err(source) = fs::rename(tmp, dir) {
+        let _ = fs::rename(&backup, dir);
+        return Err(OutputError {
+            path: dir.to_path_buf(),
+            action: "move the new output into place at",
+            source,
+        });
+    }
+    fs::remove_dir_all(&backup).map_err(fail("remove the previous output", &backup))
+}

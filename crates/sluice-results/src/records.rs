@@ -1,0 +1,293 @@
+//! Raw records of a finished run, filled by the simulator.
+//!
+//! All times are [`Time`] (picoseconds since the start of the run), rates are [`Rate`] (bit/s) and sizes
+//! are bytes.
+
+use sluice_core::{serialization_ps, Rate, Time};
+
+/// The outcome of one flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowRecord {
+    /// Flow identifier, unique within a run.
+    pub id: u64,
+    /// Source host index.
+    pub src: u32,
+    /// Destination host index.
+    pub dst: u32,
+    /// Flow size in payload bytes, as the workload asked for it.
+    pub size: u64,
+    /// Payload bytes acknowledged at the sender by the end of the run; equals `size` for a finished flow.
+    /// Used for the throughput of long-lived flows.
+    pub delivered: u64,
+    /// Time the flow started (its first byte became available to send).
+    pub start: Time,
+    /// Time the last byte was acknowledged at the sender; `None` if the flow had not finished when the
+    /// run ended.
+    pub finish: Option<Time>,
+    /// The flow's ideal completion time on an empty network (see [`ideal_fct`]); must be positive.
+    pub ideal_fct: Time,
+    /// Payload bytes this flow sent more than once.
+    pub retransmitted_bytes: u64,
+    /// A long-lived (throughput) flow: excluded from slowdown statistics and reported by throughput.
+    pub long_lived: bool,
+    /// Workload group the flow belongs to (`0` when the scenario defines a single group).
+    pub group: u16,
+}
+
+impl FlowRecord {
+    /// Flow completion time (`finish - start`), or `None` for an unfinished flow.
+    pub fn fct(&self) -> Option<Time> {
+        self.finish.map(|finish| finish.saturating_sub(self.start))
+    }
+
+    /// FCT slowdown `max(1, fct / ideal_fct)`, or `None` for an unfinished flow. See [`slowdown`].
+    pub fn slowdown(&self) -> Option<f64> {
+        self.fct().map(|fct| slowdown(fct, self.ideal_fct))
+    }
+}
+
+/// FCT slowdown `max(1, fct / ideal)`. A zero `ideal` is treated as 1 ps so the result stays finite.
+pub fn slowdown(fct: Time, ideal: Time) -> f64 {
+    (fct as f64 / ideal.max(1) as f64).max(1.0)
+}
+
+/// Ideal completion time of a flow on an empty network: `base_rtt + wire_bytes * 8 / bottleneck`.
+///
+/// `base_rtt` is twice the sum of the propagation delays on the path plus one serialization per hop;
+/// `wire_bytes` counts the flow's bytes on the wire (payload plus per-packet headers); `bottleneck` is the
+/// slowest link rate on the path. The serialization term is rounded up to whole picoseconds.
+pub fn ideal_fct(base_rtt: Time, wire_bytes: u64, bottleneck: Rate) -> Time {
+    base_rtt + serialization_ps(wire_bytes, bottleneck.max(1))
+}
+
+/// Counters of one egress port.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortRecord {
+    /// Name of the node owning the port (`"sw12"`, `"h3"`).
+    pub node: String,
+    /// Port index on that node.
+    pub port: u16,
+    /// Name of the node at the other end of the link.
+    pub peer: String,
+    /// Link rate.
+    pub rate: Rate,
+    /// Bytes transmitted (all packets, headers included).
+    pub tx_bytes: u64,
+    /// Largest queue length seen, in bytes.
+    pub max_queue: u64,
+    /// Time-averaged queue length over the run, in bytes.
+    pub avg_queue: f64,
+    /// Packets dropped at this port.
+    pub drops: u64,
+    /// Bytes of the dropped packets.
+    pub dropped_bytes: u64,
+    /// Packets ECN-marked at this port.
+    pub ecn_marks: u64,
+    /// PFC pause frames this port's node sent to `peer` on this link.
+    pub pfc_pauses_sent: u64,
+    /// Total time this port's transmitter was paused by the peer.
+    pub pfc_paused_time: Time,
+}
+
+impl PortRecord {
+    /// The port's short label, `"node:pN"` (`"sw12:p2"`).
+    pub fn label(&self) -> String {
+        format!("{}:p{}", self.node, self.port)
+    }
+}
+
+/// Shared-buffer counters of one switch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwitchRecord {
+    /// Switch name.
+    pub node: String,
+    /// Largest total buffer occupancy seen, in bytes.
+    pub max_buffer: u64,
+    /// Time-averaged total buffer occupancy, in bytes.
+    pub avg_buffer: f64,
+}
+
+/// Bytes counted per fixed interval for one flow or port.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThroughputSeries {
+    /// What was measured: `"flow 3"` or a port label such as `"sw12:p2"`.
+    pub label: String,
+    /// Length of every sampling interval.
+    pub interval: Time,
+    /// `(time, bytes)` per interval: `time` is the end of the interval and `bytes` the bytes counted in
+    /// the `interval` before it.
+    pub samples: Vec<(Time, u64)>,
+}
+
+/// A congestion-control variable trace of one flow, stored column-compact.
+///
+/// The variable names are fixed once per flow; every row holds one value per name. Values are kept in a
+/// single row-major vector, so a row costs one `Time` plus one `f64` per variable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowTrace {
+    flow: u64,
+    names: Vec<&'static str>,
+    times: Vec<Time>,
+    values: Vec<f64>,
+}
+
+/// One row of a [`FlowTrace`]: the time and one value per variable name.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TraceRow<'a> {
+    /// Time of the sample.
+    pub time: Time,
+    /// Values in the order of [`FlowTrace::names`].
+    pub values: &'a [f64],
+}
+
+impl FlowTrace {
+    /// An empty trace of flow `flow` with the given variable names.
+    pub fn new(flow: u64, names: Vec<&'static str>) -> FlowTrace {
+        FlowTrace {
+            flow,
+            names,
+            times: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// Appends a row.
+    ///
+    /// # Panics
+    /// If `values` does not hold exactly one value per variable name.
+    pub fn push(&mut self, time: Time, values: &[f64]) {
+        assert_eq!(
+            values.len(),
+            self.names.len(),
+            "trace of flow {}: a row needs one value per variable {:?}",
+            self.flow,
+            self.names
+        );
+        self.times.push(time);
+        self.values.extend_from_slice(values);
+    }
+
+    /// The traced flow's id.
+    pub fn flow(&self) -> u64 {
+        self.flow
+    }
+
+    /// The variable names, in column order.
+    pub fn names(&self) -> &[&'static str] {
+        &self.names
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.times.len()
+    }
+
+    /// Whether the trace has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.times.is_empty()
+    }
+
+    /// The rows in the order they were pushed.
+    pub fn rows(&self) -> impl Iterator<Item = TraceRow<'_>> + '_ {
+        let width = self.names.len();
+        self.times
+            .iter()
+            .enumerate()
+            .map(move |(i, &time)| TraceRow {
+                time,
+                values: &self.values[i * width..(i + 1) * width],
+            })
+    }
+}
+
+/// Run-wide facts and counters.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunInfo {
+    /// Seed the run was started with.
+    pub seed: u64,
+    /// End of simulated time.
+    pub sim_time: Time,
+    /// Events processed.
+    pub events: u64,
+    /// Packet transmissions over links (one per packet per hop).
+    pub packet_hops: u64,
+    /// Wall-clock seconds the run took. Shown on the terminal only, never written to files.
+    pub wall_seconds: f64,
+    /// Payload bytes sent by all senders, retransmissions included.
+    pub bytes_sent: u64,
+    /// Payload bytes delivered to receivers (each byte counted once).
+    pub bytes_delivered: u64,
+    /// Bytes of all dropped packets.
+    pub bytes_dropped: u64,
+    /// Payload bytes sent more than once.
+    pub retransmitted_bytes: u64,
+    /// PFC pause frames sent.
+    pub pfc_pauses: u64,
+    /// Total time transmitters spent paused by PFC, summed over ports.
+    pub pfc_pause_time: Time,
+    /// Packets dropped.
+    pub drops: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(start: Time, finish: Option<Time>, ideal: Time) -> FlowRecord {
+        FlowRecord {
+            id: 1,
+            src: 0,
+            dst: 1,
+            size: 1000,
+            delivered: 1000,
+            start,
+            finish,
+            ideal_fct: ideal,
+            retransmitted_bytes: 0,
+            long_lived: false,
+            group: 0,
+        }
+    }
+
+    #[test]
+    fn slowdown_is_clamped_to_one() {
+        assert_eq!(
+            flow(100, Some(150), 100).slowdown(),
+            Some(1.0),
+            "faster than ideal clamps to 1"
+        );
+        assert_eq!(flow(100, Some(400), 100).slowdown(), Some(3.0));
+        assert_eq!(flow(100, Some(400), 100).fct(), Some(300));
+        assert_eq!(flow(100, None, 100).slowdown(), None);
+        assert_eq!(slowdown(5, 0), 5.0, "a zero ideal counts as 1 ps");
+    }
+
+    #[test]
+    fn ideal_fct_adds_serialization_at_the_bottleneck() {
+        // 1000 B at 100 Gbps take 80 ns; base RTT 2 us.
+        assert_eq!(ideal_fct(2_000_000, 1000, 100_000_000_000), 2_080_000);
+    }
+
+    #[test]
+    fn trace_rows_come_back_in_order() {
+        let mut trace = FlowTrace::new(7, vec!["cwnd", "alpha"]);
+        trace.push(10, &[1.0, 0.5]);
+        trace.push(20, &[2.0, 0.25]);
+        let rows: Vec<_> = trace.rows().collect();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[1],
+            TraceRow {
+                time: 20,
+                values: &[2.0, 0.25]
+            }
+        );
+        assert_eq!(trace.names(), ["cwnd", "alpha"]);
+    }
+
+    #[test]
+    #[should_panic(expected = "one value per variable")]
+    fn trace_rejects_a_short_row() {
+        FlowTrace::new(7, vec!["cwnd", "alpha"]).push(10, &[1.0]);
+    }
+}

@@ -1,0 +1,491 @@
+//! The summary of a run: slowdown statistics per size bucket, long-lived flow throughput, run totals.
+//!
+//! Every float in a [`Summary`] is rounded to 6 decimals ([`round6`]) so that `summary.json` is stable.
+//! Statistics over an empty set are `None` (written as `null`), never NaN.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use sluice_core::{Time, PS_PER_US};
+
+use crate::buckets::Buckets;
+use crate::records::{FlowRecord, PortRecord, RunInfo, SwitchRecord};
+use crate::stats::{jain_fairness, mean, percentile, round6};
+
+/// Everything a finished run reports, ready to print or write as `summary.json`.
+///
+/// Long-lived flows are kept out of `buckets` and `overall` (their completion time is not meaningful)
+/// and reported by throughput in `long_lived` instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Run identity and size.
+    pub run: RunSummary,
+    /// Statistics of the non-long-lived flows per size bucket, in bucket order.
+    pub buckets: Vec<BucketStats>,
+    /// Statistics of all non-long-lived flows together (label `"all"`).
+    pub overall: BucketStats,
+    /// Throughput of the long-lived flows.
+    pub long_lived: LongLivedSummary,
+    /// Run-wide totals.
+    pub totals: Totals,
+    /// Further sections added by other parts of the simulator, by name (sorted in the file).
+    pub extra: BTreeMap<String, serde_json::Value>,
+    /// Wall-clock seconds the run took; shown by [`crate::render_table`], never written to files.
+    #[serde(skip)]
+    pub wall_seconds: f64,
+}
+
+/// Run identity and size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Seed of the run.
+    pub seed: u64,
+    /// End of simulated time, in picoseconds.
+    pub sim_time_ps: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Packet transmissions over links.
+    pub packet_hops: u64,
+}
+
+/// Statistics of the flows in one size bucket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BucketStats {
+    /// Bucket label (`"<10KB"`, or `"all"` for the overall row).
+    pub label: String,
+    /// Smallest flow size in the bucket, in bytes (inclusive).
+    pub min_bytes: u64,
+    /// Upper size bound in bytes (exclusive); `None` when unbounded.
+    pub max_bytes: Option<u64>,
+    /// Flows in the bucket.
+    pub count: u64,
+    /// Flows that finished.
+    pub finished: u64,
+    /// Flows that had not finished when the run ended.
+    pub unfinished: u64,
+    /// Slowdown of the finished flows; `None` if none finished.
+    pub slowdown: Option<SlowdownStats>,
+    /// Completion time of the finished flows in microseconds; `None` if none finished.
+    pub fct_us: Option<FctStats>,
+}
+
+/// Mean and nearest-rank percentiles ([`percentile`]) of FCT slowdown.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SlowdownStats {
+    /// Mean.
+    pub avg: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+}
+
+/// Mean and 99th percentile (nearest rank) of flow completion time, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FctStats {
+    /// Mean.
+    pub avg: f64,
+    /// 99th percentile.
+    pub p99: f64,
+}
+
+/// Throughput of the long-lived flows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LongLivedSummary {
+    /// Number of long-lived flows.
+    pub count: u64,
+    /// Sum of their throughputs, in Gbps.
+    pub total_gbps: f64,
+    /// Jain's fairness index of their throughputs; `None` without long-lived flows.
+    pub jain_fairness: Option<f64>,
+    /// Each flow, in record order.
+    pub flows: Vec<LongLivedFlow>,
+}
+
+/// One long-lived flow's delivered bytes and throughput.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LongLivedFlow {
+    /// Flow id.
+    pub id: u64,
+    /// Source host.
+    pub src: u32,
+    /// Destination host.
+    pub dst: u32,
+    /// Workload group.
+    pub group: u16,
+    /// Payload bytes acknowledged by the end of the run.
+    pub delivered_bytes: u64,
+    /// `delivered_bytes` over the flow's lifetime (start to finish, or to the end of the run), in Gbps.
+    pub gbps: f64,
+}
+
+/// Run-wide totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    /// All flow records, long-lived included.
+    pub flows: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Payload bytes delivered.
+    pub bytes_delivered: u64,
+    /// Bytes of dropped packets.
+    pub bytes_dropped: u64,
+    /// Payload bytes sent more than once.
+    pub retransmitted_bytes: u64,
+    /// Delivered bits per second of simulated time, in Gbps.
+    pub goodput_gbps: f64,
+    /// Sent bits (retransmissions included) per second of simulated time, in Gbps.
+    pub throughput_gbps: f64,
+    /// Packets dropped.
+    pub drops: u64,
+    /// Packets ECN-marked, summed over ports.
+    pub ecn_marks: u64,
+    /// PFC pause frames sent.
+    pub pfc_pauses: u64,
+    /// Time transmitters spent paused by PFC, summed over ports, in microseconds.
+    pub pfc_pause_time_us: f64,
+    /// Largest switch buffer occupancy; `None` without switch records.
+    pub max_switch_buffer: Option<Peak>,
+    /// Largest port queue; `None` without port records.
+    pub max_port_queue: Option<Peak>,
+}
+
+/// A maximum and where it occurred (the first such place in record order).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Peak {
+    /// Switch name or port label (`"sw12:p2"`).
+    pub at: String,
+    /// The value in bytes.
+    pub bytes: u64,
+}
+
+impl Summary {
+    /// Summarizes a finished run. `extra` starts empty.
+    pub fn compute(
+        flows: &[FlowRecord],
+        ports: &[PortRecord],
+        switches: &[SwitchRecord],
+        run: &RunInfo,
+        buckets: &Buckets,
+    ) -> Summary {
+        let short: Vec<&FlowRecord> = flows.iter().filter(|f| !f.long_lived).collect();
+        let mut per_bucket: Vec<Vec<&FlowRecord>> = vec![Vec::new(); buckets.len()];
+        for flow in &short {
+            per_bucket[buckets.index(flow.size)].push(flow);
+        }
+        let per_bucket_stats = per_bucket
+            .iter()
+            .enumerate()
+            .map(|(i, fs)| bucket_stats(buckets.label(i), buckets.range(i), fs))
+            .collect();
+        Summary {
+            run: RunSummary {
+                seed: run.seed,
+                sim_time_ps: run.sim_time,
+                events: run.events,
+                packet_hops: run.packet_hops,
+            },
+            buckets: per_bucket_stats,
+            overall: bucket_stats("all".to_string(), (0, None), &short),
+            long_lived: long_lived_summary(flows, run.sim_time),
+            totals: totals(flows.len(), ports, switches, run),
+            extra: BTreeMap::new(),
+            wall_seconds: run.wall_seconds,
+        }
+    }
+}
+
+/// Statistics of one set of (non-long-lived) flows.
+fn bucket_stats(
+    label: String,
+    (min_bytes, max_bytes): (u64, Option<u64>),
+    flows: &[&FlowRecord],
+) -> BucketStats {
+    let mut slowdowns = Vec::with_capacity(flows.len());
+    let mut fcts_us = Vec::with_capacity(flows.len());
+    for flow in flows {
+        if let (Some(fct), Some(slowdown)) = (flow.fct(), flow.slowdown()) {
+            slowdowns.push(slowdown);
+            fcts_us.push(fct as f64 / PS_PER_US as f64);
+        }
+    }
+    slowdowns.sort_by(f64::total_cmp);
+    fcts_us.sort_by(f64::total_cmp);
+    let finished = slowdowns.len() as u64;
+    BucketStats {
+        label,
+        min_bytes,
+        max_bytes,
+        count: flows.len() as u64,
+        finished,
+        unfinished: flows.len() as u64 - finished,
+        slowdown: slowdown_stats(&slowdowns),
+        fct_us: fct_stats(&fcts_us),
+    }
+}
+
+fn slowdown_stats(sorted: &[f64]) -> Option<SlowdownStats> {
+    let at = |per_mille| percentile(sorted, per_mille).map(round6);
+    Some(SlowdownStats {
+        avg: round6(mean(sorted)?),
+        p50: at(500)?,
+        p95: at(950)?,
+        p99: at(990)?,
+        p999: at(999)?,
+    })
+}
+
+fn fct_stats(sorted: &[f64]) -> Option<FctStats> {
+    Some(FctStats {
+        avg: round6(mean(sorted)?),
+        p99: round6(percentile(sorted, 990)?),
+    })
+}
+
+/// Gbps of `bytes` transferred over `duration` picoseconds (0 for an empty duration).
+fn gbps(bytes: u64, duration: Time) -> f64 {
+    if duration == 0 {
+        return 0.0;
+    }
+    // bits per picosecond are Tbps; times 1000 gives Gbps.
+    bytes as f64 * 8.0 * 1000.0 / duration as f64
+}
+
+fn long_lived_summary(flows: &[FlowRecord], sim_time: Time) -> LongLivedSummary {
+    let list: Vec<LongLivedFlow> = flows
+        .iter()
+        .filter(|f| f.long_lived)
+        .map(|f| long_lived_flow(f, sim_time))
+        .collect();
+    let rates: Vec<f64> = list.iter().map(|f| f.gbps).collect();
+    LongLivedSummary {
+        count: list.len() as u64,
+        total_gbps: round6(rates.iter().sum()),
+        jain_fairness: (!rates.is_empty()).then(|| round6(jain_fairness(&rates))),
+        flows: list,
+    }
+}
+
+fn long_lived_flow(flow: &FlowRecord, sim_time: Time) -> LongLivedFlow {
+    let end = flow.finish.unwrap_or(sim_time);
+    LongLivedFlow {
+        id: flow.id,
+        src: flow.src,
+        dst: flow.dst,
+        group: flow.group,
+        delivered_bytes: flow.delivered,
+        gbps: round6(gbps(flow.delivered, end.saturating_sub(flow.start))),
+    }
+}
+
+fn totals(flows: usize, ports: &[PortRecord], switches: &[SwitchRecord], run: &RunInfo) -> Totals {
+    Totals {
+        flows: flows as u64,
+        bytes_sent: run.bytes_sent,
+        bytes_delivered: run.bytes_delivered,
+        bytes_dropped: run.bytes_dropped,
+        retransmitted_bytes: run.retransmitted_bytes,
+        goodput_gbps: round6(gbps(run.bytes_delivered, run.sim_time)),
+        throughput_gbps: round6(gbps(run.bytes_sent, run.sim_time)),
+        drops: run.drops,
+        ecn_marks: ports.iter().map(|p| p.ecn_marks).sum(),
+        pfc_pauses: run.pfc_pauses,
+        pfc_pause_time_us: round6(run.pfc_pause_time as f64 / PS_PER_US as f64),
+        max_switch_buffer: peak(switches.iter().map(|s| (s.node.clone(), s.max_buffer))),
+        max_port_queue: peak(ports.iter().map(|p| (p.label(), p.max_queue))),
+    }
+}
+
+/// The first largest value of `items`.
+fn peak(items: impl Iterator<Item = (String, u64)>) -> Option<Peak> {
+    let mut best: Option<Peak> = None;
+    for (at, bytes) in items {
+        let better = match &best {
+            None => true,
+            Some(b) => bytes > b.bytes,
+        };
+        if better {
+            best = Some(Peak { at, bytes });
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const US: Time = PS_PER_US;
+
+    fn flow(id: u64, size: u64, fct_us: Option<u64>, ideal_us: u64) -> FlowRecord {
+        FlowRecord {
+            id,
+            src: 0,
+            dst: 1,
+            size,
+            delivered: if fct_us.is_some() { size } else { 0 },
+            start: 10 * US,
+            finish: fct_us.map(|f| 10 * US + f * US),
+            ideal_fct: ideal_us * US,
+            retransmitted_bytes: 0,
+            long_lived: false,
+            group: 0,
+        }
+    }
+
+    fn port(node: &str, port: u16, max_queue: u64, ecn_marks: u64) -> PortRecord {
+        PortRecord {
+            node: node.to_string(),
+            port,
+            peer: "h0".to_string(),
+            rate: 100_000_000_000,
+            tx_bytes: 0,
+            max_queue,
+            avg_queue: 0.0,
+            drops: 0,
+            dropped_bytes: 0,
+            ecn_marks,
+            pfc_pauses_sent: 0,
+            pfc_paused_time: 0,
+        }
+    }
+
+    fn sample() -> (Vec<FlowRecord>, Vec<PortRecord>, Vec<SwitchRecord>, RunInfo) {
+        let mut long = flow(9, 0, None, 1);
+        long.long_lived = true;
+        long.delivered = 1_250_000; // 10 Mbit over 1 ms = 10 Gbps
+        let flows = vec![
+            flow(1, 1_000, Some(2), 1),     // slowdown 2
+            flow(2, 9_999, Some(4), 1),     // slowdown 4
+            flow(3, 10_000, Some(3), 2),    // slowdown 1.5
+            flow(4, 50_000, None, 2),       // unfinished
+            flow(5, 2_000_000, Some(1), 2), // faster than ideal: slowdown 1
+            long,
+        ];
+        let ports = vec![
+            port("sw1", 0, 5_000, 3),
+            port("sw1", 1, 9_000, 4),
+            port("sw2", 0, 9_000, 0),
+        ];
+        let switches = vec![SwitchRecord {
+            node: "sw1".into(),
+            max_buffer: 14_000,
+            avg_buffer: 10.0,
+        }];
+        let run = RunInfo {
+            seed: 42,
+            sim_time: 1_010 * US,
+            bytes_sent: 2_000_000,
+            bytes_delivered: 1_262_500,
+            pfc_pauses: 2,
+            pfc_pause_time: 1_500_000,
+            drops: 1,
+            wall_seconds: 0.5,
+            ..RunInfo::default()
+        };
+        (flows, ports, switches, run)
+    }
+
+    #[test]
+    fn summary_of_a_small_run() {
+        let (flows, ports, switches, run) = sample();
+        let s = Summary::compute(&flows, &ports, &switches, &run, &Buckets::default());
+        let counts: Vec<_> = s
+            .buckets
+            .iter()
+            .map(|b| (b.label.as_str(), b.count, b.finished, b.unfinished))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("<10KB", 2, 2, 0),
+                ("10KB-100KB", 2, 1, 1),
+                ("100KB-1MB", 0, 0, 0),
+                (">=1MB", 1, 1, 0)
+            ]
+        );
+        let small = s.buckets[0].slowdown.unwrap();
+        assert_eq!(
+            (small.avg, small.p50, small.p99, small.p999),
+            (3.0, 2.0, 4.0, 4.0)
+        );
+        assert_eq!(s.buckets[1].slowdown.unwrap().avg, 1.5);
+        assert_eq!(s.buckets[2].slowdown, None);
+        assert_eq!(s.buckets[3].slowdown.unwrap().p50, 1.0);
+        assert_eq!(
+            (s.overall.count, s.overall.finished, s.overall.unfinished),
+            (5, 4, 1)
+        );
+        // Overall slowdowns sorted: 1, 1.5, 2, 4.
+        let all = s.overall.slowdown.unwrap();
+        assert_eq!((all.avg, all.p50, all.p95, all.p99), (2.125, 1.5, 4.0, 4.0));
+        assert_eq!(s.overall.fct_us, Some(FctStats { avg: 2.5, p99: 4.0 }));
+    }
+
+    #[test]
+    fn long_lived_flows_and_totals() {
+        let (flows, ports, switches, run) = sample();
+        let s = Summary::compute(&flows, &ports, &switches, &run, &Buckets::default());
+        assert_eq!(s.long_lived.count, 1);
+        assert_eq!(s.long_lived.flows[0].gbps, 10.0);
+        assert_eq!(s.long_lived.jain_fairness, Some(1.0));
+        let t = &s.totals;
+        assert_eq!(t.flows, 6);
+        // 2 MB over 1.01 ms = 15.841584... Gbps.
+        assert_eq!(t.throughput_gbps, 15.841584);
+        assert_eq!(t.goodput_gbps, 10.0);
+        assert_eq!(t.ecn_marks, 7);
+        assert_eq!(t.pfc_pause_time_us, 1.5);
+        assert_eq!(
+            t.max_port_queue,
+            Some(Peak {
+                at: "sw1:p1".into(),
+                bytes: 9_000
+            }),
+            "first maximum wins"
+        );
+        assert_eq!(
+            t.max_switch_buffer,
+            Some(Peak {
+                at: "sw1".into(),
+                bytes: 14_000
+            })
+        );
+        assert_eq!(s.wall_seconds, 0.5);
+    }
+
+    #[test]
+    fn empty_run_has_no_statistics() {
+        let s = Summary::compute(&[], &[], &[], &RunInfo::default(), &Buckets::default());
+        assert_eq!(s.overall.count, 0);
+        assert_eq!(s.overall.slowdown, None);
+        assert_eq!(s.long_lived.jain_fairness, None);
+        assert_eq!(s.totals.goodput_gbps, 0.0);
+        assert_eq!(s.totals.max_port_queue, None);
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(
+            !json.contains("NaN") && !json.contains("wall") && !json.contains("-0.0"),
+            "{json}"
+        );
+        assert!(json.contains("\"total_gbps\":0.0"), "{json}");
+        let order: Vec<_> = [
+            "\"run\"",
+            "\"buckets\"",
+            "\"overall\"",
+            "\"long_lived\"",
+            "\"totals\"",
+            "\"extra\"",
+        ]
+        .iter()
+        .map(|key| json.find(key).unwrap())
+        .collect();
+        assert!(
+            order.windows(2).all(|w| w[0] < w[1]),
+            "sections in declaration order: {json}"
+        );
+    }
+}

@@ -1,0 +1,70 @@
+//! sluice scenario files: the TOML a user writes to describe a run, read into a [`Scenario`] and
+//! resolved into everything the simulator needs ([`Resolved`]).
+//!
+//! ```toml
+//! name = "quickstart"          # default: the file stem
+//! seed = 1                     # default 1
+//! [simulation]
+//! duration = "20ms"            # stop here; absent: run until every flow finishes (bounded by time_limit)
+//! time_limit = "1s"            # default 1 s simulated
+//! [topology]                   # sluice_topo::TopologySpec
+//! kind = "fat_tree"
+//! k = 4
+//! host_rate = "100Gbps"
+//! [link]                       # sluice_sim::config::LinkConfig
+//! [switch]                     # sluice_sim::config::SwitchConfig; ECN thresholds as an array of tables:
+//! [[switch.ecn.thresholds]]    # absent: filled per link rate from the algorithm
+//! rate = "100Gbps"
+//! kmin = "400KB"
+//! kmax = "1600KB"
+//! pmax = 0.2
+//! [host]                       # sluice_sim::config::HostConfig
+//! [[workload]]                 # sluice_workload::WorkloadSpec, at least one
+//! kind = "poisson"
+//! cdf = "websearch"
+//! load = 0.3
+//! duration = "1ms"
+//! [cc]
+//! algorithm = "dcqcn"          # default "dcqcn"
+//! [cc.params]                  # checked by the algorithm
+//! [output]
+//! dir = "results/quickstart"   # default results/<name>
+//! buckets = ["10KB", "100KB", "1MB"]
+//! trace_flows = [0]
+//! trace_interval = "1us"
+//! throughput_flows = [0]
+//! throughput_ports = ["tor0:0"]
+//! sample_interval = "10us"
+//! ```
+//!
+//! [`load`] reads a file and applies `--set key=value` overrides (dotted keys, numeric array indices)
+//! to the TOML document before deserializing, so overrides pass the same checks as file content.
+//! Every error names the file and line, or the `--set` argument, and the dotted key at fault:
+//! `scenarios/x.toml:12: topology.k: must be even and at least 2 (got 7)`.
+//! [`resolve`] builds the topology, flows and algorithm; [`resolved_toml`] writes the scenario back with
+//! every default filled in.
+
+#![warn(missing_docs)]
+
+mod error;
+mod generate;
+mod list;
+mod load;
+mod locate;
+mod overrides;
+mod resolve;
+mod scenario;
+mod schema;
+mod validate;
+
+pub use error::{Location, ScenarioError};
+pub use list::list_text;
+pub use load::{load, load_str};
+pub use resolve::{resolve, resolved_toml, Resolved};
+pub use scenario::Scenario;
+pub use schema::{
+    CcSpec, OutputSpec, PortRef, SimulationSpec, DEFAULT_ALGORITHM, DEFAULT_BUCKETS, DEFAULT_SAMPLE_INTERVAL,
+    DEFAULT_SEED, DEFAULT_TIME_LIMIT, DEFAULT_TRACE_INTERVAL,
+};
+
+pub(crate) use generate::workload_kinds;

@@ -1,0 +1,204 @@
+//! Resolution: building the topology, the algorithm and the flows of a scenario, filling the defaults
+//! that depend on them, and writing the result back as TOML.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use sluice_cc::{Algorithm, Factory, ParamError};
+use sluice_core::Rate;
+use sluice_sim::config::{EcnThresholds, SwitchConfig};
+use sluice_topo::{NodeId, PortNo, Routes, TopoError, Topology};
+use sluice_workload::{FlowSpec, WorkloadError};
+
+use crate::error::ScenarioError;
+use crate::scenario::Scenario;
+use crate::schema::{PortRef, ScenarioFile};
+
+/// A scenario made runnable: everything the simulator needs, built and checked.
+pub struct Resolved {
+    /// The scenario with every default filled in: `switch.ecn.thresholds` (when ECN is on),
+    /// `switch.int` (when the algorithm needs INT) and `cc.params` (the algorithm's parameters in force).
+    pub scenario: Scenario,
+    /// The built topology.
+    pub topology: Topology,
+    /// Its ECMP routes.
+    pub routes: Routes,
+    /// The registry entry of `cc.algorithm`.
+    pub algorithm: &'static Algorithm,
+    /// Builds one controller per flow.
+    pub factory: Arc<dyn Factory>,
+    /// The NIC rate the algorithm was built for: the rate of host 0's link. Topologies with mixed host
+    /// rates still run (every flow learns its own NIC rate when it starts), but rate-scaled parameter
+    /// defaults follow host 0.
+    pub line_rate: Rate,
+    /// Every flow of every workload, in the order the workload generator gives them (flow ids are
+    /// positions in this list).
+    pub flows: Vec<FlowSpec>,
+    /// `output.throughput_ports`, as (node id, port number).
+    pub throughput_ports: Vec<(NodeId, PortNo)>,
+}
+
+impl fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Resolved")
+            .field("scenario", &self.scenario.name)
+            .field("topology", &self.topology.describe())
+            .field("algorithm", &self.algorithm.name)
+            .field("line_rate", &self.line_rate)
+            .field("flows", &self.flows.len())
+            .field("throughput_ports", &self.throughput_ports)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds the topology and its routes, checks the workloads against the host count and generates the
+/// flows, builds the algorithm from `cc.params` at host 0's NIC rate, applies what the algorithm needs
+/// (`needs.int` turns `switch.int` on; `needs.ecn` or `needs.cnp` with ECN off is an error), fills ECN
+/// thresholds for every link rate of the topology when the file gives none (DCTCP:
+/// [`EcnThresholds::dctcp_for_rate`]; every other algorithm: [`EcnThresholds::red_for_rate`]), and
+/// checks the output's flow and port references.
+pub fn resolve(scenario: &Scenario) -> Result<Resolved, ScenarioError> {
+    let topology = sluice_topo::build(&scenario.topology, &scenario.base_dir).map_err(|e| topo_error(scenario, e))?;
+    let line_rate = topology.nic(0).rate;
+    let algorithm = sluice_cc::lookup(&scenario.cc.algorithm)
+        .ok_or_else(|| scenario.error_at("cc.algorithm", format!("unknown algorithm {:?}", scenario.cc.algorithm)))?;
+    let factory = (algorithm.build)(&scenario.cc.params, line_rate).map_err(|e| param_error(scenario, e))?;
+    let switch = switch_for(scenario, algorithm, &topology)?;
+    let flows = flows(scenario, &topology)?;
+    check_flow_ids(scenario, flows.len())?;
+    let throughput_ports = ports(scenario, &topology)?;
+    let mut filled = scenario.clone();
+    filled.switch = switch;
+    filled.cc.params = factory.resolved();
+    let routes = topology.routes();
+    Ok(Resolved { scenario: filled, topology, routes, algorithm, factory, line_rate, flows, throughput_ports })
+}
+
+fn topo_error(s: &Scenario, e: TopoError) -> ScenarioError {
+    let key = e.field.map_or_else(|| "topology".to_string(), |f| format!("topology.{f}"));
+    s.error_at(&key, e.message)
+}
+
+fn param_error(s: &Scenario, e: ParamError) -> ScenarioError {
+    let key = e.key.map_or_else(|| "cc.params".to_string(), |k| format!("cc.params.{k}"));
+    s.error_at(&key, format!("{} (algorithm {})", e.message, s.cc.algorithm))
+}
+
+/// The switch settings with the algorithm's needs applied and ECN thresholds filled.
+fn switch_for(s: &Scenario, algorithm: &Algorithm, topology: &Topology) -> Result<SwitchConfig, ScenarioError> {
+    let mut switch = s.switch.clone();
+    let needs = algorithm.needs;
+    if needs.int {
+        switch.int = true;
+    }
+    if (needs.ecn || needs.cnp) && !switch.ecn.enabled {
+        return Err(s.error_at(
+            "switch.ecn.enabled",
+            format!(
+                "algorithm {} reacts to ECN marks, but switches do not mark; set switch.ecn.enabled = true or \
+                 choose another cc.algorithm",
+                algorithm.name
+            ),
+        ));
+    }
+    if switch.ecn.enabled && switch.ecn.thresholds.is_empty() {
+        let per_rate = if algorithm.name == "dctcp" { EcnThresholds::dctcp_for_rate } else { EcnThresholds::red_for_rate };
+        let rates: BTreeSet<Rate> = topology.links.iter().map(|l| l.rate).collect();
+        switch.ecn.thresholds = rates.into_iter().map(|r| (r, per_rate(r))).collect();
+    }
+    Ok(switch)
+}
+
+/// Checks every workload entry against the topology and generates the flows.
+fn flows(s: &Scenario, topology: &Topology) -> Result<Vec<FlowSpec>, ScenarioError> {
+    crate::generate::flows(s, topology).map_err(|e| workload_error(s, e))
+}
+
+fn workload_error(s: &Scenario, e: WorkloadError) -> ScenarioError {
+    let key = match (e.entry, &e.field) {
+        (Some(i), Some(field)) => format!("workload.{i}.{field}"),
+        (Some(i), None) => format!("workload.{i}"),
+        (None, _) => "workload".to_string(),
+    };
+    let message = match (&e.file, e.line) {
+        (Some(file), Some(line)) => format!("{file} line {line}: {}", e.message),
+        (Some(file), None) => format!("{file}: {}", e.message),
+        _ => e.message,
+    };
+    s.error_at(&key, message)
+}
+
+/// Every flow id named in `[output]` must exist.
+fn check_flow_ids(s: &Scenario, count: usize) -> Result<(), ScenarioError> {
+    let lists = [("output.trace_flows", &s.output.trace_flows), ("output.throughput_flows", &s.output.throughput_flows)];
+    for (key, ids) in lists {
+        if let Some(i) = ids.iter().position(|&id| id >= count as u64) {
+            let message = match count {
+                0 => format!("flow {} does not exist: the workloads generate no flows", ids[i]),
+                _ => format!("flow {} does not exist: the workloads generate {count} flows, ids 0 to {}", ids[i], count - 1),
+            };
+            return Err(s.error_at(&format!("{key}.{i}"), message));
+        }
+    }
+    Ok(())
+}
+
+/// Resolves `output.throughput_ports` against the topology's node names and port counts.
+fn ports(s: &Scenario, topology: &Topology) -> Result<Vec<(NodeId, PortNo)>, ScenarioError> {
+    let mut out = Vec::with_capacity(s.output.throughput_ports.len());
+    for (i, port) in s.output.throughput_ports.iter().enumerate() {
+        out.push(port_id(topology, port).map_err(|m| s.error_at(&format!("output.throughput_ports.{i}"), m))?);
+    }
+    Ok(out)
+}
+
+fn port_id(topology: &Topology, port: &PortRef) -> Result<(NodeId, PortNo), String> {
+    let Some(node) = topology.nodes.iter().position(|n| n.name == port.node) else {
+        let examples: Vec<&str> = topology.nodes.iter().rev().take(3).map(|n| n.name.as_str()).collect();
+        return Err(format!(
+            "no node named {:?} in the topology ({}; names such as {})",
+            port.node,
+            topology.describe(),
+            examples.join(", ")
+        ));
+    };
+    let count = topology.ports[node].len();
+    if port.port as usize >= count {
+        return Err(format!("node {:?} has {count} ports, 0 to {}; there is no port {}", port.node, count - 1, port.port));
+    }
+    Ok((node as NodeId, port.port))
+}
+
+/// The whole scenario as TOML with every default filled in (including the algorithm's parameters in
+/// force and the ECN thresholds), so that loading the text again gives the same scenario.
+/// `base_dir` is written as an absolute path so that the text loads from anywhere.
+pub fn resolved_toml(resolved: &Resolved) -> String {
+    let s = &resolved.scenario;
+    let file = ScenarioFile {
+        name: Some(s.name.clone()),
+        seed: s.seed,
+        base_dir: Some(PathBuf::from(s.base_dir.to_string_lossy().into_owned())),
+        simulation: s.simulation.clone(),
+        topology: s.topology.clone(),
+        link: s.link.clone(),
+        switch: (&s.switch).into(),
+        host: s.host.clone(),
+        workload: s.workloads.clone(),
+        cc: s.cc.clone(),
+        output: s.output.clone(),
+    };
+    let header = format!(
+        "# Scenario {:?} (from {}) with every default filled in,\n\
+         # including the parameters of {} in force and the ECN thresholds per port speed.\n\
+         # Loading this file runs the same simulation.\n\n",
+        s.name,
+        s.source.display(),
+        resolved.algorithm.name
+    );
+    match toml::to_string(&file) {
+        Ok(body) => header + &body,
+        Err(e) => format!("{header}# the scenario cannot be written as TOML: {e}\n"),
+    }
+}

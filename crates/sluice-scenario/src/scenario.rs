@@ -1,0 +1,117 @@
+//! The loaded scenario, and how it points errors back at the text they came from.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sluice_sim::config::{HostConfig, LinkConfig, SwitchConfig};
+use sluice_topo::TopologySpec;
+use sluice_workload::WorkloadSpec;
+use toml_edit::ImDocument;
+
+use crate::error::{Location, ScenarioError};
+use crate::locate::{self, dotted, KeyPath};
+use crate::overrides::SetArg;
+use crate::schema::{CcSpec, OutputSpec, SimulationSpec};
+
+/// A scenario file, deserialized and checked, with every default that does not depend on the topology
+/// or the algorithm filled in.
+///
+/// Equality compares the settings, not where they came from (`source` and the text are ignored), so a
+/// scenario equals the one loaded back from its [`crate::resolved_toml`] text.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Run name (`name`; default the file stem).
+    pub name: String,
+    /// Seed of every random stream (`seed`; default 1).
+    pub seed: u64,
+    /// `[simulation]`: when the run stops.
+    pub simulation: SimulationSpec,
+    /// `[topology]`.
+    pub topology: TopologySpec,
+    /// `[link]`: packet sizes on the wire.
+    pub link: LinkConfig,
+    /// `[switch]`. `ecn.thresholds` is empty until [`crate::resolve`] fills it (unless the file gives it).
+    pub switch: SwitchConfig,
+    /// `[host]`.
+    pub host: HostConfig,
+    /// `[[workload]]` entries, in file order (at least one).
+    pub workloads: Vec<WorkloadSpec>,
+    /// `[cc]`.
+    pub cc: CcSpec,
+    /// `[output]`, with `dir` filled in.
+    pub output: OutputSpec,
+    /// The scenario file (or the origin name given to [`crate::load_str`]).
+    pub source: PathBuf,
+    /// Absolute directory that relative file names (flow lists, CDF files, topology files) resolve
+    /// against: the scenario file's directory unless the file sets `base_dir`.
+    pub base_dir: PathBuf,
+    /// The text and overrides the scenario was read from, for locating later errors.
+    pub(crate) provenance: Provenance,
+}
+
+impl PartialEq for Scenario {
+    fn eq(&self, other: &Scenario) -> bool {
+        self.name == other.name
+            && self.seed == other.seed
+            && self.simulation == other.simulation
+            && self.topology == other.topology
+            && self.link == other.link
+            && self.switch == other.switch
+            && self.host == other.host
+            && self.workloads == other.workloads
+            && self.cc == other.cc
+            && self.output == other.output
+            && self.base_dir == other.base_dir
+    }
+}
+
+impl Scenario {
+    /// An error about the dotted key `key` (empty: the scenario as a whole), located at the line that
+    /// wrote it or the `--set` that overrode it.
+    pub fn error_at(&self, key: &str, message: impl Into<String>) -> ScenarioError {
+        let path: KeyPath = if key.is_empty() { Vec::new() } else { key.split('.').map(String::from).collect() };
+        self.provenance.error(&self.source, &path, message)
+    }
+}
+
+/// The text a scenario was read from and the overrides applied to it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Provenance {
+    /// The file's text before overrides.
+    pub text: Arc<str>,
+    /// The `--set` overrides, in the order applied.
+    pub sets: Vec<SetArg>,
+}
+
+impl Provenance {
+    /// An error about `path`, located.
+    pub fn error(&self, file: &Path, path: &[String], message: impl Into<String>) -> ScenarioError {
+        let key = (!path.is_empty()).then(|| dotted(path));
+        ScenarioError::new(self.locate(file, path), key, message)
+    }
+
+    /// Where `path` was written: the last `--set` of the key or of a table holding it; else the file line
+    /// holding the key; else a `--set` of something inside the key; else the line of the nearest
+    /// enclosing table the file has; else the file.
+    pub fn locate(&self, file: &Path, path: &[String]) -> Location {
+        if let Some(set) = self.sets.iter().rev().find(|s| path.starts_with(&s.path)) {
+            return set.location();
+        }
+        let found = match ImDocument::parse(&*self.text) {
+            Ok(doc) => locate::find(&doc, path),
+            Err(_) => locate::Found { depth: 0, line: None },
+        };
+        if found.depth == path.len() && !path.is_empty() {
+            if let Some(line) = found.line {
+                return Location::Line { file: file.to_path_buf(), line };
+            }
+        }
+        if let Some(set) = self.sets.iter().rev().find(|s| s.path.starts_with(path) && !path.is_empty()) {
+            return set.location();
+        }
+        match found.line {
+            Some(line) => Location::Line { file: file.to_path_buf(), line },
+            None => Location::File(file.to_path_buf()),
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! The scenario file schema: what each table holds and what is assumed when a key is left out.
+//!
+//! Tables whose settings belong to another crate reuse that crate's types (`[topology]`:
+//! [`TopologySpec`], `[link]`: [`LinkConfig`], `[host]`: [`HostConfig`], `[[workload]]`:
+//! [`WorkloadSpec`]). `[switch]` is read through mirrors ([`SwitchSpec`], [`EcnSpec`], [`PfcSpec`])
+//! whose defaults are those of [`SwitchConfig`] and whose ECN thresholds are an array of tables, which
+//! TOML writes more clearly than the simulator's `(rate, thresholds)` pairs.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use sluice_core::serde_units::{duration, opt_duration, opt_size, rate, size};
+use sluice_core::{Rate, Time, PS_PER_S, PS_PER_US};
+use sluice_sim::config::{
+    EcnConfig, EcnThresholds, HostConfig, LinkConfig, LoadBalance, MarkAt, PfcConfig, Scheduler, SwitchConfig,
+};
+use sluice_topo::{PortNo, TopologySpec};
+use sluice_workload::WorkloadSpec;
+
+/// The scenario file as written: every table, with serde defaults for what may be left out.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScenarioFile {
+    /// Run name; default the file stem.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Seed of every random stream; default 1.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Directory that relative file names resolve against; default the scenario file's directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_dir: Option<PathBuf>,
+    #[serde(default)]
+    pub simulation: SimulationSpec,
+    pub topology: TopologySpec,
+    #[serde(default)]
+    pub link: LinkConfig,
+    #[serde(default)]
+    pub switch: SwitchSpec,
+    #[serde(default)]
+    pub host: HostConfig,
+    #[serde(default)]
+    pub workload: Vec<WorkloadSpec>,
+    #[serde(default)]
+    pub cc: CcSpec,
+    #[serde(default)]
+    pub output: OutputSpec,
+}
+
+/// Default seed: 1, so that a scenario without a seed is still reproducible.
+pub const DEFAULT_SEED: u64 = 1;
+
+fn default_seed() -> u64 {
+    DEFAULT_SEED
+}
+
+/// `[simulation]`: when the run stops.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimulationSpec {
+    /// Stop at this simulated time. `None` (the default): run until every flow finishes, bounded by
+    /// `time_limit`.
+    #[serde(with = "opt_duration", skip_serializing_if = "Option::is_none")]
+    pub duration: Option<Time>,
+    /// When `duration` is absent, stop here anyway and report the flows that did not finish. Default
+    /// [`DEFAULT_TIME_LIMIT`].
+    #[serde(with = "duration")]
+    pub time_limit: Time,
+}
+
+/// Default guard against runs that never finish: 1 s of simulated time, 200 times the longest arrival
+/// window of the bundled scenarios (5 ms, `fat320.toml`).
+pub const DEFAULT_TIME_LIMIT: Time = PS_PER_S;
+
+impl Default for SimulationSpec {
+    fn default() -> Self {
+        SimulationSpec { duration: None, time_limit: DEFAULT_TIME_LIMIT }
+    }
+}
+
+/// `[cc]`: the congestion-control algorithm and its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CcSpec {
+    /// A registered algorithm name (`sluice list` shows them). Default [`DEFAULT_ALGORITHM`].
+    pub algorithm: String,
+    /// `[cc.params]`: parameters, checked by the algorithm; anything left out takes the algorithm's
+    /// default.
+    pub params: toml::Table,
+}
+
+/// Default algorithm: DCQCN (Zhu et al., SIGCOMM 2015), the congestion control of RoCEv2 NICs and the
+/// baseline of the HPCC artifact and the shared benchmarks.
+pub const DEFAULT_ALGORITHM: &str = "dcqcn";
+
+impl Default for CcSpec {
+    fn default() -> Self {
+        CcSpec { algorithm: DEFAULT_ALGORITHM.to_string(), params: toml::Table::new() }
+    }
+}
+
+/// `[output]`: where results go and what is measured besides flow completion times.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputSpec {
+    /// Output directory, relative to the current directory. Default `results/<name>`; an empty path in
+    /// the file also means the default.
+    pub dir: PathBuf,
+    /// Flow-size bucket edges for FCT statistics, strictly increasing, in bytes (written as sizes).
+    /// Default [`DEFAULT_BUCKETS`].
+    #[serde(with = "sizes")]
+    pub buckets: Vec<u64>,
+    /// Flow ids whose congestion-control variables are traced. Default none.
+    pub trace_flows: Vec<u64>,
+    /// Minimum spacing of trace rows per flow; `"0ps"` records every change. Default
+    /// [`DEFAULT_TRACE_INTERVAL`].
+    #[serde(with = "duration")]
+    pub trace_interval: Time,
+    /// Flow ids whose throughput is sampled. Default none.
+    pub throughput_flows: Vec<u64>,
+    /// Ports whose throughput and queue length are sampled, as `"<node name>:<port number>"`. Default
+    /// none.
+    pub throughput_ports: Vec<PortRef>,
+    /// Spacing of throughput and queue samples. Default [`DEFAULT_SAMPLE_INTERVAL`].
+    #[serde(with = "duration")]
+    pub sample_interval: Time,
+}
+
+/// Default FCT bucket edges: 10 KB, 100 KB, 1 MB, the decades that split the web-search distribution
+/// (Alizadeh et al., DCTCP, SIGCOMM 2010) into short, medium and long flows; the same edges as
+/// `sluice_results`' default buckets.
+pub const DEFAULT_BUCKETS: [u64; 3] = [10_000, 100_000, 1_000_000];
+
+/// Default trace spacing: 1 us, a quarter of DCQCN's 4 us rate-decrease period (HPCC artifact run.py)
+/// so that every rate step shows.
+pub const DEFAULT_TRACE_INTERVAL: Time = PS_PER_US;
+
+/// Default sample spacing: 10 us, about one base RTT of a k=8 fat-tree with 1 us links (six hops each
+/// way plus serialization), fine enough to see queues build and drain.
+pub const DEFAULT_SAMPLE_INTERVAL: Time = 10 * PS_PER_US;
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        OutputSpec {
+            dir: PathBuf::new(),
+            buckets: DEFAULT_BUCKETS.to_vec(),
+            trace_flows: Vec::new(),
+            trace_interval: DEFAULT_TRACE_INTERVAL,
+            throughput_flows: Vec::new(),
+            throughput_ports: Vec::new(),
+            sample_interval: DEFAULT_SAMPLE_INTERVAL,
+        }
+    }
+}
+
+/// A switch or host port named in a scenario: `"tor0:1"` is port 1 of the node named `tor0`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PortRef {
+    /// The node's name in the topology (`"tor0"`, `"h5"`, `"sw0"`).
+    pub node: String,
+    /// The port number at that node.
+    pub port: PortNo,
+}
+
+const PORT_FORM: &str = "a port such as \"tor0:1\" (\"<node name>:<port number>\")";
+
+impl FromStr for PortRef {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<PortRef, String> {
+        let bad = || format!("invalid port {text:?}: expected {PORT_FORM}");
+        let (node, port) = text.rsplit_once(':').ok_or_else(bad)?;
+        let port = port.trim().parse().map_err(|_| bad())?;
+        if node.trim().is_empty() {
+            return Err(bad());
+        }
+        Ok(PortRef { node: node.trim().to_string(), port })
+    }
+}
+
+impl fmt::Display for PortRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.node, self.port)
+    }
+}
+
+impl Serialize for PortRef {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for PortRef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PortRef, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Serde adapter for a list of sizes (`["10KB", "1MB"]`; bare integers are bytes).
+mod sizes {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Size(#[serde(with = "size")] u64);
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
+        Ok(Vec::<Size>::deserialize(d)?.into_iter().map(|s| s.0).collect())
+    }
+
+    pub fn serialize<S: Serializer>(values: &[u64], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(values.iter().map(|v| sluice_core::format_size(*v)))
+    }
+}
+
+/// `[switch]` as written; converts to and from [`SwitchConfig`], whose documentation gives each
+/// default and its source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct SwitchSpec {
+    #[serde(with = "size")]
+    pub buffer: u64,
+    pub dt_alpha: f64,
+    pub queues: u8,
+    pub scheduler: Scheduler,
+    pub control_queue: u8,
+    pub data_queue: u8,
+    pub ecn: EcnSpec,
+    pub pfc: PfcSpec,
+    pub int: bool,
+    pub load_balance: LoadBalance,
+}
+
+/// `[switch.ecn]` as written (see [`EcnConfig`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct EcnSpec {
+    pub enabled: bool,
+    pub mark_at: MarkAt,
+    /// `[[switch.ecn.thresholds]]`: one table per port speed. Empty: filled from the algorithm when the
+    /// scenario is resolved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<ThresholdSpec>,
+}
+
+/// One `[[switch.ecn.thresholds]]` entry: RED thresholds for ports of one speed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ThresholdSpec {
+    #[serde(with = "rate")]
+    pub rate: Rate,
+    #[serde(with = "size")]
+    pub kmin: u64,
+    #[serde(with = "size")]
+    pub kmax: u64,
+    pub pmax: f64,
+}
+
+/// `[switch.pfc]` as written (see [`PfcConfig`]); sizes may be written with units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct PfcSpec {
+    pub enabled: bool,
+    pub shift: u32,
+    #[serde(with = "opt_size", skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<u64>,
+    #[serde(with = "size")]
+    pub resume_offset: u64,
+    #[serde(with = "size")]
+    pub reserve: u64,
+}
+
+impl Default for SwitchSpec {
+    fn default() -> Self {
+        SwitchSpec::from(&SwitchConfig::default())
+    }
+}
+
+impl Default for EcnSpec {
+    fn default() -> Self {
+        EcnSpec::from(&EcnConfig::default())
+    }
+}
+
+impl Default for PfcSpec {
+    fn default() -> Self {
+        PfcSpec::from(&PfcConfig::default())
+    }
+}
+
+impl From<&SwitchConfig> for SwitchSpec {
+    fn from(c: &SwitchConfig) -> Self {
+        SwitchSpec {
+            buffer: c.buffer,
+            dt_alpha: c.dt_alpha,
+            queues: c.queues,
+            scheduler: c.scheduler.clone(),
+            control_queue: c.control_queue,
+            data_queue: c.data_queue,
+            ecn: EcnSpec::from(&c.ecn),
+            pfc: PfcSpec::from(&c.pfc),
+            int: c.int,
+            load_balance: c.load_balance,
+        }
+    }
+}
+
+impl From<SwitchSpec> for SwitchConfig {
+    fn from(s: SwitchSpec) -> Self {
+        SwitchConfig {
+            buffer: s.buffer,
+            dt_alpha: s.dt_alpha,
+            queues: s.queues,
+            scheduler: s.scheduler,
+            control_queue: s.control_queue,
+            data_queue: s.data_queue,
+            ecn: s.ecn.into(),
+            pfc: s.pfc.into(),
+            int: s.int,
+            load_balance: s.load_balance,
+        }
+    }
+}
+
+impl From<&EcnConfig> for EcnSpec {
+    fn from(c: &EcnConfig) -> Self {
+        let thresholds = c
+            .thresholds
+            .iter()
+            .map(|(rate, t)| ThresholdSpec { rate: *rate, kmin: t.kmin, kmax: t.kmax, pmax: t.pmax })
+            .collect();
+        EcnSpec { enabled: c.enabled, mark_at: c.mark_at, thresholds }
+    }
+}
+
+impl From<EcnSpec> for EcnConfig {
+    fn from(s: EcnSpec) -> Self {
+        let thresholds =
+            s.thresholds.iter().map(|t| (t.rate, EcnThresholds { kmin: t.kmin, kmax: t.kmax, pmax: t.pmax })).collect();
+        EcnConfig { enabled: s.enabled, mark_at: s.mark_at, thresholds }
+    }
+}
+
+impl From<&PfcConfig> for PfcSpec {
+    fn from(c: &PfcConfig) -> Self {
+        PfcSpec {
+            enabled: c.enabled,
+            shift: c.shift,
+            headroom: c.headroom,
+            resume_offset: c.resume_offset,
+            reserve: c.reserve,
+        }
+    }
+}
+
+impl From<PfcSpec> for PfcConfig {
+    fn from(s: PfcSpec) -> Self {
+        PfcConfig {
+            enabled: s.enabled,
+            shift: s.shift,
+            headroom: s.headroom,
+            resume_offset: s.resume_offset,
+            reserve: s.reserve,
+        }
+    }
+}

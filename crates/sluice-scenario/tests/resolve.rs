@@ -1,0 +1,168 @@
+//! Resolution fills the defaults that depend on the topology and the algorithm, and the resolved TOML
+//! loads back to the same scenario.
+
+use std::path::Path;
+
+use sluice_scenario::{load_str, resolve, resolved_toml, Resolved};
+use sluice_sim::config::EcnThresholds;
+
+const G: u64 = 1_000_000_000;
+
+fn resolved(text: &str, sets: &[&str]) -> Resolved {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let scenario = load_str(text, "t.toml", Path::new("."), &sets).unwrap_or_else(|e| panic!("{e}"));
+    resolve(&scenario).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A 320-host fat-tree with 100 Gbps hosts and 400 Gbps fabric, no ECN thresholds given.
+const MIXED: &str = "\
+[topology]
+kind = \"fat_tree\"
+k = 8
+pods = 5
+tors_per_pod = 4
+aggs_per_pod = 4
+hosts_per_tor = 16
+cores = 16
+host_rate = \"100Gbps\"
+tor_agg_rate = \"400Gbps\"
+
+[[workload]]
+kind = \"permutation\"
+size = \"100KB\"
+";
+
+#[test]
+fn red_thresholds_are_filled_for_every_link_rate() {
+    let r = resolved(MIXED, &[]);
+    let thresholds = &r.scenario.switch.ecn.thresholds;
+    assert_eq!(thresholds, &vec![(100 * G, EcnThresholds::red_for_rate(100 * G)), (400 * G, EcnThresholds::red_for_rate(400 * G))]);
+    assert_eq!((thresholds[0].1.kmin, thresholds[0].1.kmax), (400_000, 1_600_000));
+    assert_eq!((thresholds[1].1.kmin, thresholds[1].1.kmax), (1_600_000, 6_400_000));
+    assert_eq!(r.line_rate, 100 * G);
+    assert_eq!(r.flows.len(), 320);
+}
+
+#[test]
+fn dctcp_gets_its_single_threshold() {
+    let r = resolved(MIXED, &["cc.algorithm=dctcp"]);
+    let thresholds = &r.scenario.switch.ecn.thresholds;
+    assert_eq!(thresholds[0], (100 * G, EcnThresholds::dctcp_for_rate(100 * G)));
+    assert_eq!((thresholds[0].1.kmin, thresholds[0].1.kmax, thresholds[0].1.pmax), (300_000, 300_000, 1.0));
+    assert_eq!(r.algorithm.name, "dctcp");
+}
+
+#[test]
+fn given_thresholds_are_kept() {
+    let text = format!("{MIXED}[[switch.ecn.thresholds]]\nrate = \"100Gbps\"\nkmin = \"5KB\"\nkmax = \"200KB\"\npmax = 0.01\n");
+    let r = resolved(&text, &[]);
+    let only = EcnThresholds { kmin: 5_000, kmax: 200_000, pmax: 0.01 };
+    assert_eq!(r.scenario.switch.ecn.thresholds, vec![(100 * G, only)]);
+}
+
+#[test]
+fn algorithm_parameters_are_resolved_at_the_host_rate() {
+    let r = resolved(MIXED, &["cc.params.g=0.0625"]);
+    let params = &r.scenario.cc.params;
+    assert_eq!(params.get("g").and_then(|v| v.as_float()), Some(0.0625));
+    assert_eq!(params.get("rate_ai").and_then(|v| v.as_str()), Some("20Mbps"), "5 Mb/s x 100G/25G: {params:?}");
+    assert_eq!(params.get("variant").and_then(|v| v.as_str()), Some("hpcc"));
+}
+
+#[test]
+fn ports_resolve_to_node_ids() {
+    let r = resolved(MIXED, &["output.throughput_ports=[\"tor0:16\", \"core15:4\", \"h3:0\"]"]);
+    let id = |name: &str| r.topology.nodes.iter().position(|n| n.name == name).unwrap() as u32;
+    assert_eq!(r.throughput_ports, vec![(id("tor0"), 16), (id("core15"), 4), (id("h3"), 0)]);
+}
+
+/// Many settings away from their defaults, some of them by `--set`.
+const BUSY: &str = "\
+name = \"busy\"
+seed = 42
+[simulation]
+duration = \"3ms\"
+time_limit = \"50ms\"
+[topology]
+kind = \"leaf_spine\"
+hosts_per_tor = 4
+tors = 3
+spines = 2
+host_rate = \"25Gbps\"
+uplink_rate = \"100Gbps\"
+delay = \"500ns\"
+[link]
+mtu = 4000
+[switch]
+buffer = \"16MiB\"
+queues = 4
+scheduler = { kind = \"dwrr\", weights = [1, 2, 3, 4] }
+load_balance = \"packet_spray\"
+[switch.pfc]
+enabled = false
+headroom = \"100KB\"
+[host]
+ack_every_packets = 2
+cnp_interval = \"50us\"
+[[workload]]
+kind = \"poisson\"
+cdf = \"fb_hadoop\"
+load = 0.4
+duration = \"500us\"
+destinations = \"inter_rack\"
+[[workload]]
+kind = \"incast\"
+receiver = 3
+senders = 5
+size = \"200KB\"
+start = \"100us\"
+period = \"200us\"
+repeats = 3
+[[workload]]
+kind = \"long_lived\"
+flows = [{ src = 0, dst = 11, stop = \"1ms\" }]
+[cc]
+algorithm = \"dcqcn\"
+[cc.params]
+variant = \"paper\"
+byte_counter = \"1MB\"
+[output]
+dir = \"out/busy\"
+buckets = [\"1KB\", \"64KiB\", \"1MB\", \"10MB\"]
+trace_flows = [0, 3]
+trace_interval = \"0ps\"
+throughput_flows = [1]
+throughput_ports = [\"tor0:4\"]
+sample_interval = \"2us\"
+";
+
+#[test]
+fn the_resolved_text_loads_back_to_the_same_scenario() {
+    let r = resolved(BUSY, &["workload.1.size=300KB", "cc.params.g=0.01"]);
+    let text = resolved_toml(&r);
+    let again = load_str(&text, "elsewhere/resolved.toml", Path::new("/somewhere/else"), &[])
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(again, r.scenario, "{text}");
+    let r2 = resolve(&again).unwrap();
+    assert_eq!(r2.scenario, r.scenario);
+    assert_eq!(r2.flows, r.flows);
+    let body = |t: &str| t.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&resolved_toml(&r2)), body(&text));
+    for expected in ["[[switch.ecn.thresholds]]", "rate = \"100Gbps\"", "byte_counter = \"1MB\"", "g = 0.01", "base_dir = \"/"] {
+        assert!(text.contains(expected), "{expected} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn the_resolved_text_is_commented_and_names_its_source() {
+    let r = resolved(BUSY, &[]);
+    let text = resolved_toml(&r);
+    assert!(text.starts_with("# Scenario \"busy\" (from t.toml) with every default filled in"), "{text}");
+}
+
+#[test]
+fn resolving_twice_is_stable() {
+    let r = resolved(BUSY, &[]);
+    let again = resolve(&r.scenario).unwrap();
+    assert_eq!(again.scenario, r.scenario);
+}

@@ -1,0 +1,266 @@
+//! Network element settings. Every default names its source.
+//!
+//! These are plain data: the scenario layer fills them from a scenario file, and anything left out keeps
+//! the default documented here.
+
+use serde::{Deserialize, Serialize};
+use sluice_core::{Rate, Time, PS_PER_US};
+
+/// Per-packet sizes on the wire.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinkConfig {
+    /// Payload bytes per full data packet. Default 1000 B: the HPCC artifact's run.py packet payload,
+    /// also the benchmark setting of ../bench.
+    pub mtu: u32,
+    /// Bytes added to each data packet on the wire. Default 82 B = RoCEv2 headers (Ethernet 14 + IPv4 20 +
+    /// UDP 8 + InfiniBand BTH 12 + ICRC 4 + FCS 4 = 62 B, IBTA RoCEv2 annex A17) plus Ethernet preamble/SFD
+    /// 8 B and inter-frame gap 12 B (IEEE 802.3).
+    pub header_bytes: u32,
+    /// Wire bytes of a control packet (ACK, NACK, CNP). Default 86 B: RoCEv2 ACK = 62 B headers + AETH 4 B,
+    /// plus 20 B preamble and gap.
+    pub control_bytes: u32,
+    /// Wire bytes of a PFC pause frame. Default 84 B: a minimum 64 B Ethernet frame plus 20 B preamble and gap
+    /// (IEEE 802.1Qbb).
+    pub pause_bytes: u32,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig { mtu: 1000, header_bytes: 82, control_bytes: 86, pause_bytes: 84 }
+    }
+}
+
+/// Where a switch decides ECN marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkAt {
+    /// When the packet joins the queue, from the queue length it finds.
+    Enqueue,
+    /// When the packet leaves, from the bytes left behind (the HPCC artifact, switch-node.cc).
+    Dequeue,
+}
+
+/// RED/ECN thresholds of one egress queue.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnThresholds {
+    /// Queue length below which nothing is marked.
+    #[serde(with = "sluice_core::serde_units::size")]
+    pub kmin: u64,
+    /// Queue length above which everything is marked.
+    #[serde(with = "sluice_core::serde_units::size")]
+    pub kmax: u64,
+    /// Marking probability at `kmax` (linear from 0 at `kmin`).
+    pub pmax: f64,
+}
+
+impl EcnThresholds {
+    /// The HPCC artifact's run.py DCQCN map, linear in link speed: Kmin = 100 KB x bw/25G, Kmax = 400 KB x
+    /// bw/25G, Pmax = 0.2 (100 Gbps: 400 KB / 1600 KB; 400 Gbps: 1600 KB / 6400 KB, as in ../bench).
+    pub fn red_for_rate(rate: Rate) -> EcnThresholds {
+        let scale = rate as f64 / 25e9;
+        EcnThresholds { kmin: (100_000.0 * scale) as u64, kmax: (400_000.0 * scale) as u64, pmax: 0.2 }
+    }
+
+    /// DCTCP's single threshold (Alizadeh et al. SIGCOMM'10; HPCC artifact run.py: K = 30 KB x bw/10G,
+    /// Pmax = 1; 100 Gbps: 300 KB).
+    pub fn dctcp_for_rate(rate: Rate) -> EcnThresholds {
+        let k = (30_000.0 * rate as f64 / 10e9) as u64;
+        EcnThresholds { kmin: k, kmax: k, pmax: 1.0 }
+    }
+
+    /// Marking probability for a queue of `q` bytes.
+    #[inline]
+    pub fn probability(&self, q: u64) -> f64 {
+        if q <= self.kmin {
+            0.0
+        } else if q > self.kmax {
+            1.0
+        } else {
+            self.pmax * (q - self.kmin) as f64 / (self.kmax - self.kmin).max(1) as f64
+        }
+    }
+}
+
+/// ECN marking settings of a switch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnConfig {
+    /// Whether switches mark at all.
+    pub enabled: bool,
+    /// Where marks are decided. Default dequeue (HPCC artifact).
+    pub mark_at: MarkAt,
+    /// Thresholds per port speed, in bit/s; a port whose speed is missing scales the nearest entry
+    /// linearly. Default: filled by the scenario layer from the algorithm (RED map for DCQCN, single
+    /// threshold for DCTCP).
+    pub thresholds: Vec<(Rate, EcnThresholds)>,
+}
+
+impl EcnConfig {
+    /// The thresholds for a port running at `rate`.
+    pub fn for_rate(&self, rate: Rate) -> EcnThresholds {
+        if let Some((_, t)) = self.thresholds.iter().find(|(r, _)| *r == rate) {
+            return *t;
+        }
+        let nearest = self.thresholds.iter().min_by_key(|(r, _)| r.abs_diff(rate));
+        match nearest {
+            Some((r, t)) => {
+                let scale = rate as f64 / *r as f64;
+                EcnThresholds { kmin: (t.kmin as f64 * scale) as u64, kmax: (t.kmax as f64 * scale) as u64, pmax: t.pmax }
+            }
+            None => EcnThresholds::red_for_rate(rate),
+        }
+    }
+}
+
+impl Default for EcnConfig {
+    fn default() -> Self {
+        EcnConfig { enabled: true, mark_at: MarkAt::Dequeue, thresholds: Vec::new() }
+    }
+}
+
+/// Priority-based flow control (IEEE 802.1Qbb) settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcConfig {
+    /// Whether PFC is on. When off, the fabric is lossy (tail drop at the shared-buffer threshold).
+    pub enabled: bool,
+    /// XOFF threshold shift: an ingress queue pauses its upstream when it holds more than
+    /// (buffer - headroom - shared use) >> shift bytes. Default 3 (1/8; HPCC artifact switch-mmu.cc).
+    pub shift: u32,
+    /// Headroom reserved per ingress port and priority; `None` = 3 x rate x link delay plus two MTUs (the HPCC
+    /// artifact reserves 3 x rate x delay, switch-mmu.cc / third.cc).
+    pub headroom: Option<u64>,
+    /// XON: resume when the ingress queue falls this many bytes below the XOFF threshold. Default 3 KB
+    /// (HPCC artifact resume offset).
+    pub resume_offset: u64,
+    /// Bytes reserved per ingress queue before it counts against the shared pool. Default 4 KB (HPCC
+    /// artifact).
+    pub reserve: u64,
+}
+
+impl Default for PfcConfig {
+    fn default() -> Self {
+        PfcConfig { enabled: true, shift: 3, headroom: None, resume_offset: 3_000, reserve: 4_000 }
+    }
+}
+
+/// How an egress port chooses among its priority queues.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", deny_unknown_fields)]
+pub enum Scheduler {
+    /// Lower queue index first, always.
+    Strict,
+    /// Deficit weighted round robin (Shreedhar and Varghese, SIGCOMM'95) with a weight per queue; the
+    /// quantum of queue i is weights[i] x MTU.
+    Dwrr {
+        /// One weight per queue.
+        weights: Vec<u32>,
+    },
+}
+
+/// How a switch picks among equal-cost next hops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadBalance {
+    /// Hash of the flow id: every packet of a flow takes one path (ECMP, RFC 2992).
+    FlowHash,
+    /// Each packet picks a path at random (per-packet spraying, as NDP).
+    PacketSpray,
+}
+
+/// Switch settings (all switches of a run share them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchConfig {
+    /// Shared buffer per switch in bytes. Default 32 MB (../bench reference runs; the HPCC artifact uses
+    /// 16 MB x bw/50G = 32 MB at 100 Gbps).
+    #[serde(with = "sluice_core::serde_units::size")]
+    pub buffer: u64,
+    /// Dynamic-threshold alpha for lossy queues (Choudhury and Hahne, ToN 1998): an egress queue admits a
+    /// packet while its length is below alpha x free buffer. Default 1 (SONiC's lossy profile, dynamic_th 0).
+    pub dt_alpha: f64,
+    /// Priority queues per port (1..=8). Default 8 (IEEE 802.1p classes).
+    pub queues: u8,
+    /// Queue scheduler. Default strict priority.
+    pub scheduler: Scheduler,
+    /// Queue carrying ACK/NACK/CNP. Default 0, the highest (HPCC artifact sends ACKs at top priority).
+    pub control_queue: u8,
+    /// Queue carrying data. Default 3 (HPCC artifact qIndex for data).
+    pub data_queue: u8,
+    /// ECN marking.
+    pub ecn: EcnConfig,
+    /// PFC.
+    pub pfc: PfcConfig,
+    /// Stamp INT records on data packets (needed by HPCC).
+    pub int: bool,
+    /// Path choice among equal-cost next hops.
+    pub load_balance: LoadBalance,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer: 32_000_000,
+            dt_alpha: 1.0,
+            queues: 8,
+            scheduler: Scheduler::Strict,
+            control_queue: 0,
+            data_queue: 3,
+            ecn: EcnConfig::default(),
+            pfc: PfcConfig::default(),
+            int: false,
+            load_balance: LoadBalance::FlowHash,
+        }
+    }
+}
+
+/// How a sender recovers lost data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossRecovery {
+    /// The receiver drops out-of-order data and NACKs the expected sequence; the sender resends from there
+    /// (RoCE NICs; the HPCC artifact).
+    GoBackN,
+    /// The receiver keeps out-of-order data and reports holes; the sender resends only missing packets.
+    Selective,
+}
+
+/// Host (NIC and transport) settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostConfig {
+    /// Send one ACK per this many data packets (the last packet of a flow is always acknowledged). Default
+    /// 1 (HPCC artifact L2_ACK_INTERVAL 1).
+    pub ack_every_packets: u32,
+    /// Also acknowledge once this many unacknowledged payload bytes have arrived; 0 = off.
+    pub ack_every_bytes: u64,
+    /// Loss recovery. Default go-back-N (RoCE).
+    pub loss_recovery: LossRecovery,
+    /// Minimum retransmission timeout. Default 1 ms (the minimum RTO of Google's Falcon/Swift
+    /// reference configuration, isekai swift.cc; datacenter stacks use 1-10 ms rather than Linux's 200 ms).
+    #[serde(with = "sluice_core::serde_units::duration")]
+    pub rto_min: Time,
+    /// A receiver repeats a NACK for the same expected sequence at most once per this interval (a NACK for
+    /// a new expected sequence goes at once). Default 500 us (HPCC artifact NACK_GENERATION_INTERVAL).
+    #[serde(with = "sluice_core::serde_units::duration")]
+    pub nack_interval: Time,
+    /// At most one CNP per flow per this interval; 0 = one for every ECN-marked packet. `None` = the CC
+    /// algorithm's own default (DCQCN paper 50 us; the HPCC artifact flags every ACK).
+    #[serde(default, with = "sluice_core::serde_units::opt_duration", skip_serializing_if = "Option::is_none")]
+    pub cnp_interval: Option<Time>,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            ack_every_packets: 1,
+            ack_every_bytes: 0,
+            loss_recovery: LossRecovery::GoBackN,
+            rto_min: 1_000 * PS_PER_US,
+            nack_interval: 500 * PS_PER_US,
+            cnp_interval: None,
+        }
+    }
+}

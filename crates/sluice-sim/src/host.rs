@@ -1,0 +1,511 @@
+//! A host: a NIC that serves control packets first and arbitrates round robin among its sending flows
+//! (each held to its window and pacing rate), and the transport logic of senders and receivers.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use sluice_cc::api::MAX_TIMERS;
+use sluice_cc::{Ack, Ctx, Events, IntHop, Loss, LossKind, Needs, Sent, TimerId};
+use sluice_core::Time;
+
+use crate::config::{HostConfig, LinkConfig, LossRecovery};
+use crate::engine::{Core, Event};
+use crate::flow::{Flow, SendState};
+use crate::packet::{Kind, Packet, FLAG_CE, FLAG_ECE, FLAG_ECT, MAX_INT_HOPS};
+use crate::port::Port;
+
+/// What every host shares: settings.
+#[derive(Debug, Clone)]
+pub struct HostEnv<'a> {
+    /// Host settings.
+    pub config: &'a HostConfig,
+    /// Packet sizes.
+    pub link: &'a LinkConfig,
+    /// What the CC algorithm needs from the datapath.
+    pub needs: Needs,
+    /// CNP pacing at receivers (0 = flag every ACK of a marked packet).
+    pub cnp_interval: Time,
+    /// Queue of control packets.
+    pub control_queue: u8,
+    /// Queue of data packets.
+    pub data_queue: u8,
+}
+
+/// A host.
+#[derive(Debug)]
+pub struct Host {
+    /// Node id in the topology.
+    pub node: u32,
+    /// The NIC's egress port (control packets wait in its queues; data is pulled from flows).
+    pub nic: Port,
+    ready: VecDeque<u32>,
+    pacing: BinaryHeap<Reverse<(Time, u32)>>,
+    wake_at: Time,
+}
+
+impl Host {
+    /// A host at `node` with NIC `nic`.
+    pub fn new(node: u32, nic: Port) -> Host {
+        Host { node, nic, ready: VecDeque::new(), pacing: BinaryHeap::new(), wake_at: Time::MAX }
+    }
+
+    /// Queues flow `id` for sending if it has something to send.
+    pub fn activate(&mut self, flows: &mut [Flow], id: u32, now: Time, mtu: u32) {
+        let f = &mut flows[id as usize];
+        if f.in_ready || f.in_pacing {
+            return;
+        }
+        match f.send_state(now, mtu) {
+            SendState::Send | SendState::PacedUntil(_) => {
+                f.in_ready = true;
+                self.ready.push_back(id);
+            }
+            SendState::WindowFull | SendState::Idle => {}
+        }
+    }
+
+    /// Sends the next packet if the NIC is free: control first, then one data packet from the next ready
+    /// flow in round-robin order.
+    pub fn try_send(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+        if !self.nic.idle(core.now) {
+            if self.has_work() {
+                self.nic.wake_when_free(core, self.node, 0);
+            }
+            return;
+        }
+        self.release_paced(core.now);
+        let sent = self.send_control(core, env) || self.send_data(core, env, flows);
+        if sent && self.has_work() {
+            self.nic.wake_when_free(core, self.node, 0);
+        } else if let Some(Reverse((t, _))) = self.pacing.peek() {
+            self.wake(core, (*t).max(self.nic.busy_until));
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        !self.ready.is_empty() || self.nic.bytes > 0
+    }
+
+    fn wake(&mut self, core: &mut Core, at: Time) {
+        if at < self.wake_at || self.wake_at <= core.now {
+            self.wake_at = at;
+            core.schedule(at, Event::HostWake { host: self.node });
+        }
+    }
+
+    /// A pacing wake-up fired.
+    pub fn on_wake(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+        if self.wake_at <= core.now {
+            self.wake_at = Time::MAX;
+        }
+        self.try_send(core, env, flows);
+    }
+
+    /// The NIC finished a packet.
+    pub fn on_port_free(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+        self.nic.free_pending = false;
+        self.try_send(core, env, flows);
+    }
+
+    /// A PFC frame from the ToR arrived.
+    pub fn on_pfc(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], queue: u8, pause: bool) {
+        self.nic.set_paused(core.now, queue, pause);
+        if !pause {
+            self.try_send(core, env, flows);
+        }
+    }
+
+    fn release_paced(&mut self, now: Time) {
+        while let Some(Reverse((t, id))) = self.pacing.peek().copied() {
+            if t > now {
+                break;
+            }
+            self.pacing.pop();
+            self.ready.push_back(id);
+        }
+    }
+
+    fn send_control(&mut self, core: &mut Core, env: &HostEnv) -> bool {
+        let q = env.control_queue as usize;
+        if self.nic.queues[q].is_empty() || self.nic.paused & (1 << q) != 0 {
+            return false;
+        }
+        let id = self.nic.queues[q][0];
+        let wire = core.arena.get(id).wire;
+        self.nic.dequeue(core.now, q, wire);
+        self.nic.transmit(core, id, wire);
+        true
+    }
+
+    fn send_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) -> bool {
+        if self.nic.paused & (1 << env.data_queue) != 0 {
+            return false;
+        }
+        let mtu = env.link.mtu;
+        for _ in 0..self.ready.len() {
+            let id = self.ready.pop_front().expect("counted");
+            let f = &mut flows[id as usize];
+            match f.send_state(core.now, mtu) {
+                SendState::Send => {
+                    self.send_packet(core, env, f, id);
+                    if matches!(f.send_state(core.now, mtu), SendState::Send | SendState::PacedUntil(_)) {
+                        self.ready.push_back(id);
+                    } else {
+                        f.in_ready = false;
+                    }
+                    return true;
+                }
+                SendState::PacedUntil(t) => {
+                    f.in_ready = false;
+                    f.in_pacing = true;
+                    self.pacing.push(Reverse((t, id)));
+                }
+                SendState::WindowFull | SendState::Idle => f.in_ready = false,
+            }
+        }
+        false
+    }
+
+    fn send_packet(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
+        let (seq, payload, retransmit) = f.take_next_seq(env.link.mtu);
+        let wire = payload + env.link.header_bytes;
+        let ect = if env.needs.ecn || env.needs.cnp { FLAG_ECT } else { 0 };
+        let packet = Packet {
+            seq,
+            sent_at: core.now,
+            flow: id,
+            wire,
+            payload,
+            sack: 0,
+            dst: f.dst,
+            kind: Kind::Data,
+            queue: env.data_queue,
+            flags: ect,
+            int_hops: 0,
+            ingress: 0,
+        };
+        let pkt = core.arena.alloc(packet);
+        self.nic.transmit(core, pkt, wire);
+        core.counters.bytes_sent += payload as u64;
+        if retransmit {
+            f.retransmitted += payload as u64;
+            core.counters.retransmitted_bytes += payload as u64;
+        }
+        f.next_tx = if f.rate >= self.nic.rate { core.now } else { core.now + sluice_core::serialization_ps(wire as u64, f.rate) };
+        if f.events.contains(Events::TX) {
+            with_cc(core, f, id, |cc, ctx| cc.on_sent(&Sent { bytes: payload, retransmit }, ctx));
+        }
+        if !f.rto_pending {
+            f.rto_pending = true;
+            core.schedule(core.now + env.config.rto_min, Event::Rto { flow: id });
+        }
+    }
+
+    /// A packet addressed to this host arrived.
+    pub fn receive(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32) {
+        let p = *core.arena.get(pkt);
+        match p.kind {
+            Kind::Data => self.receive_data(core, env, flows, pkt, &p),
+            Kind::Ack => self.receive_ack(core, env, flows, pkt, &p),
+            Kind::Nack => self.receive_nack(core, env, flows, &p),
+            Kind::Cnp => {
+                let f = &mut flows[p.flow as usize];
+                if f.finish.is_none() && f.events.contains(Events::CNP) {
+                    with_cc(core, f, p.flow, |cc, ctx| cc.on_cnp(ctx));
+                }
+            }
+        }
+        core.arena.free(pkt);
+        if p.kind != Kind::Data {
+            self.activate(flows, p.flow, core.now, env.link.mtu);
+        }
+        self.try_send(core, env, flows);
+    }
+
+    fn queue_control(&mut self, core: &mut Core, env: &HostEnv, packet: Packet) -> u32 {
+        let id = core.arena.alloc(packet);
+        self.nic.enqueue(core.now, env.control_queue, id, packet.wire);
+        id
+    }
+
+    fn control_packet(env: &HostEnv, kind: Kind, flow: u32, to: u32, seq: u64) -> Packet {
+        Packet {
+            seq,
+            sent_at: 0,
+            flow,
+            wire: env.link.control_bytes,
+            payload: 0,
+            sack: 0,
+            dst: to,
+            kind,
+            queue: env.control_queue,
+            flags: 0,
+            int_hops: 0,
+            ingress: 0,
+        }
+    }
+
+    fn receive_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32, p: &Packet) {
+        core.counters.bytes_delivered += p.payload as u64;
+        let f = &mut flows[p.flow as usize];
+        let ce = p.flags & FLAG_CE != 0;
+        if ce && env.needs.cnp && env.cnp_interval > 0 && f.last_cnp.is_none_or(|t| core.now - t >= env.cnp_interval) {
+            f.last_cnp = Some(core.now);
+            core.counters.cnps += 1;
+            let cnp = Self::control_packet(env, Kind::Cnp, p.flow, f.src, 0);
+            self.queue_control(core, env, cnp);
+        }
+        f.rcv_ce |= ce;
+        if p.seq == f.rcv_nxt {
+            self.accept_in_order(core, env, f, pkt, p);
+        } else if p.seq > f.rcv_nxt {
+            self.out_of_order(core, env, f, p);
+        } else {
+            self.send_ack(core, env, f, pkt, p);
+        }
+    }
+
+    fn accept_in_order(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
+        f.rcv_nxt += p.payload as u64;
+        f.rcv_pkts += 1;
+        f.rcv_bytes += p.payload as u64;
+        while f.ooo.first() == Some(&f.rcv_nxt) {
+            f.ooo.pop_first();
+            f.rcv_nxt += f.payload_at(f.rcv_nxt, env.link.mtu) as u64;
+        }
+        let cfg = env.config;
+        let due = f.rcv_pkts >= cfg.ack_every_packets
+            || (cfg.ack_every_bytes > 0 && f.rcv_bytes >= cfg.ack_every_bytes)
+            || f.rcv_nxt >= f.size
+            || !f.ooo.is_empty();
+        if due {
+            self.send_ack(core, env, f, pkt, p);
+        }
+    }
+
+    fn send_ack(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
+        let mut ack = Self::control_packet(env, Kind::Ack, p.flow, f.src, f.rcv_nxt);
+        ack.sent_at = p.sent_at;
+        if f.rcv_ce {
+            ack.flags |= FLAG_ECE;
+        }
+        f.rcv_pkts = 0;
+        f.rcv_bytes = 0;
+        f.rcv_ce = false;
+        let id = self.queue_control(core, env, ack);
+        core.arena.copy_int(pkt, id);
+    }
+
+    fn out_of_order(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, p: &Packet) {
+        let selective = env.config.loss_recovery == LossRecovery::Selective;
+        if selective {
+            f.ooo.insert(p.seq);
+        } else {
+            let repeat = f.last_nack.is_some_and(|(seq, at)| seq == f.rcv_nxt && core.now - at < env.config.nack_interval);
+            if repeat {
+                return;
+            }
+        }
+        f.last_nack = Some((f.rcv_nxt, core.now));
+        let mut nack = Self::control_packet(env, Kind::Nack, p.flow, f.src, f.rcv_nxt);
+        nack.sack = p.seq;
+        nack.sent_at = p.sent_at;
+        self.queue_control(core, env, nack);
+    }
+
+    /// Advances the ACK point to `seq`; returns the newly acknowledged bytes.
+    fn advance(core: &Core, f: &mut Flow, seq: u64) -> u64 {
+        if seq <= f.snd_una {
+            return 0;
+        }
+        let newly = seq - f.snd_una;
+        f.snd_una = seq;
+        f.last_progress = core.now;
+        f.snd_nxt = f.snd_nxt.max(seq);
+        f.rtx_high = f.rtx_high.max(seq);
+        if !f.sacked.is_empty() {
+            f.sacked = f.sacked.split_off(&seq);
+        }
+        newly
+    }
+
+    fn receive_ack(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32, p: &Packet) {
+        let f = &mut flows[p.flow as usize];
+        if f.finish.is_some() || !f.started {
+            return;
+        }
+        let newly = Self::advance(core, f, p.seq);
+        let ece = p.flags & FLAG_ECE != 0;
+        if f.events.contains(Events::ACK) {
+            let mut int = [IntHop::default(); MAX_INT_HOPS];
+            let hops = core.arena.int(pkt);
+            int[..hops.len()].copy_from_slice(hops);
+            let n = hops.len();
+            let ack = Ack {
+                acked_bytes: newly,
+                acked_packets: newly.div_ceil(env.link.mtu as u64) as u32,
+                ecn_echo: ece,
+                rtt: Some(core.now - p.sent_at),
+                snd_una: f.snd_una,
+                snd_nxt: f.snd_nxt,
+                in_flight: f.in_flight(),
+                int: &int[..n],
+            };
+            with_cc(core, f, p.flow, |cc, ctx| cc.on_ack(&ack, ctx));
+        }
+        if ece && env.needs.cnp && env.cnp_interval == 0 && f.events.contains(Events::CNP) {
+            with_cc(core, f, p.flow, |cc, ctx| cc.on_cnp(ctx));
+        }
+        if f.snd_una >= f.size {
+            finish(core, f);
+        }
+    }
+
+    fn receive_nack(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], p: &Packet) {
+        let f = &mut flows[p.flow as usize];
+        if f.finish.is_some() || !f.started {
+            return;
+        }
+        Self::advance(core, f, p.seq);
+        let lost = match env.config.loss_recovery {
+            LossRecovery::GoBackN => go_back(f, p.seq),
+            LossRecovery::Selective => queue_holes(f, p.sack, env.link.mtu),
+        };
+        if lost && f.events.contains(Events::LOSS) {
+            let loss = Loss { kind: LossKind::Nack, in_flight: f.in_flight(), snd_nxt: f.snd_nxt };
+            with_cc(core, f, p.flow, |cc, ctx| cc.on_loss(&loss, ctx));
+        }
+        if f.snd_una >= f.size {
+            finish(core, f);
+        }
+    }
+
+    /// The RTO check of flow `id` fired.
+    pub fn on_rto(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+        let f = &mut flows[id as usize];
+        f.rto_pending = false;
+        if f.finish.is_some() || f.snd_una >= f.max_sent {
+            return;
+        }
+        let deadline = f.last_progress + env.config.rto_min;
+        if core.now < deadline {
+            f.rto_pending = true;
+            core.schedule(deadline, Event::Rto { flow: id });
+            return;
+        }
+        core.counters.timeouts += 1;
+        f.last_progress = core.now;
+        f.snd_nxt = f.snd_una;
+        f.sacked.clear();
+        f.rtx.clear();
+        f.rtx_high = f.snd_una;
+        f.next_tx = core.now;
+        if f.events.contains(Events::LOSS) {
+            let loss = Loss { kind: LossKind::Timeout, in_flight: f.max_sent - f.snd_una, snd_nxt: f.snd_nxt };
+            with_cc(core, f, id, |cc, ctx| cc.on_loss(&loss, ctx));
+        }
+        if f.in_pacing {
+            f.in_pacing = false;
+            self.pacing.retain(|Reverse((_, i))| *i != id);
+        }
+        self.activate(flows, id, core.now, env.link.mtu);
+        self.try_send(core, env, flows);
+    }
+
+    /// A CC timer of flow `id` fired.
+    pub fn on_cc_timer(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32, timer: u8, gen: u32) {
+        let f = &mut flows[id as usize];
+        if f.finish.is_some() || f.timer_gen[timer as usize] != gen {
+            return;
+        }
+        with_cc(core, f, id, |cc, ctx| cc.on_timer(TimerId(timer), ctx));
+        self.activate(flows, id, core.now, env.link.mtu);
+        self.try_send(core, env, flows);
+    }
+
+    /// Flow `id` starts: its controller is created by the caller; this queues it.
+    pub fn start_flow(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+        self.activate(flows, id, core.now, env.link.mtu);
+        self.try_send(core, env, flows);
+    }
+}
+
+/// Go-back-N: resend from `seq` if anything past it was sent. Returns whether data was lost.
+fn go_back(f: &mut Flow, seq: u64) -> bool {
+    if f.snd_nxt <= seq {
+        return false;
+    }
+    f.snd_nxt = seq.max(f.snd_una);
+    true
+}
+
+/// Selective repeat: `sack` arrived out of order; every unsacked packet between the last queued hole and
+/// `sack` is resent. Returns whether a new hole was found.
+fn queue_holes(f: &mut Flow, sack: u64, mtu: u32) -> bool {
+    f.sacked.insert(sack);
+    let mut seq = f.rtx_high.max(f.snd_una);
+    let mut found = false;
+    while seq < sack {
+        if !f.sacked.contains(&seq) {
+            f.rtx.push_back(seq);
+            found = true;
+        }
+        seq += f.payload_at(seq, mtu) as u64;
+    }
+    f.rtx_high = f.rtx_high.max(sack + f.payload_at(sack, mtu) as u64);
+    found
+}
+
+/// Records that flow `f` has delivered everything and releases its controller.
+pub fn finish(core: &mut Core, f: &mut Flow) {
+    core.counters.flows_finished += 1;
+    f.finish = Some(core.now);
+    f.cc = None;
+    for gen in &mut f.timer_gen {
+        *gen = gen.wrapping_add(1);
+    }
+}
+
+/// Calls the flow's controller and applies its decisions: window, rate (capped at line rate), timers,
+/// and a trace row for traced flows.
+pub fn with_cc(core: &mut Core, f: &mut Flow, id: u32, call: impl FnOnce(&mut dyn sluice_cc::CongestionControl, &mut Ctx)) {
+    let Some(cc) = f.cc.as_mut() else { return };
+    let mut ctx = Ctx::new(core.now);
+    call(cc.as_mut(), &mut ctx);
+    let d = ctx.decisions();
+    if let Some(cwnd) = d.cwnd {
+        f.cwnd = cwnd.max(1);
+    }
+    if let Some(rate) = d.rate {
+        f.rate = rate.max(1);
+    }
+    for i in 0..MAX_TIMERS {
+        if d.cancel_timers[i] || d.set_timers[i].is_some() {
+            f.timer_gen[i] = f.timer_gen[i].wrapping_add(1);
+        }
+        if let Some(at) = d.set_timers[i] {
+            core.schedule(at, Event::CcTimer { flow: id, id: i as u8, gen: f.timer_gen[i] });
+        }
+    }
+    if let Some(trace) = f.trace.as_mut() {
+        record_trace(trace, f.cc.as_deref(), core.now);
+    }
+}
+
+fn record_trace(trace: &mut crate::flow::FlowTrace, cc: Option<&dyn sluice_cc::CongestionControl>, now: Time) {
+    let Some(cc) = cc else { return };
+    if trace.last.is_some_and(|t| now < t + trace.interval) {
+        return;
+    }
+    trace.last = Some(now);
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    cc.trace(&mut |name, value| {
+        names.push(name);
+        values.push(value);
+    });
+    if trace.names.is_empty() {
+        trace.names = names;
+    }
+    trace.rows.push((now, values));
+}

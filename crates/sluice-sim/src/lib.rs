@@ -1,0 +1,23 @@
+//! sluice's packet-level datacenter network simulator, the embedded default datapath.
+//!
+//! Discrete events in integer picoseconds on a radix-heap queue; packets live in an arena; output-queued
+//! shared-buffer switches with priority queues, RED/ECN, PFC and INT; hosts whose NICs arbitrate among
+//! flows held to the window and rate their congestion controller (a [`sluice_cc::CongestionControl`])
+//! decides. The same scenario and seed always give the same results.
+//!
+//! Elements do one job each: [`port::Port`] serializes and queues, [`switch::Switch`] forwards and
+//! admits, [`host::Host`] sends and receives, [`sim::Simulation`] wires them and runs the loop.
+
+pub mod config;
+pub mod engine;
+pub mod flow;
+pub mod host;
+pub mod packet;
+pub mod port;
+pub mod queue;
+pub mod sim;
+pub mod switch;
+
+pub use config::{EcnConfig, EcnThresholds, HostConfig, LinkConfig, LoadBalance, LossRecovery, MarkAt, PfcConfig, Scheduler, SwitchConfig};
+pub use engine::Counters;
+pub use sim::{FlowDesc, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};

@@ -1,0 +1,156 @@
+//! Packets and the arena that holds them.
+//!
+//! A packet in flight is a 56-byte record in one `Vec`, named by its index; freed slots are reused, so the
+//! steady state allocates nothing per packet. INT records live in a parallel arena that exists only when
+//! switches stamp INT.
+
+use sluice_cc::IntHop;
+use sluice_core::Time;
+
+/// What a packet is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Flow payload.
+    Data,
+    /// Cumulative acknowledgment (`seq` = next expected byte).
+    Ack,
+    /// Negative acknowledgment (`seq` = next expected byte).
+    Nack,
+    /// Congestion notification packet (DCQCN).
+    Cnp,
+}
+
+/// The packet carries an ECN Congestion Experienced mark.
+pub const FLAG_CE: u8 = 1;
+/// The ACK echoes a CE mark (ECE).
+pub const FLAG_ECE: u8 = 1 << 1;
+/// The data packet is ECN-capable (ECT): switches may mark it.
+pub const FLAG_ECT: u8 = 1 << 2;
+
+/// Maximum INT records a packet carries (HPCC artifact maxHop = 5).
+pub const MAX_INT_HOPS: usize = 5;
+
+/// A packet.
+#[derive(Debug, Clone, Copy)]
+pub struct Packet {
+    /// Byte sequence: data = first payload byte; ACK/NACK = next byte expected.
+    pub seq: u64,
+    /// Data: when the sender sent it; ACK: echoed from the data packet it answers.
+    pub sent_at: Time,
+    /// Flow index.
+    pub flow: u32,
+    /// Bytes on the wire (payload + headers + framing).
+    pub wire: u32,
+    /// Payload bytes.
+    pub payload: u32,
+    /// Selective repeat: the out-of-order sequence a NACK reports.
+    pub sack: u64,
+    /// Destination host index.
+    pub dst: u32,
+    /// Kind.
+    pub kind: Kind,
+    /// Priority queue index.
+    pub queue: u8,
+    /// `FLAG_*` bits.
+    pub flags: u8,
+    /// INT records stamped so far.
+    pub int_hops: u8,
+    /// Ingress port at the switch currently holding the packet (for PFC accounting).
+    pub ingress: u16,
+}
+
+/// A stack of INT records.
+pub type IntStack = [IntHop; MAX_INT_HOPS];
+
+/// The packet arena.
+#[derive(Debug, Default)]
+pub struct Arena {
+    packets: Vec<Packet>,
+    int: Vec<IntStack>,
+    free: Vec<u32>,
+    with_int: bool,
+    live: usize,
+    peak: usize,
+}
+
+impl Arena {
+    /// An arena; `with_int` keeps an INT stack per packet.
+    pub fn new(with_int: bool) -> Arena {
+        Arena { with_int, ..Arena::default() }
+    }
+
+    /// Stores `packet` and returns its id.
+    #[inline]
+    pub fn alloc(&mut self, packet: Packet) -> u32 {
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
+        if let Some(id) = self.free.pop() {
+            self.packets[id as usize] = packet;
+            return id;
+        }
+        self.packets.push(packet);
+        if self.with_int {
+            self.int.push([IntHop::default(); MAX_INT_HOPS]);
+        }
+        (self.packets.len() - 1) as u32
+    }
+
+    /// Releases packet `id`.
+    #[inline]
+    pub fn free(&mut self, id: u32) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    /// The packet `id`.
+    #[inline]
+    pub fn get(&self, id: u32) -> &Packet {
+        &self.packets[id as usize]
+    }
+
+    /// The packet `id`, mutably.
+    #[inline]
+    pub fn get_mut(&mut self, id: u32) -> &mut Packet {
+        &mut self.packets[id as usize]
+    }
+
+    /// The INT records of packet `id` (empty without INT).
+    #[inline]
+    pub fn int(&self, id: u32) -> &[IntHop] {
+        if !self.with_int {
+            return &[];
+        }
+        let n = self.packets[id as usize].int_hops as usize;
+        &self.int[id as usize][..n]
+    }
+
+    /// Appends an INT record to packet `id` (ignored past `MAX_INT_HOPS`).
+    #[inline]
+    pub fn push_int(&mut self, id: u32, hop: IntHop) {
+        let p = &mut self.packets[id as usize];
+        if self.with_int && (p.int_hops as usize) < MAX_INT_HOPS {
+            self.int[id as usize][p.int_hops as usize] = hop;
+            p.int_hops += 1;
+        }
+    }
+
+    /// Copies the INT records of `from` into `to` (a receiver echoing INT on an ACK).
+    #[inline]
+    pub fn copy_int(&mut self, from: u32, to: u32) {
+        if self.with_int {
+            self.int[to as usize] = self.int[from as usize];
+            self.packets[to as usize].int_hops = self.packets[from as usize].int_hops;
+        }
+    }
+
+    /// Packets alive now.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Most packets alive at once.
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+}

@@ -1,0 +1,234 @@
+//! An egress port: priority queues, a scheduler, a transmitter with a rate and a propagation delay, and
+//! occupancy statistics.
+//!
+//! A port schedules no event for a packet it can send at once: it notes when its transmitter frees
+//! (`busy_until`) and only schedules a `PortFree` event when packets wait behind the one on the wire.
+
+use std::collections::VecDeque;
+
+use sluice_core::{serialization_ps, Rate, Time};
+
+use crate::config::{EcnThresholds, Scheduler};
+use crate::engine::{Core, Event};
+use crate::packet::Arena;
+
+/// Statistics of one egress port.
+#[derive(Debug, Clone, Default)]
+pub struct PortStats {
+    /// Bytes transmitted (wire bytes, all queues).
+    pub tx_bytes: u64,
+    /// Largest queue occupancy seen (bytes, all queues).
+    pub max_queue: u64,
+    /// Integral of occupancy over time (byte-picoseconds), for the time average.
+    pub queue_area: u128,
+    /// When occupancy last changed.
+    pub last_change: Time,
+    /// Packets dropped at this port.
+    pub drops: u64,
+    /// Payload bytes dropped at this port.
+    pub dropped_bytes: u64,
+    /// ECN marks applied at this port.
+    pub ecn_marks: u64,
+    /// PFC pause frames this port's switch sent upstream through this port.
+    pub pauses_sent: u64,
+    /// Since when the transmitter has been paused by its peer, if it is.
+    pub paused_since: Option<Time>,
+    /// Total time the transmitter was paused.
+    pub paused_time: Time,
+}
+
+/// An egress port.
+#[derive(Debug)]
+pub struct Port {
+    /// Link rate.
+    pub rate: Rate,
+    /// One-way propagation delay.
+    pub delay: Time,
+    /// Node at the other end.
+    pub peer: u32,
+    /// Port number at the other end.
+    pub peer_port: u16,
+    /// Exact picoseconds per byte when the rate divides 8 Tbit evenly (100 Gbps: 80), else 0.
+    ps_per_byte: u64,
+    /// Packet ids waiting, per priority queue.
+    pub queues: Vec<VecDeque<u32>>,
+    /// Bytes waiting, per priority queue.
+    pub queue_bytes: Vec<u64>,
+    /// Bytes waiting, all queues.
+    pub bytes: u64,
+    /// When the transmitter finishes the packet on the wire.
+    pub busy_until: Time,
+    /// A `PortFree` event is scheduled.
+    pub free_pending: bool,
+    /// Queues paused by the peer's PFC (bit per queue).
+    pub paused: u8,
+    deficits: Vec<i64>,
+    dwrr_next: usize,
+    /// ECN thresholds of this port.
+    pub ecn: EcnThresholds,
+    /// Statistics.
+    pub stats: PortStats,
+}
+
+impl Port {
+    /// A port with `queues` priority queues.
+    pub fn new(rate: Rate, delay: Time, peer: u32, peer_port: u16, queues: u8, ecn: EcnThresholds) -> Port {
+        let ps_per_byte = if (8 * sluice_core::PS_PER_S) % rate == 0 { 8 * sluice_core::PS_PER_S / rate } else { 0 };
+        let n = queues as usize;
+        Port {
+            rate,
+            delay,
+            peer,
+            peer_port,
+            ps_per_byte,
+            queues: (0..n).map(|_| VecDeque::new()).collect(),
+            queue_bytes: vec![0; n],
+            bytes: 0,
+            busy_until: 0,
+            free_pending: false,
+            paused: 0,
+            deficits: vec![0; n],
+            dwrr_next: 0,
+            ecn,
+            stats: PortStats::default(),
+        }
+    }
+
+    /// Time to serialize `bytes` on this port.
+    #[inline]
+    pub fn serialization(&self, bytes: u32) -> Time {
+        if self.ps_per_byte != 0 {
+            bytes as Time * self.ps_per_byte
+        } else {
+            serialization_ps(bytes as u64, self.rate)
+        }
+    }
+
+    /// Accounts the occupancy change up to `now` before `bytes` changes.
+    #[inline]
+    fn account(&mut self, now: Time) {
+        let s = &mut self.stats;
+        s.queue_area += self.bytes as u128 * (now - s.last_change) as u128;
+        s.last_change = now;
+    }
+
+    /// Appends packet `id` of `wire` bytes to queue `queue`.
+    #[inline]
+    pub fn enqueue(&mut self, now: Time, queue: u8, id: u32, wire: u32) {
+        self.account(now);
+        self.queues[queue as usize].push_back(id);
+        self.queue_bytes[queue as usize] += wire as u64;
+        self.bytes += wire as u64;
+        self.stats.max_queue = self.stats.max_queue.max(self.bytes);
+    }
+
+    /// Whether the transmitter is idle at `now`.
+    #[inline]
+    pub fn idle(&self, now: Time) -> bool {
+        self.busy_until <= now
+    }
+
+    /// Whether some queue holds a packet that is not paused.
+    #[inline]
+    pub fn has_eligible(&self) -> bool {
+        self.queues.iter().enumerate().any(|(i, q)| !q.is_empty() && self.paused & (1 << i) == 0)
+    }
+
+    /// Picks the next queue to serve, or `None` if every non-empty queue is paused.
+    pub fn select(&mut self, scheduler: &Scheduler, mtu: u32, arena: &Arena) -> Option<usize> {
+        match scheduler {
+            Scheduler::Strict => {
+                (0..self.queues.len()).find(|&i| !self.queues[i].is_empty() && self.paused & (1 << i) == 0)
+            }
+            Scheduler::Dwrr { weights } => self.select_dwrr(weights, mtu, arena),
+        }
+    }
+
+    /// Deficit round robin: a queue may send while its deficit covers the head packet; each visit adds
+    /// its quantum (weight x MTU).
+    fn select_dwrr(&mut self, weights: &[u32], mtu: u32, arena: &Arena) -> Option<usize> {
+        let n = self.queues.len();
+        if !self.has_eligible() {
+            return None;
+        }
+        loop {
+            let i = self.dwrr_next;
+            let eligible = !self.queues[i].is_empty() && self.paused & (1 << i) == 0;
+            if !eligible {
+                if self.queues[i].is_empty() {
+                    self.deficits[i] = 0;
+                }
+                self.dwrr_next = (i + 1) % n;
+                continue;
+            }
+            let head_bytes = arena.get(self.queues[i][0]).wire as i64;
+            if self.deficits[i] >= head_bytes {
+                self.deficits[i] -= head_bytes;
+                return Some(i);
+            }
+            self.deficits[i] += weights.get(i).copied().unwrap_or(1).max(1) as i64 * mtu as i64;
+            if self.deficits[i] < head_bytes {
+                self.dwrr_next = (i + 1) % n;
+            }
+        }
+    }
+
+    /// Removes the head of queue `queue`, which holds `wire` bytes.
+    #[inline]
+    pub fn dequeue(&mut self, now: Time, queue: usize, wire: u32) -> u32 {
+        self.account(now);
+        let id = self.queues[queue].pop_front().expect("selected queue is not empty");
+        self.queue_bytes[queue] -= wire as u64;
+        self.bytes -= wire as u64;
+        id
+    }
+
+    /// Puts `wire` bytes on the link at `now`: schedules their arrival at the peer and marks the
+    /// transmitter busy. Returns when the transmitter frees.
+    #[inline]
+    pub fn transmit(&mut self, core: &mut Core, pkt: u32, wire: u32) -> Time {
+        let end = core.now + self.serialization(wire);
+        self.busy_until = end;
+        self.stats.tx_bytes += wire as u64;
+        core.counters.packet_hops += 1;
+        core.schedule(end + self.delay, Event::Arrive { node: self.peer, port: self.peer_port, pkt });
+        end
+    }
+
+    /// Makes sure a `PortFree` event will fire when the transmitter frees, if one is not already due.
+    #[inline]
+    pub fn wake_when_free(&mut self, core: &mut Core, node: u32, port: u16) {
+        if !self.free_pending {
+            self.free_pending = true;
+            core.schedule(self.busy_until, Event::PortFree { node, port });
+        }
+    }
+
+    /// Pauses or resumes queue `queue` (a PFC frame from the peer arrived).
+    pub fn set_paused(&mut self, now: Time, queue: u8, pause: bool) {
+        let was = self.paused != 0;
+        if pause {
+            self.paused |= 1 << queue;
+        } else {
+            self.paused &= !(1 << queue);
+        }
+        match (was, self.paused != 0) {
+            (false, true) => self.stats.paused_since = Some(now),
+            (true, false) => {
+                let since = self.stats.paused_since.take().unwrap_or(now);
+                self.stats.paused_time += now - since;
+            }
+            _ => {}
+        }
+    }
+
+    /// Time-averaged occupancy in bytes over `[0, end]`.
+    pub fn average_queue(&self, end: Time) -> f64 {
+        let area = self.stats.queue_area + self.bytes as u128 * end.saturating_sub(self.stats.last_change) as u128;
+        if end == 0 {
+            0.0
+        } else {
+            area as f64 / end as f64
+        }
+    }
+}

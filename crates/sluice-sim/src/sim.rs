@@ -1,0 +1,490 @@
+//! The simulation: builds switches, hosts and flows from a topology and settings, runs the event loop,
+//! and reports records.
+
+use std::sync::Arc;
+
+use sluice_cc::{Factory, FlowInfo, Needs};
+use sluice_core::{serialization_ps, Time};
+use sluice_results::{FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
+use sluice_topo::{NodeKind, Routes, Topology};
+
+use crate::config::{EcnThresholds, HostConfig, LinkConfig, SwitchConfig};
+use crate::engine::{Core, Counters, Event};
+use crate::queue::EventQueue;
+use crate::flow::{Flow, FlowTrace};
+use crate::host::{with_cc, Host, HostEnv};
+use crate::port::Port;
+use crate::switch::{Fabric, Switch};
+
+/// A flow to simulate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowDesc {
+    /// Source host index.
+    pub src: u32,
+    /// Destination host index.
+    pub dst: u32,
+    /// Bytes (ignored for long-lived flows).
+    pub size: u64,
+    /// Start time.
+    pub start: Time,
+    /// Long-lived flows: when the sender stops offering data.
+    pub stop: Option<Time>,
+    /// Workload entry that produced it.
+    pub group: u16,
+}
+
+/// What to record beyond per-flow completion times.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observe {
+    /// Flows whose CC variables are traced.
+    pub trace_flows: Vec<u32>,
+    /// Minimum spacing of trace rows per flow (0 = every change).
+    pub trace_interval: Time,
+    /// Flows whose delivered bytes are sampled.
+    pub throughput_flows: Vec<u32>,
+    /// Ports (node, port) whose transmitted bytes are sampled.
+    pub throughput_ports: Vec<(u32, u16)>,
+    /// Sampling interval.
+    pub sample_interval: Time,
+}
+
+/// When the run ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopRule {
+    /// Stop at this time even if flows are unfinished (`None`: when every flow has finished).
+    pub duration: Option<Time>,
+    /// Without a duration, give up at this time (unfinished flows are reported).
+    pub time_limit: Time,
+}
+
+/// Everything a run needs.
+pub struct SimInput {
+    /// The network.
+    pub topology: Topology,
+    /// Its routes.
+    pub routes: Routes,
+    /// Packet sizes.
+    pub link: LinkConfig,
+    /// Switch settings (ECN thresholds filled per port speed).
+    pub switch: SwitchConfig,
+    /// Host settings.
+    pub host: HostConfig,
+    /// Flows.
+    pub flows: Vec<FlowDesc>,
+    /// The CC algorithm.
+    pub factory: Arc<dyn Factory>,
+    /// What the algorithm needs from the datapath.
+    pub needs: Needs,
+    /// Receiver CNP spacing (0 = flag every ACK of a marked packet).
+    pub cnp_interval: Time,
+    /// Scenario seed.
+    pub seed: u64,
+    /// End of the run.
+    pub stop: StopRule,
+    /// Extra recording.
+    pub observe: Observe,
+}
+
+/// A snapshot for progress displays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Simulated time reached.
+    pub now: Time,
+    /// Where the run will stop at the latest.
+    pub end: Time,
+    /// Events handled so far.
+    pub events: u64,
+    /// Flows finished.
+    pub flows_finished: u64,
+    /// Flows in the run.
+    pub flows: u64,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct SimOutput {
+    /// One record per flow, in flow-id order.
+    pub flows: Vec<FlowRecord>,
+    /// One record per switch port.
+    pub ports: Vec<PortRecord>,
+    /// One record per switch.
+    pub switches: Vec<SwitchRecord>,
+    /// Sampled throughput series.
+    pub throughput: Vec<ThroughputSeries>,
+    /// CC traces.
+    pub traces: Vec<sluice_results::FlowTrace>,
+    /// Run-wide figures (wall time left 0 for the caller to fill).
+    pub run: RunInfo,
+    /// Engine counters.
+    pub counters: Counters,
+    /// Most packets in flight at once.
+    pub peak_packets: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum NodeRef {
+    Host(u32),
+    Switch(u32),
+}
+
+/// A simulation ready to run.
+pub struct Simulation {
+    core: Core,
+    switches: Vec<Switch>,
+    hosts: Vec<Host>,
+    flows: Vec<Flow>,
+    node_ref: Vec<NodeRef>,
+    topology: Topology,
+    routes: Routes,
+    link: LinkConfig,
+    switch_config: SwitchConfig,
+    host_config: HostConfig,
+    factory: Arc<dyn Factory>,
+    needs: Needs,
+    cnp_interval: Time,
+    seed: u64,
+    stop: StopRule,
+    observe: Observe,
+    samples: Sampler,
+}
+
+#[derive(Debug, Default)]
+struct Sampler {
+    last_flow_bytes: Vec<u64>,
+    last_port_bytes: Vec<u64>,
+    series: Vec<ThroughputSeries>,
+}
+
+impl Simulation {
+    /// Builds the network and schedules every flow's start.
+    pub fn new(input: SimInput) -> Simulation {
+        let SimInput { topology, routes, link, switch, host, flows, factory, needs, cnp_interval, seed, stop, observe } =
+            input;
+        let mut core = Core::new(switch.int);
+        let queues = switch.queues.max(switch.control_queue + 1).max(switch.data_queue + 1);
+        let make_port = |p: &sluice_topo::Port| {
+            Port::new(p.rate, p.delay, p.peer, p.peer_port, queues, ecn_for(&switch, p.rate))
+        };
+        let mut node_ref = Vec::with_capacity(topology.nodes.len());
+        let mut switches = Vec::new();
+        let mut hosts = Vec::new();
+        let fabric = Fabric { config: &switch, link: &link, routes: &routes };
+        for (id, node) in topology.nodes.iter().enumerate() {
+            let ports: Vec<Port> = topology.ports[id].iter().map(make_port).collect();
+            match node.kind {
+                NodeKind::Host => {
+                    node_ref.push(NodeRef::Host(hosts.len() as u32));
+                    let nic = ports.into_iter().next().expect("a host has one port");
+                    hosts.push(Host::new(id as u32, nic));
+                }
+                NodeKind::Switch => {
+                    node_ref.push(NodeRef::Switch(switches.len() as u32));
+                    switches.push(Switch::new(id as u32, ports, &fabric, seed));
+                }
+            }
+        }
+        let flows = build_flows(&topology, &routes, &link, &flows, &observe, &mut core);
+        let mut sim = Simulation {
+            core,
+            switches,
+            hosts,
+            flows,
+            node_ref,
+            topology,
+            routes,
+            link,
+            switch_config: switch,
+            host_config: host,
+            factory,
+            needs,
+            cnp_interval,
+            seed,
+            stop,
+            observe,
+            samples: Sampler::default(),
+        };
+        sim.start_sampling();
+        sim
+    }
+
+    fn start_sampling(&mut self) {
+        let o = &self.observe;
+        if o.sample_interval == 0 || (o.throughput_flows.is_empty() && o.throughput_ports.is_empty()) {
+            return;
+        }
+        let s = &mut self.samples;
+        s.last_flow_bytes = vec![0; o.throughput_flows.len()];
+        s.last_port_bytes = vec![0; o.throughput_ports.len()];
+        for f in &o.throughput_flows {
+            s.series.push(ThroughputSeries { label: format!("flow {f}"), interval: o.sample_interval, samples: Vec::new() });
+        }
+        for (node, port) in &o.throughput_ports {
+            let label = format!("{}:p{port}", self.topology.nodes[*node as usize].name);
+            s.series.push(ThroughputSeries { label, interval: o.sample_interval, samples: Vec::new() });
+        }
+        self.core.schedule(o.sample_interval, Event::Sample);
+    }
+
+    /// The time the run stops at the latest.
+    pub fn end_time(&self) -> Time {
+        self.stop.duration.unwrap_or(self.stop.time_limit)
+    }
+
+    /// Runs to the end, calling `progress` about every million events.
+    pub fn run(mut self, progress: &mut dyn FnMut(&Progress)) -> SimOutput {
+        let end = self.end_time();
+        let total = self.flows.len() as u64;
+        while let Some((time, event)) = self.core.queue.pop() {
+            if time > end {
+                break;
+            }
+            self.core.now = time;
+            self.core.counters.events += 1;
+            self.dispatch(event);
+            if self.core.counters.flows_finished == total && self.stop.duration.is_none() {
+                break;
+            }
+            if self.core.counters.events & 0xF_FFFF == 0 {
+                let c = &self.core.counters;
+                progress(&Progress { now: time, end, events: c.events, flows_finished: c.flows_finished, flows: total });
+            }
+        }
+        if self.stop.duration.is_some() {
+            self.core.now = self.core.now.max(end);
+        }
+        self.finish()
+    }
+
+    fn dispatch(&mut self, event: Event) {
+        let core = &mut self.core;
+        let flows = &mut self.flows;
+        let fabric = Fabric { config: &self.switch_config, link: &self.link, routes: &self.routes };
+        let env = HostEnv {
+            config: &self.host_config,
+            link: &self.link,
+            needs: self.needs,
+            cnp_interval: self.cnp_interval,
+            control_queue: self.switch_config.control_queue,
+            data_queue: self.switch_config.data_queue,
+        };
+        match event {
+            Event::Arrive { node, port, pkt } => match self.node_ref[node as usize] {
+                NodeRef::Switch(s) => self.switches[s as usize].receive(core, &fabric, port, pkt),
+                NodeRef::Host(h) => self.hosts[h as usize].receive(core, &env, flows, pkt),
+            },
+            Event::PortFree { node, port } => match self.node_ref[node as usize] {
+                NodeRef::Switch(s) => self.switches[s as usize].port_free(core, &fabric, port),
+                NodeRef::Host(h) => self.hosts[h as usize].on_port_free(core, &env, flows),
+            },
+            Event::Pfc { node, port, queue, pause } => match self.node_ref[node as usize] {
+                NodeRef::Switch(s) => self.switches[s as usize].pfc(core, &fabric, port, queue, pause),
+                NodeRef::Host(h) => self.hosts[h as usize].on_pfc(core, &env, flows, queue, pause),
+            },
+            Event::HostWake { host } => {
+                let NodeRef::Host(h) = self.node_ref[host as usize] else { unreachable!("wake for a switch") };
+                self.hosts[h as usize].on_wake(core, &env, flows);
+            }
+            Event::FlowStart { flow } => {
+                let src = flows[flow as usize].src as usize;
+                let line_rate = self.hosts[src].nic.rate;
+                start_controller(core, &self.link, line_rate, self.factory.as_ref(), &mut flows[flow as usize], flow);
+                self.hosts[src].start_flow(core, &env, flows, flow);
+            }
+            Event::FlowStop { flow } => {
+                let f = &mut flows[flow as usize];
+                f.size = f.max_sent.max(f.snd_una);
+                if f.snd_una >= f.size && f.finish.is_none() {
+                    crate::host::finish(core, f);
+                }
+            }
+            Event::CcTimer { flow, id, gen } => {
+                let src = flows[flow as usize].src as usize;
+                self.hosts[src].on_cc_timer(core, &env, flows, flow, id, gen);
+            }
+            Event::Rto { flow } => {
+                let src = flows[flow as usize].src as usize;
+                self.hosts[src].on_rto(core, &env, flows, flow);
+            }
+            Event::Sample => self.sample(),
+        }
+    }
+
+    fn sample(&mut self) {
+        let now = self.core.now;
+        let o = &self.observe;
+        let s = &mut self.samples;
+        for (i, f) in o.throughput_flows.iter().enumerate() {
+            let acked = self.flows[*f as usize].snd_una;
+            s.series[i].samples.push((now, acked - s.last_flow_bytes[i]));
+            s.last_flow_bytes[i] = acked;
+        }
+        let offset = o.throughput_flows.len();
+        for (i, (node, port)) in o.throughput_ports.iter().enumerate() {
+            let tx = match self.node_ref[*node as usize] {
+                NodeRef::Switch(sw) => self.switches[sw as usize].ports[*port as usize].stats.tx_bytes,
+                NodeRef::Host(h) => self.hosts[h as usize].nic.stats.tx_bytes,
+            };
+            s.series[offset + i].samples.push((now, tx - s.last_port_bytes[i]));
+            s.last_port_bytes[i] = tx;
+        }
+        self.core.schedule(now + o.sample_interval, Event::Sample);
+    }
+
+    fn finish(self) -> SimOutput {
+        let end = self.core.now;
+        let names = |n: u32| self.topology.nodes[n as usize].name.clone();
+        let flows = self.flows.iter().enumerate().map(|(i, f)| flow_record(i, f)).collect();
+        let mut ports = Vec::new();
+        let mut switches = Vec::new();
+        for sw in &self.switches {
+            for (i, p) in sw.ports.iter().enumerate() {
+                ports.push(port_record(&names(sw.node), i as u16, names(p.peer), p, end));
+            }
+            let area = sw.buffer.area + sw.used as u128 * (end - sw.buffer.last_change) as u128;
+            let avg = if end == 0 { 0.0 } else { area as f64 / end as f64 };
+            switches.push(SwitchRecord { node: names(sw.node), max_buffer: sw.buffer.max, avg_buffer: avg });
+        }
+        let traces = collect_traces(&self.flows);
+        let c = self.core.counters.clone();
+        let pause_time = ports.iter().map(|p: &PortRecord| p.pfc_paused_time).sum::<Time>()
+            + self.hosts.iter().map(|h| h.nic.stats.paused_time).sum::<Time>();
+        let run = RunInfo {
+            seed: self.seed,
+            sim_time: end,
+            events: c.events,
+            packet_hops: c.packet_hops,
+            wall_seconds: 0.0,
+            bytes_sent: c.bytes_sent,
+            bytes_delivered: c.bytes_delivered,
+            bytes_dropped: c.bytes_dropped,
+            retransmitted_bytes: c.retransmitted_bytes,
+            pfc_pauses: c.pfc_pauses,
+            pfc_pause_time: pause_time,
+            drops: c.drops,
+        };
+        SimOutput {
+            flows,
+            ports,
+            switches,
+            throughput: self.samples.series,
+            traces,
+            run,
+            counters: c,
+            peak_packets: self.core.arena.peak(),
+        }
+    }
+}
+
+/// ECN thresholds of a port at `rate`.
+fn ecn_for(switch: &SwitchConfig, rate: sluice_core::Rate) -> EcnThresholds {
+    if switch.ecn.enabled {
+        switch.ecn.for_rate(rate)
+    } else {
+        EcnThresholds { kmin: u64::MAX, kmax: u64::MAX, pmax: 0.0 }
+    }
+}
+
+/// Creates flow state with each flow's path figures, and schedules starts and stops.
+fn build_flows(
+    topology: &Topology,
+    routes: &Routes,
+    link: &LinkConfig,
+    descs: &[FlowDesc],
+    observe: &Observe,
+    core: &mut Core,
+) -> Vec<Flow> {
+    let packet_wire = (link.mtu + link.header_bytes) as u64;
+    let mut flows = Vec::with_capacity(descs.len());
+    for (i, d) in descs.iter().enumerate() {
+        let size = if d.stop.is_some() { u64::MAX / 4 } else { d.size.max(1) };
+        let mut f = Flow::new(d.src, d.dst, size, d.start, d.stop, d.group);
+        let path = topology.path_profile(routes, d.src, d.dst);
+        let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(packet_wire, *r)).sum();
+        let ack_per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(link.control_bytes as u64, *r)).sum();
+        let base = 2 * path.prop_delay + per_hop;
+        f.base_rtt = base + ack_per_hop;
+        f.hops = path.switches;
+        let packets = d.size.max(1).div_ceil(link.mtu as u64);
+        let wire_bytes = d.size.max(1) + packets * link.header_bytes as u64;
+        f.ideal_fct = sluice_results::ideal_fct(base, wire_bytes, path.bottleneck);
+        if observe.trace_flows.contains(&(i as u32)) {
+            f.trace = Some(Box::new(FlowTrace { interval: observe.trace_interval, ..FlowTrace::default() }));
+        }
+        core.schedule(d.start, Event::FlowStart { flow: i as u32 });
+        if let Some(stop) = d.stop {
+            core.schedule(stop, Event::FlowStop { flow: i as u32 });
+        }
+        flows.push(f);
+    }
+    flows
+}
+
+/// Creates a flow's controller and applies its initial decisions.
+fn start_controller(core: &mut Core, link: &LinkConfig, line_rate: u64, factory: &dyn Factory, f: &mut Flow, id: u32) {
+    let info = FlowInfo {
+        flow_id: id as u64,
+        mss: link.mtu,
+        header_bytes: link.header_bytes,
+        line_rate,
+        base_rtt: f.base_rtt,
+        hops: f.hops,
+        size: f.stop.is_none().then_some(f.size),
+        start: core.now,
+    };
+    let cc = factory.create(&info);
+    f.events = cc.events();
+    f.cc = Some(cc);
+    f.rate = line_rate;
+    f.started = true;
+    f.last_progress = core.now;
+    with_cc(core, f, id, |cc, ctx| cc.on_start(&info, ctx));
+}
+
+fn flow_record(id: usize, f: &Flow) -> FlowRecord {
+    FlowRecord {
+        id: id as u64,
+        src: f.src,
+        dst: f.dst,
+        size: if f.stop.is_some() { f.snd_una } else { f.size },
+        delivered: f.snd_una,
+        start: f.start,
+        finish: f.finish,
+        ideal_fct: f.ideal_fct,
+        retransmitted_bytes: f.retransmitted,
+        long_lived: f.stop.is_some(),
+        group: f.group,
+    }
+}
+
+fn port_record(node: &str, port: u16, peer: String, p: &Port, end: Time) -> PortRecord {
+    let paused = p.stats.paused_time + p.stats.paused_since.map_or(0, |since| end.saturating_sub(since));
+    PortRecord {
+        node: node.to_string(),
+        port,
+        peer,
+        rate: p.rate,
+        tx_bytes: p.stats.tx_bytes,
+        max_queue: p.stats.max_queue,
+        avg_queue: p.average_queue(end),
+        drops: p.stats.drops,
+        dropped_bytes: p.stats.dropped_bytes,
+        ecn_marks: p.stats.ecn_marks,
+        pfc_pauses_sent: p.stats.pauses_sent,
+        pfc_paused_time: paused,
+    }
+}
+
+fn collect_traces(flows: &[Flow]) -> Vec<sluice_results::FlowTrace> {
+    let mut out = Vec::new();
+    for (i, f) in flows.iter().enumerate() {
+        let Some(t) = &f.trace else { continue };
+        let mut trace = sluice_results::FlowTrace::new(i as u64, t.names.clone());
+        for (time, values) in &t.rows {
+            if values.len() == t.names.len() {
+                trace.push(*time, values);
+            }
+        }
+        out.push(trace);
+    }
+    out
+}

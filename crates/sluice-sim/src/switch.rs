@@ -1,0 +1,315 @@
+//! An output-queued switch with a shared buffer: ECMP forwarding, dynamic-threshold admission (lossy) or
+//! PFC with headroom (lossless), RED/ECN marking at enqueue or dequeue, and INT stamping.
+
+use sluice_cc::IntHop;
+use sluice_core::Rng;
+use sluice_topo::Routes;
+
+use crate::config::{LinkConfig, LoadBalance, MarkAt, SwitchConfig};
+use crate::engine::{Core, Event};
+use crate::packet::{Kind, FLAG_CE, FLAG_ECT};
+use crate::port::Port;
+
+/// What every switch shares: settings and routes.
+#[derive(Debug)]
+pub struct Fabric<'a> {
+    /// Switch settings.
+    pub config: &'a SwitchConfig,
+    /// Packet sizes.
+    pub link: &'a LinkConfig,
+    /// Equal-cost next hops per node and destination host.
+    pub routes: &'a Routes,
+}
+
+/// Shared-buffer occupancy statistics of a switch.
+#[derive(Debug, Clone, Default)]
+pub struct BufferStats {
+    /// Largest occupancy seen.
+    pub max: u64,
+    /// Integral of occupancy over time (byte-picoseconds).
+    pub area: u128,
+    /// When occupancy last changed.
+    pub last_change: u64,
+}
+
+/// A switch.
+#[derive(Debug)]
+pub struct Switch {
+    /// Node id in the topology.
+    pub node: u32,
+    /// Egress ports (port number = index).
+    pub ports: Vec<Port>,
+    /// Bytes held in the shared buffer.
+    pub used: u64,
+    /// Buffer statistics.
+    pub buffer: BufferStats,
+    /// Bytes held per ingress port and queue outside headroom (PFC accounting).
+    ingress: Vec<[u64; 8]>,
+    /// Headroom bytes held per ingress port and queue.
+    headroom_used: Vec<[u64; 8]>,
+    /// Headroom reserved per ingress port.
+    headroom: Vec<u64>,
+    /// Bytes above the per-queue reserve, over all ingress queues.
+    shared_used: u64,
+    /// XOFF sent upstream, bit per queue, per ingress port.
+    xoff: Vec<u8>,
+    /// Buffer left for the shared pool after headroom and reserves.
+    pool: u64,
+    rng: Rng,
+}
+
+/// Mixes a flow id and a switch id into an ECMP hash (SplitMix64 finalizer).
+#[inline]
+fn ecmp_hash(flow: u32, node: u32) -> u64 {
+    let mut z = ((flow as u64) << 32 | node as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Switch {
+    /// A switch at `node` with `ports`.
+    pub fn new(node: u32, ports: Vec<Port>, fabric: &Fabric, seed: u64) -> Switch {
+        let cfg = &fabric.config;
+        let data_wire = (fabric.link.mtu + fabric.link.header_bytes) as u64;
+        let headroom: Vec<u64> = ports
+            .iter()
+            .map(|p| {
+                cfg.pfc.headroom.unwrap_or_else(|| {
+                    3 * (p.rate as u128 * p.delay as u128 / 8 / sluice_core::PS_PER_S as u128) as u64 + 2 * data_wire
+                })
+            })
+            .collect();
+        let reserved = headroom.iter().sum::<u64>() + cfg.pfc.reserve * ports.len() as u64;
+        let n = ports.len();
+        Switch {
+            node,
+            ports,
+            used: 0,
+            buffer: BufferStats::default(),
+            ingress: vec![[0; 8]; n],
+            headroom_used: vec![[0; 8]; n],
+            headroom,
+            shared_used: 0,
+            xoff: vec![0; n],
+            pool: cfg.buffer.saturating_sub(reserved),
+            rng: Rng::named(seed, &format!("switch.{node}")),
+        }
+    }
+
+    /// Handles packet `id` arriving on `in_port`.
+    pub fn receive(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, id: u32) {
+        let p = *core.arena.get(id);
+        let out = self.route(fabric, p.flow, p.dst) as usize;
+        let queue = p.queue as usize;
+        if !self.admit(core, fabric, in_port as usize, out, queue, p.wire) {
+            self.drop_packet(core, out, id);
+            return;
+        }
+        let cfg = fabric.config;
+        if cfg.ecn.enabled && cfg.ecn.mark_at == MarkAt::Enqueue {
+            let q = self.ports[out].queue_bytes[queue];
+            self.maybe_mark(core, out, id, q);
+        }
+        core.arena.get_mut(id).ingress = in_port;
+        self.ports[out].enqueue(core.now, p.queue, id, p.wire);
+        self.try_transmit(core, fabric, out as u16);
+    }
+
+    fn route(&mut self, fabric: &Fabric, flow: u32, dst: u32) -> u16 {
+        let hops = fabric.routes.next_hops(self.node, dst);
+        debug_assert!(!hops.is_empty(), "switch {} has no route to host {dst}", self.node);
+        if hops.len() == 1 {
+            return hops[0];
+        }
+        let pick = match fabric.config.load_balance {
+            LoadBalance::FlowHash => ecmp_hash(flow, self.node) % hops.len() as u64,
+            LoadBalance::PacketSpray => self.rng.below(hops.len() as u64),
+        };
+        hops[pick as usize]
+    }
+
+    /// Buffer admission. Lossless: the packet goes to the shared pool or, past the PFC threshold, to the
+    /// ingress headroom (pausing upstream). Lossy: dynamic threshold on the egress queue.
+    fn admit(&mut self, core: &mut Core, fabric: &Fabric, in_port: usize, out: usize, queue: usize, wire: u32) -> bool {
+        let cfg = fabric.config;
+        let wire = wire as u64;
+        if self.used + wire > cfg.buffer {
+            return false;
+        }
+        if cfg.pfc.enabled {
+            if !self.admit_lossless(in_port, queue, wire, cfg.pfc.reserve, cfg.pfc.shift) {
+                return false;
+            }
+            self.check_pause(core, fabric, in_port, queue);
+        } else {
+            let free = (cfg.buffer - self.used) as f64;
+            if (self.ports[out].queue_bytes[queue] + wire) as f64 > cfg.dt_alpha * free {
+                return false;
+            }
+        }
+        self.account_buffer(core.now, wire as i64);
+        true
+    }
+
+    /// The XOFF threshold for one ingress queue's shared bytes (HPCC artifact switch-mmu.cc).
+    #[inline]
+    fn pfc_threshold(&self, shift: u32) -> u64 {
+        self.pool.saturating_sub(self.shared_used) >> shift
+    }
+
+    fn admit_lossless(&mut self, in_port: usize, queue: usize, wire: u64, reserve: u64, shift: u32) -> bool {
+        let held = self.ingress[in_port][queue];
+        let shared_before = held.saturating_sub(reserve);
+        let shared_after = (held + wire).saturating_sub(reserve);
+        if shared_after > shared_before && shared_after > self.pfc_threshold(shift) {
+            let room = self.headroom[in_port];
+            let used: u64 = self.headroom_used[in_port].iter().sum();
+            if used + wire > room {
+                return false;
+            }
+            self.headroom_used[in_port][queue] += wire;
+            return true;
+        }
+        self.ingress[in_port][queue] = held + wire;
+        self.shared_used += shared_after - shared_before;
+        true
+    }
+
+    fn check_pause(&mut self, core: &mut Core, fabric: &Fabric, in_port: usize, queue: usize) {
+        if self.xoff[in_port] & (1 << queue) != 0 {
+            return;
+        }
+        let shared = self.ingress[in_port][queue].saturating_sub(fabric.config.pfc.reserve);
+        if self.headroom_used[in_port][queue] > 0 || shared >= self.pfc_threshold(fabric.config.pfc.shift) {
+            self.xoff[in_port] |= 1 << queue;
+            self.send_pfc(core, fabric, in_port, queue, true);
+        }
+    }
+
+    fn check_resume(&mut self, core: &mut Core, fabric: &Fabric, in_port: usize, queue: usize) {
+        if self.xoff[in_port] & (1 << queue) == 0 || self.headroom_used[in_port][queue] > 0 {
+            return;
+        }
+        let pfc = &fabric.config.pfc;
+        let shared = self.ingress[in_port][queue].saturating_sub(pfc.reserve);
+        if shared == 0 || shared + pfc.resume_offset <= self.pfc_threshold(pfc.shift) {
+            self.xoff[in_port] &= !(1 << queue);
+            self.send_pfc(core, fabric, in_port, queue, false);
+        }
+    }
+
+    /// Sends a PFC frame upstream through `port`; it reaches the peer after its serialization and the
+    /// link's propagation delay. The frame does not wait for a data packet on the wire (802.1Qbb frames
+    /// are small; the error is at most one MTU's serialization).
+    fn send_pfc(&mut self, core: &mut Core, fabric: &Fabric, port: usize, queue: usize, pause: bool) {
+        let p = &mut self.ports[port];
+        let at = core.now + p.serialization(fabric.link.pause_bytes) + p.delay;
+        core.schedule(at, Event::Pfc { node: p.peer, port: p.peer_port, queue: queue as u8, pause });
+        if pause {
+            p.stats.pauses_sent += 1;
+            core.counters.pfc_pauses += 1;
+        }
+    }
+
+    /// Returns a departing packet's bytes to the buffer and its ingress accounting.
+    fn release(&mut self, core: &mut Core, fabric: &Fabric, in_port: usize, queue: usize, wire: u64) {
+        self.account_buffer(core.now, -(wire as i64));
+        if !fabric.config.pfc.enabled {
+            return;
+        }
+        let from_headroom = self.headroom_used[in_port][queue].min(wire);
+        self.headroom_used[in_port][queue] -= from_headroom;
+        let rest = wire - from_headroom;
+        if rest > 0 {
+            let reserve = fabric.config.pfc.reserve;
+            let held = self.ingress[in_port][queue];
+            let shared_before = held.saturating_sub(reserve);
+            let after = held - rest.min(held);
+            self.ingress[in_port][queue] = after;
+            self.shared_used -= shared_before - after.saturating_sub(reserve);
+        }
+        self.check_resume(core, fabric, in_port, queue);
+    }
+
+    fn account_buffer(&mut self, now: u64, delta: i64) {
+        let b = &mut self.buffer;
+        b.area += self.used as u128 * (now - b.last_change) as u128;
+        b.last_change = now;
+        self.used = (self.used as i64 + delta) as u64;
+        b.max = b.max.max(self.used);
+    }
+
+    fn drop_packet(&mut self, core: &mut Core, out: usize, id: u32) {
+        let p = core.arena.get(id);
+        let stats = &mut self.ports[out].stats;
+        stats.drops += 1;
+        stats.dropped_bytes += p.payload as u64;
+        core.counters.drops += 1;
+        if p.kind == Kind::Data {
+            core.counters.bytes_dropped += p.payload as u64;
+        }
+        core.arena.free(id);
+    }
+
+    /// RED/ECN: marks an ECN-capable data packet with the port's probability for queue length `q`.
+    #[inline]
+    fn maybe_mark(&mut self, core: &mut Core, port: usize, id: u32, q: u64) {
+        let p = core.arena.get_mut(id);
+        if p.flags & FLAG_ECT == 0 || p.flags & FLAG_CE != 0 {
+            return;
+        }
+        let probability = self.ports[port].ecn.probability(q);
+        if probability > 0.0 && (probability >= 1.0 || self.rng.next_f64() < probability) {
+            p.flags |= FLAG_CE;
+            self.ports[port].stats.ecn_marks += 1;
+            core.counters.ecn_marks += 1;
+        }
+    }
+
+    /// The transmitter of `port` freed (a `PortFree` event).
+    pub fn port_free(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
+        self.ports[port as usize].free_pending = false;
+        self.try_transmit(core, fabric, port);
+    }
+
+    /// A PFC frame from the peer of `port` arrived.
+    pub fn pfc(&mut self, core: &mut Core, fabric: &Fabric, port: u16, queue: u8, pause: bool) {
+        self.ports[port as usize].set_paused(core.now, queue, pause);
+        if !pause {
+            self.try_transmit(core, fabric, port);
+        }
+    }
+
+    /// Starts the next packet on `port` if the transmitter is idle and a queue may send.
+    fn try_transmit(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
+        let cfg = fabric.config;
+        let out = port as usize;
+        if !self.ports[out].idle(core.now) {
+            if self.ports[out].has_eligible() {
+                self.ports[out].wake_when_free(core, self.node, port);
+            }
+            return;
+        }
+        let Some(queue) = self.ports[out].select(&cfg.scheduler, fabric.link.mtu, &core.arena) else {
+            return;
+        };
+        let head = self.ports[out].queues[queue][0];
+        let p = *core.arena.get(head);
+        let id = self.ports[out].dequeue(core.now, queue, p.wire);
+        self.release(core, fabric, p.ingress as usize, queue, p.wire as u64);
+        if cfg.ecn.enabled && cfg.ecn.mark_at == MarkAt::Dequeue {
+            let left = self.ports[out].queue_bytes[queue];
+            self.maybe_mark(core, out, id, left);
+        }
+        if cfg.int && p.kind == Kind::Data {
+            let port_ref = &self.ports[out];
+            let hop = IntHop { ts: core.now, tx_bytes: port_ref.stats.tx_bytes, qlen: port_ref.bytes, rate: port_ref.rate };
+            core.arena.push_int(id, hop);
+        }
+        self.ports[out].transmit(core, id, p.wire);
+        if self.ports[out].has_eligible() {
+            self.ports[out].wake_when_free(core, self.node, port);
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Helpers shared by the simulator's integration tests: small networks built directly from specs.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use sluice_core::{parse_duration, parse_rate, Time};
+use sluice_sim::{FlowDesc, HostConfig, LinkConfig, Observe, SimInput, SimOutput, Simulation, StopRule, SwitchConfig};
+use sluice_topo::TopologySpec;
+
+/// A star of `hosts` hosts around one switch, every link at `rate` with `delay`.
+pub fn star(hosts: u32, rate: &str, delay: &str) -> TopologySpec {
+    TopologySpec::Star { hosts, rate: parse_rate(rate).unwrap(), delay: parse_duration(delay).unwrap() }
+}
+
+/// A dumbbell: `n` senders and `n` receivers around a bottleneck.
+pub fn dumbbell(n: u32, host_rate: &str, bottleneck: &str) -> TopologySpec {
+    TopologySpec::Dumbbell {
+        left: n,
+        right: n,
+        host_rate: parse_rate(host_rate).unwrap(),
+        bottleneck_rate: parse_rate(bottleneck).unwrap(),
+        delay: parse_duration("1us").unwrap(),
+    }
+}
+
+/// A run of `algorithm` with `params` over `spec`.
+pub struct Run {
+    pub spec: TopologySpec,
+    pub algorithm: &'static str,
+    pub params: toml::Table,
+    pub link: LinkConfig,
+    pub switch: SwitchConfig,
+    pub host: HostConfig,
+    pub flows: Vec<FlowDesc>,
+    pub stop: StopRule,
+    pub observe: Observe,
+    pub seed: u64,
+}
+
+impl Run {
+    pub fn new(spec: TopologySpec, algorithm: &'static str) -> Run {
+        Run {
+            spec,
+            algorithm,
+            params: toml::Table::new(),
+            link: LinkConfig::default(),
+            switch: SwitchConfig::default(),
+            host: HostConfig::default(),
+            flows: Vec::new(),
+            stop: StopRule { duration: None, time_limit: parse_duration("1s").unwrap() },
+            observe: Observe::default(),
+            seed: 1,
+        }
+    }
+
+    pub fn flow(mut self, src: u32, dst: u32, size: u64, start: Time) -> Run {
+        self.flows.push(FlowDesc { src, dst, size, start, stop: None, group: 0 });
+        self
+    }
+
+    pub fn long_flow(mut self, src: u32, dst: u32, start: Time, stop: Time) -> Run {
+        self.flows.push(FlowDesc { src, dst, size: 0, start, stop: Some(stop), group: 0 });
+        self
+    }
+
+    pub fn run(self) -> SimOutput {
+        let topology = sluice_topo::build(&self.spec, Path::new(".")).expect("topology builds");
+        let routes = topology.routes();
+        let host_rate = topology.nic(0).rate;
+        let algorithm = sluice_cc::lookup(self.algorithm).expect("algorithm registered");
+        let factory = (algorithm.build)(&self.params, host_rate).expect("params valid");
+        let mut switch = self.switch;
+        if switch.ecn.thresholds.is_empty() {
+            let mut rates: Vec<u64> = topology.links.iter().map(|l| l.rate).collect();
+            rates.sort_unstable();
+            rates.dedup();
+            let dctcp = self.algorithm == "dctcp";
+            switch.ecn.thresholds = rates
+                .into_iter()
+                .map(|r| {
+                    let t = if dctcp {
+                        sluice_sim::EcnThresholds::dctcp_for_rate(r)
+                    } else {
+                        sluice_sim::EcnThresholds::red_for_rate(r)
+                    };
+                    (r, t)
+                })
+                .collect();
+        }
+        let cnp_interval = self.host.cnp_interval.unwrap_or(0);
+        let input = SimInput {
+            topology,
+            routes,
+            link: self.link,
+            switch,
+            host: self.host,
+            flows: self.flows,
+            factory,
+            needs: algorithm.needs,
+            cnp_interval,
+            seed: self.seed,
+            stop: self.stop,
+            observe: self.observe,
+        };
+        Simulation::new(input).run(&mut |_| {})
+    }
+}
+
+pub fn us(text: &str) -> Time {
+    parse_duration(text).unwrap()
+}

@@ -1,0 +1,154 @@
+//! Explicit flow lists: CSV lines `src,dst,size_bytes,start_ns`.
+
+use std::path::Path;
+
+use sluice_core::{Time, PS_PER_NS};
+
+use crate::generator::FlowSpec;
+use crate::spec::validate::{check_host, existing_file};
+use crate::WorkloadError;
+
+/// Reads the flow list at `path` (relative to `base_dir`); errors name the file and line.
+pub(crate) fn read(
+    path: &str,
+    base_dir: &Path,
+    n_hosts: u32,
+    group: u16,
+) -> Result<Vec<FlowSpec>, WorkloadError> {
+    let file = existing_file(path, base_dir, "flow list")?;
+    let name = file.display().to_string();
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| WorkloadError::field("path", format!("cannot read flow list {name}: {e}")))?;
+    let flows =
+        parse_lines(&text, n_hosts, group).map_err(|e| e.with_file(&name).with_field("path"))?;
+    Ok(flows)
+}
+
+/// Parses a flow list: one flow per line as `src,dst,size_bytes,start_ns` (start in nanoseconds, decimals
+/// allowed), an optional header line with no numbers in it, blank lines and `#` comments skipped. Host ids
+/// must be below `n_hosts`, source and destination must differ and sizes must be at least 1 byte. Flows
+/// come back in file order with `group` 0.
+pub fn parse_flow_list(text: &str, n_hosts: u32) -> Result<Vec<FlowSpec>, WorkloadError> {
+    parse_lines(text, n_hosts, 0)
+}
+
+fn parse_lines(text: &str, n_hosts: u32, group: u16) -> Result<Vec<FlowSpec>, WorkloadError> {
+    let mut flows = Vec::new();
+    let mut first = true;
+    for (index, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or_default().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        let is_header = first && fields.iter().all(|f| f.parse::<f64>().is_err());
+        first = false;
+        if !is_header {
+            let flow = parse_flow(&fields, n_hosts, group)
+                .map_err(|message| WorkloadError::at_line(index + 1, message))?;
+            flows.push(flow);
+        }
+    }
+    Ok(flows)
+}
+
+/// One flow from the fields of a line, or what is wrong with them.
+fn parse_flow(fields: &[&str], n_hosts: u32, group: u16) -> Result<FlowSpec, String> {
+    let [src, dst, size, start_ns] = fields else {
+        return Err(format!(
+            "expected 4 comma-separated values `src,dst,size_bytes,start_ns`, found {}",
+            fields.len()
+        ));
+    };
+    let src = host(src, "src", n_hosts)?;
+    let dst = host(dst, "dst", n_hosts)?;
+    if src == dst {
+        return Err(format!("source and destination are both host {src}"));
+    }
+    let size = size
+        .parse::<u64>()
+        .map_err(|_| format!("size_bytes `{size}` is not a whole number of bytes"))?;
+    if size == 0 {
+        return Err("size_bytes must be at least 1".to_string());
+    }
+    Ok(FlowSpec::sized(src, dst, size, start_ps(start_ns)?, group))
+}
+
+fn host(token: &str, what: &str, n_hosts: u32) -> Result<u32, String> {
+    let id = token
+        .parse::<u32>()
+        .map_err(|_| format!("{what} `{token}` is not a host id"))?;
+    check_host(id, n_hosts, what).map_err(|e| format!("{what}: {}", e.message))?;
+    Ok(id)
+}
+
+/// A start in nanoseconds (whole or decimal) as picoseconds.
+fn start_ps(token: &str) -> Result<Time, String> {
+    let invalid = || format!("start_ns `{token}` is not a number of nanoseconds");
+    if let Ok(ns) = token.parse::<u64>() {
+        return ns.checked_mul(PS_PER_NS).ok_or_else(invalid);
+    }
+    match token.parse::<f64>() {
+        Ok(ns) if ns >= 0.0 && ns * (PS_PER_NS as f64) < u64::MAX as f64 => {
+            Ok((ns * PS_PER_NS as f64).round() as Time)
+        }
+        _ => Err(invalid()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_parse_with_optional_header_comments_and_decimals() {
+        let text =
+            "src,dst,size_bytes,start_ns\n# a comment\n\n1,2,1000,5\n 3 , 0 , 7 , 2.5 # trailing\n";
+        let flows = parse_flow_list(text, 4).unwrap();
+        assert_eq!(
+            flows,
+            vec![
+                FlowSpec::sized(1, 2, 1000, 5_000, 0),
+                FlowSpec::sized(3, 0, 7, 2_500, 0)
+            ]
+        );
+        assert_eq!(
+            parse_flow_list("0,1,10,0\n", 2).unwrap().len(),
+            1,
+            "no header"
+        );
+    }
+
+    /// Asserts that `text` fails at `line` with a message containing `needle`.
+    fn assert_error(text: &str, line: usize, needle: &str) {
+        let err = parse_flow_list(text, 4).unwrap_err();
+        assert_eq!(err.line, Some(line), "{err}");
+        assert!(
+            err.message.contains(needle),
+            "{err} should mention {needle:?}"
+        );
+    }
+
+    #[test]
+    fn bad_lines_give_specific_errors() {
+        assert_error(
+            "src,dst,size_bytes,start_ns\n0,4,10,0\n",
+            2,
+            "dst: host 4 does not exist: the topology has hosts 0 to 3",
+        );
+        assert_error(
+            "0,1,10,0\n\n2,2,10,0\n",
+            3,
+            "source and destination are both host 2",
+        );
+        assert_error("0,1,10\n", 1, "found 3");
+        assert_error(
+            "0,1,10,0\nsrc,dst,size,start\n",
+            2,
+            "src `src` is not a host id",
+        );
+        assert_error("0,1,1.5,0\n", 1, "size_bytes `1.5` is not a whole number");
+        assert_error("0,1,0,0\n", 1, "at least 1");
+        assert_error("0,1,10,-3\n", 1, "start_ns `-3`");
+    }
+}

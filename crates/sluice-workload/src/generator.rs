@@ -1,0 +1,195 @@
+//! Turning workload entries into one deterministic, time-ordered list of flows.
+
+use std::path::Path;
+
+use sluice_core::{Rate, Rng, Time};
+
+use crate::spec::LongLivedFlow;
+use crate::{flowlist, poisson, WorkloadError, WorkloadSpec};
+
+/// The `size` of a long-lived flow: it has no size and sends until its `stop` time.
+pub const UNBOUNDED_SIZE: u64 = u64::MAX;
+
+/// One flow to simulate. Its id is its index in the list [`generate`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FlowSpec {
+    /// Sending host, `0..n_hosts`.
+    pub src: u32,
+    /// Receiving host, `0..n_hosts`, never `src`.
+    pub dst: u32,
+    /// Bytes to deliver; [`UNBOUNDED_SIZE`] for long-lived flows.
+    pub size: u64,
+    /// When the sender starts, in picoseconds.
+    pub start: Time,
+    /// For long-lived flows only: when the sender stops.
+    pub stop: Option<Time>,
+    /// Index of the workload entry that produced the flow.
+    pub group: u16,
+}
+
+impl FlowSpec {
+    /// A flow of `size` bytes (no stop time).
+    pub(crate) fn sized(src: u32, dst: u32, size: u64, start: Time, group: u16) -> FlowSpec {
+        FlowSpec {
+            src,
+            dst,
+            size,
+            start,
+            stop: None,
+            group,
+        }
+    }
+}
+
+/// What the generators need to know about the network and the run.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkloadContext<'a> {
+    /// Number of hosts; host ids are `0..n_hosts`.
+    pub n_hosts: u32,
+    /// NIC rate of each host, which Poisson loads are fractions of.
+    pub host_rate: Rate,
+    /// Rack (ToR) index of each host, indexed by host id; needed by `inter_rack` destinations.
+    pub rack_of: &'a [u32],
+    /// Scenario seed; entry `i` draws from the stream `workload.{i}`.
+    pub seed: u64,
+    /// Folder that relative file paths are resolved against (the scenario file's folder).
+    pub base_dir: &'a Path,
+}
+
+/// Validates and generates every entry, then sorts all flows by `(start, src, dst, size, group)` (a stable
+/// sort, so that flow ids are deterministic). Entry `i` draws from its own random stream
+/// `Rng::named(seed, "workload.{i}")` (and Poisson hosts from `workload.{i}.host.{h}`), so adding an entry
+/// or a host does not change the flows of the others. Errors name the entry.
+pub fn generate(
+    specs: &[WorkloadSpec],
+    ctx: &WorkloadContext,
+) -> Result<Vec<FlowSpec>, WorkloadError> {
+    if specs.len() > usize::from(u16::MAX) + 1 {
+        return Err(WorkloadError::new(format!(
+            "{} workload entries; at most 65536 are supported",
+            specs.len()
+        )));
+    }
+    let mut flows = Vec::new();
+    for (index, spec) in specs.iter().enumerate() {
+        flows.extend(generate_entry(spec, index, ctx).map_err(|e| e.with_entry(index))?);
+    }
+    flows.sort_by_key(|f| (f.start, f.src, f.dst, f.size, f.group));
+    Ok(flows)
+}
+
+/// The flows of entry `index`, in generation order.
+fn generate_entry(
+    spec: &WorkloadSpec,
+    index: usize,
+    ctx: &WorkloadContext,
+) -> Result<Vec<FlowSpec>, WorkloadError> {
+    spec.validate_in(ctx.n_hosts, ctx.base_dir)?;
+    let group = index as u16;
+    let mut rng = Rng::named(ctx.seed, &format!("workload.{index}"));
+    match spec {
+        WorkloadSpec::Poisson { .. } => poisson::generate(spec, index, ctx),
+        WorkloadSpec::Incast {
+            receiver,
+            senders,
+            sender_list,
+            size,
+            start,
+            period,
+            repeats,
+        } => {
+            let senders = sender_list
+                .clone()
+                .unwrap_or_else(|| pick_senders(*receiver, *senders, ctx.n_hosts, &mut rng));
+            let rounds: Vec<Time> = (0..*repeats)
+                .map(|round| start + period.unwrap_or(0) * Time::from(round))
+                .collect();
+            Ok(incast(&senders, *receiver, *size, &rounds, group))
+        }
+        WorkloadSpec::Permutation { size, start } => {
+            Ok(permutation(ctx.n_hosts, *size, *start, group, &mut rng))
+        }
+        WorkloadSpec::AllToAll { size, start, hosts } => Ok(all_to_all(
+            &participants(hosts, ctx.n_hosts),
+            *size,
+            *start,
+            group,
+        )),
+        WorkloadSpec::LongLived { flows } => {
+            Ok(flows.iter().map(|f| long_lived(f, group)).collect())
+        }
+        WorkloadSpec::FlowList { path } => flowlist::read(path, ctx.base_dir, ctx.n_hosts, group),
+    }
+}
+
+/// The listed hosts, or every host.
+pub(crate) fn participants(hosts: &Option<Vec<u32>>, n_hosts: u32) -> Vec<u32> {
+    hosts.clone().unwrap_or_else(|| (0..n_hosts).collect())
+}
+
+/// `count` distinct senders (default: all) drawn uniformly from the hosts other than `receiver`.
+fn pick_senders(receiver: u32, count: Option<u32>, n_hosts: u32, rng: &mut Rng) -> Vec<u32> {
+    let mut others: Vec<u32> = (0..n_hosts).filter(|&h| h != receiver).collect();
+    let count = count.map_or(others.len(), |c| c as usize);
+    for i in 0..count {
+        let j = i + rng.below((others.len() - i) as u64) as usize;
+        others.swap(i, j);
+    }
+    others.truncate(count);
+    others
+}
+
+/// One flow from every sender to `receiver` in every round.
+fn incast(senders: &[u32], receiver: u32, size: u64, rounds: &[Time], group: u16) -> Vec<FlowSpec> {
+    let flows = rounds.iter().flat_map(|&t| {
+        senders
+            .iter()
+            .map(move |&src| FlowSpec::sized(src, receiver, size, t, group))
+    });
+    flows.collect()
+}
+
+/// One flow from every host to its image under a random derangement.
+fn permutation(n_hosts: u32, size: u64, start: Time, group: u16, rng: &mut Rng) -> Vec<FlowSpec> {
+    let targets = derangement(n_hosts, rng).into_iter().enumerate();
+    targets
+        .map(|(src, dst)| FlowSpec::sized(src as u32, dst, size, start, group))
+        .collect()
+}
+
+/// A uniformly random derangement of `0..n` (`n >= 2`): Fisher-Yates shuffles until no host maps to itself
+/// (about e = 2.7 tries on average).
+fn derangement(n: u32, rng: &mut Rng) -> Vec<u32> {
+    loop {
+        let mut targets: Vec<u32> = (0..n).collect();
+        for i in (1..targets.len()).rev() {
+            let j = rng.below(i as u64 + 1) as usize;
+            targets.swap(i, j);
+        }
+        if targets.iter().enumerate().all(|(i, &t)| i as u32 != t) {
+            return targets;
+        }
+    }
+}
+
+/// One flow from every host of `hosts` to every other.
+fn all_to_all(hosts: &[u32], size: u64, start: Time, group: u16) -> Vec<FlowSpec> {
+    let pairs = hosts
+        .iter()
+        .flat_map(|&src| hosts.iter().map(move |&dst| (src, dst)));
+    pairs
+        .filter(|(src, dst)| src != dst)
+        .map(|(src, dst)| FlowSpec::sized(src, dst, size, start, group))
+        .collect()
+}
+
+fn long_lived(flow: &LongLivedFlow, group: u16) -> FlowSpec {
+    FlowSpec {
+        src: flow.src,
+        dst: flow.dst,
+        size: UNBOUNDED_SIZE,
+        start: flow.start,
+        stop: Some(flow.stop),
+        group,
+    }
+}

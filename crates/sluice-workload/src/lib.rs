@@ -1,0 +1,24 @@
+//! Workloads for sluice: flow-size distributions and the generators that turn a scenario's workload
+//! entries into one deterministic list of flows.
+//!
+//! * [`SizeCdf`] reads the published flow-size distributions (nine are built in, see [`builtin_names`]) and
+//!   samples them exactly as the simulators that published them do.
+//! * [`WorkloadSpec`] is one workload entry as written in a scenario file (Poisson arrivals, incast,
+//!   permutation, all-to-all, long-lived flows, or an explicit flow list).
+//! * [`generate`] validates the entries against the topology ([`WorkloadContext`]) and returns the flows
+//!   ([`FlowSpec`]) sorted by start time; the same seed always gives the same flows.
+
+#![warn(missing_docs)]
+
+pub mod cdf;
+mod error;
+mod flowlist;
+mod generator;
+mod poisson;
+mod spec;
+
+pub use cdf::{builtin_names, SizeCdf, DCTCP_PACKET_BYTES};
+pub use error::WorkloadError;
+pub use flowlist::parse_flow_list;
+pub use generator::{generate, FlowSpec, WorkloadContext, UNBOUNDED_SIZE};
+pub use spec::{Destinations, LongLivedFlow, WorkloadSpec};

@@ -1,0 +1,152 @@
+//! `sluice`: run, check and list congestion-control scenarios; benchmark the simulator.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use sluice::progress::ProgressLine;
+use sluice::run_scenario;
+use sluice_scenario::{list_text, load, resolve, resolved_toml, Resolved};
+
+#[derive(Parser)]
+#[command(name = "sluice", version, about = "Programmable congestion control for datacenter networks")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args)]
+struct ScenarioArgs {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// Override a scenario field, e.g. `--set topology.k=4 --set cc.params.g=0.01` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a scenario, print a summary and write results.
+    Run {
+        #[command(flatten)]
+        args: ScenarioArgs,
+        /// Output directory (default: the scenario's output.dir, else results/<name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// No progress line and no table; errors only.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Validate a scenario and print it with every default filled in.
+    Check {
+        #[command(flatten)]
+        args: ScenarioArgs,
+    },
+    /// List algorithms, workloads and topologies.
+    List,
+    /// Time the simulator on a scenario: wall time, events/s, packet-hops/s, peak memory.
+    Bench {
+        #[command(flatten)]
+        args: ScenarioArgs,
+        /// Repetitions (the best is reported with all of them).
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+    },
+}
+
+fn load_resolved(args: &ScenarioArgs) -> Result<Resolved, String> {
+    let scenario = load(&args.scenario, &args.sets, args.seed).map_err(|e| e.to_string())?;
+    resolve(&scenario).map_err(|e| e.to_string())
+}
+
+fn output_dir(resolved: &Resolved, out: Option<PathBuf>) -> PathBuf {
+    out.unwrap_or_else(|| {
+        let dir = &resolved.scenario.output.dir;
+        if dir.as_os_str().is_empty() {
+            Path::new("results").join(&resolved.scenario.name)
+        } else {
+            dir.clone()
+        }
+    })
+}
+
+fn run(args: ScenarioArgs, out: Option<PathBuf>, quiet: bool) -> Result<(), String> {
+    let resolved = load_resolved(&args)?;
+    let dir = output_dir(&resolved, out);
+    if !quiet {
+        eprintln!(
+            "{}: {}, {} flows, {}",
+            resolved.scenario.name,
+            resolved.topology.describe(),
+            resolved.flows.len(),
+            resolved.algorithm.name
+        );
+    }
+    let mut line = ProgressLine::new(quiet);
+    let outcome = run_scenario(&resolved, Some(&dir), &mut |p| line.update(p));
+    line.finish();
+    let outcome = outcome?;
+    if !quiet {
+        print!("{}", sluice_results::render_table(&outcome.summary));
+        println!("results: {}", dir.display());
+    }
+    Ok(())
+}
+
+fn bench(args: ScenarioArgs, repeat: u32) -> Result<(), String> {
+    let resolved = load_resolved(&args)?;
+    println!("scenario {} ({}, {} flows, {})", resolved.scenario.name, resolved.topology.describe(), resolved.flows.len(), resolved.algorithm.name);
+    let mut best = f64::INFINITY;
+    for i in 0..repeat.max(1) {
+        let outcome = run_scenario(&resolved, None, &mut |_| {})?;
+        let o = &outcome.output;
+        let wall = outcome.wall_seconds;
+        best = best.min(wall);
+        let finished = o.flows.iter().filter(|f| f.finish.is_some()).count();
+        println!(
+            "run {}: wall {:.3} s | simulated {:.3} ms | {} events ({:.2}M/s) | {} packet-hops ({:.2}M/s) | flows finished {}/{}",
+            i + 1,
+            wall,
+            o.run.sim_time as f64 / 1e9,
+            o.counters.events,
+            o.counters.events as f64 / wall / 1e6,
+            o.counters.packet_hops,
+            o.counters.packet_hops as f64 / wall / 1e6,
+            finished,
+            o.flows.len()
+        );
+    }
+    println!("best wall {best:.3} s | peak RSS {}", peak_rss().unwrap_or_else(|| "unknown".into()));
+    Ok(())
+}
+
+/// Peak resident memory of this process (VmHWM from /proc/self/status, Linux).
+fn peak_rss() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(format!("{:.1} MB", kb / 1024.0))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run { args, out, quiet } => run(args, out, quiet),
+        Command::Check { args } => load_resolved(&args).map(|r| print!("{}", resolved_toml(&r))),
+        Command::List => {
+            print!("{}", list_text());
+            Ok(())
+        }
+        Command::Bench { args, repeat } => bench(args, repeat),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

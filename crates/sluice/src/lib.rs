@@ -1,0 +1,9 @@
+//! Runs resolved scenarios on the simulator and turns the results into files and a summary.
+//!
+//! The `sluice` binary is a thin shell over [`run_scenario`]; other front ends (a Python package,
+//! configuration sweeps) call the same function.
+
+pub mod progress;
+pub mod runner;
+
+pub use runner::{run_scenario, simulation_input, RunOutcome};

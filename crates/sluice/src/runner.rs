@@ -1,0 +1,86 @@
+//! From a resolved scenario to results on disk.
+
+use std::path::Path;
+use std::time::Instant;
+
+use sluice_results::{write_outputs, Buckets, Outputs, Summary};
+use sluice_scenario::{resolved_toml, Resolved};
+use sluice_sim::{FlowDesc, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};
+
+/// What a finished run produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The summary (also in summary.json).
+    pub summary: Summary,
+    /// The raw simulator output.
+    pub output: SimOutput,
+    /// Wall-clock seconds of the simulation proper (building and writing excluded).
+    pub wall_seconds: f64,
+}
+
+/// The receiver CNP spacing: the scenario's `host.cnp_interval`, else the algorithm's own default.
+fn cnp_interval(resolved: &Resolved) -> sluice_core::Time {
+    resolved.scenario.host.cnp_interval.unwrap_or_else(|| resolved.factory.cnp_interval().unwrap_or(0))
+}
+
+/// The simulator input for a resolved scenario.
+pub fn simulation_input(resolved: &Resolved) -> SimInput {
+    let s = &resolved.scenario;
+    let flows = resolved
+        .flows
+        .iter()
+        .map(|f| FlowDesc { src: f.src, dst: f.dst, size: f.size, start: f.start, stop: f.stop, group: f.group })
+        .collect();
+    let observe = Observe {
+        trace_flows: s.output.trace_flows.iter().map(|&f| f as u32).collect(),
+        trace_interval: s.output.trace_interval,
+        throughput_flows: s.output.throughput_flows.iter().map(|&f| f as u32).collect(),
+        throughput_ports: resolved.throughput_ports.clone(),
+        sample_interval: s.output.sample_interval,
+    };
+    SimInput {
+        topology: resolved.topology.clone(),
+        routes: resolved.routes.clone(),
+        link: s.link.clone(),
+        switch: s.switch.clone(),
+        host: s.host.clone(),
+        flows,
+        factory: resolved.factory.clone(),
+        needs: resolved.algorithm.needs,
+        cnp_interval: cnp_interval(resolved),
+        seed: s.seed,
+        stop: StopRule { duration: s.simulation.duration, time_limit: s.simulation.time_limit },
+        observe,
+    }
+}
+
+/// Runs `resolved`, calling `progress` now and then, and writes every output file into `out_dir`
+/// (atomically: the directory appears complete or not at all). `out_dir = None` writes nothing.
+pub fn run_scenario(
+    resolved: &Resolved,
+    out_dir: Option<&Path>,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<RunOutcome, String> {
+    let buckets = Buckets::new(resolved.scenario.output.buckets.clone()).map_err(|e| format!("output.buckets: {e}"))?;
+    let sim = Simulation::new(simulation_input(resolved));
+    let started = Instant::now();
+    let mut output = sim.run(progress);
+    let wall_seconds = started.elapsed().as_secs_f64();
+    output.run.wall_seconds = wall_seconds;
+    let mut summary = Summary::compute(&output.flows, &output.ports, &output.switches, &output.run, &buckets);
+    summary.wall_seconds = wall_seconds;
+    if let Some(dir) = out_dir {
+        let scenario_toml = resolved_toml(resolved);
+        let files = Outputs {
+            summary: &summary,
+            flows: &output.flows,
+            ports: &output.ports,
+            switches: &output.switches,
+            throughput: &output.throughput,
+            traces: &output.traces,
+            scenario_toml: &scenario_toml,
+        };
+        write_outputs(dir, &files).map_err(|e| e.to_string())?;
+    }
+    Ok(RunOutcome { summary, output, wall_seconds })
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The project's test command: formatting, lints, then every test of the workspace.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo not found: install the stable Rust toolchain (rustup) first" >&2
+  exit 1
+fi
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --release -- -D warnings
+cargo test --workspace --release
