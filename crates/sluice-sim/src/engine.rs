@@ -3,7 +3,7 @@
 use sluice_core::Time;
 
 use crate::packet::Arena;
-use crate::queue::{EventQueue, RadixQueue};
+use crate::queue::{EventQueue, WheelQueue};
 
 /// Something that happens at a point in simulated time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +63,7 @@ pub struct Core {
     /// Current simulated time.
     pub now: Time,
     /// Pending events.
-    pub queue: RadixQueue<Event>,
+    pub queue: WheelQueue<Event>,
     /// Packets in flight.
     pub arena: Arena,
     /// Counters.
@@ -73,7 +73,7 @@ pub struct Core {
 impl Core {
     /// A core at time 0.
     pub fn new(with_int: bool) -> Core {
-        Core { now: 0, queue: RadixQueue::new(), arena: Arena::new(with_int), counters: Counters::default() }
+        Core { now: 0, queue: WheelQueue::new(), arena: Arena::new(with_int), counters: Counters::default() }
     }
 
     /// Schedules `event` at absolute time `at` (not before now).

@@ -102,6 +102,13 @@ impl Switch {
         let p = *core.arena.get(id);
         let out = self.route(fabric, p.flow, p.dst) as usize;
         let queue = p.queue as usize;
+        if self.ports[out].bytes == 0 && self.ports[out].idle(core.now) && self.ports[out].paused & (1 << queue) == 0 {
+            // An idle port with empty queues sends at once: the packet would be admitted and dequeued at
+            // the same instant, with no occupancy and no mark (RED marks nothing at queue length 0).
+            self.stamp_int(core, fabric, out, id, p.kind);
+            self.ports[out].transmit(core, id, p.wire);
+            return;
+        }
         if !self.admit(core, fabric, in_port as usize, out, queue, p.wire) {
             self.drop_packet(core, out, id);
             return;
@@ -267,6 +274,17 @@ impl Switch {
         }
     }
 
+    /// Stamps an INT record on a departing data packet (HPCC): time, the port's cumulative transmitted
+    /// bytes, its queue length and its rate.
+    #[inline]
+    fn stamp_int(&self, core: &mut Core, fabric: &Fabric, out: usize, id: u32, kind: Kind) {
+        if fabric.config.int && kind == Kind::Data {
+            let port = &self.ports[out];
+            let hop = IntHop { ts: core.now, tx_bytes: port.stats.tx_bytes, qlen: port.bytes, rate: port.rate };
+            core.arena.push_int(id, hop);
+        }
+    }
+
     /// The transmitter of `port` freed (a `PortFree` event).
     pub fn port_free(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
         self.ports[port as usize].free_pending = false;
@@ -302,11 +320,7 @@ impl Switch {
             let left = self.ports[out].queue_bytes[queue];
             self.maybe_mark(core, out, id, left);
         }
-        if cfg.int && p.kind == Kind::Data {
-            let port_ref = &self.ports[out];
-            let hop = IntHop { ts: core.now, tx_bytes: port_ref.stats.tx_bytes, qlen: port_ref.bytes, rate: port_ref.rate };
-            core.arena.push_int(id, hop);
-        }
+        self.stamp_int(core, fabric, out, id, p.kind);
         self.ports[out].transmit(core, id, p.wire);
         if self.ports[out].has_eligible() {
             self.ports[out].wake_when_free(core, self.node, port);
