@@ -79,18 +79,10 @@ pub struct DcqcnConfig {
     #[serde(with = "sluice_core::serde_units::duration")]
     pub increase_interval: Time,
     /// Period of the rate-decrease check (`RATE_DECREASE_INTERVAL`); hpcc only.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "sluice_core::serde_units::opt_duration"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "sluice_core::serde_units::opt_duration")]
     pub rate_decrease_interval: Option<Time>,
     /// Bytes sent per byte-counter event (B); paper only.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "sluice_core::serde_units::opt_size"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "sluice_core::serde_units::opt_size")]
     pub byte_counter: Option<u64>,
     /// Fast-recovery stages F (`FAST_RECOVERY_TIMES`).
     pub fast_recovery_stages: u32,
@@ -142,14 +134,14 @@ impl DcqcnConfig {
             alpha_interval: PS_PER_US,          // run.py ALPHA_RESUME_INTERVAL 1 (us)
             increase_interval: 300 * PS_PER_US, // run.py RP_TIMER 300 (us)
             rate_decrease_interval: Some(HPCC_RATE_DECREASE_INTERVAL),
-            byte_counter: None,      // the Mlx version has no byte counter
-            fast_recovery_stages: 1, // run.py FAST_RECOVERY_TIMES 1
-            rate_ai: scale(5_000_000, line_rate), // run.py RATE_AI 5 Mb/s x bw/25
+            byte_counter: None,                     // the Mlx version has no byte counter
+            fast_recovery_stages: 1,                // run.py FAST_RECOVERY_TIMES 1
+            rate_ai: scale(5_000_000, line_rate),   // run.py RATE_AI 5 Mb/s x bw/25
             rate_hai: scale(50_000_000, line_rate), // run.py RATE_HAI 50 Mb/s x bw/25
-            min_rate: 1_000_000_000, // run.py MIN_RATE 1000Mb/s
-            clamp_target_rate: false, // run.py CLAMP_TARGET_RATE 0
-            cnp_interval: 0, // rdma-hw.cc ReceiveUdp: CNP flag on every ACK of a marked packet
-            window_bdp: false, // run.py HAS_WIN 0 for dcqcn
+            min_rate: 1_000_000_000,                // run.py MIN_RATE 1000Mb/s
+            clamp_target_rate: false,               // run.py CLAMP_TARGET_RATE 0
+            cnp_interval: 0,                        // rdma-hw.cc ReceiveUdp: CNP flag on every ACK of a marked packet
+            window_bdp: false,                      // run.py HAS_WIN 0 for dcqcn
         }
     }
 
@@ -163,11 +155,11 @@ impl DcqcnConfig {
             byte_counter: Some(10_000_000),    // paper: B = 10 MB
             fast_recovery_stages: 5,           // paper: F = 5
             rate_ai: 40_000_000,               // paper: R_AI = 40 Mb/s
-            rate_hai: 200_000_000, // authors' ns-3 mix/config.txt RATE_HAI (uet-htsim: C/10)
-            min_rate: 100_000_000, // authors' ns-3 qbb-net-device.cc MinRate default
-            clamp_target_rate: true, // paper: Rt = Rc on every CNP (ns-3 CLAMP_TARGET_RATE 1)
-            cnp_interval: 50 * PS_PER_US, // paper: NP sends at most one CNP per N = 50 us
-            window_bdp: false,     // the paper has no window
+            rate_hai: 200_000_000,             // authors' ns-3 mix/config.txt RATE_HAI (uet-htsim: C/10)
+            min_rate: 100_000_000,             // authors' ns-3 qbb-net-device.cc MinRate default
+            clamp_target_rate: true,           // paper: Rt = Rc on every CNP (ns-3 CLAMP_TARGET_RATE 1)
+            cnp_interval: 50 * PS_PER_US,      // paper: NP sends at most one CNP per N = 50 us
+            window_bdp: false,                 // the paper has no window
         }
     }
 
@@ -181,10 +173,7 @@ impl DcqcnConfig {
         };
         if let Some(key) = exclusive.iter().find(|k| params.contains_key(**k)) {
             let message = format!("not used by variant \"{}\"", variant_name(variant));
-            return Err(ParamError {
-                key: Some(key.to_string()),
-                message,
-            });
+            return Err(ParamError { key: Some(key.to_string()), message });
         }
         let config = merge_params(&DcqcnConfig::for_line_rate(variant, line_rate), params)?;
         config.validate()?;
@@ -194,12 +183,7 @@ impl DcqcnConfig {
     /// Checks ranges, and that each variant has its own settings (`resolve` does this; a config built
     /// in code can call it before use).
     pub fn validate(&self) -> Result<(), ParamError> {
-        let err = |key: &str, message: &str| {
-            Err(ParamError {
-                key: Some(key.into()),
-                message: message.into(),
-            })
-        };
+        let err = |key: &str, message: &str| Err(ParamError { key: Some(key.into()), message: message.into() });
         match self.variant {
             DcqcnVariant::Hpcc if self.rate_decrease_interval.is_none() => {
                 return err("rate_decrease_interval", "required by variant \"hpcc\"");
@@ -249,10 +233,7 @@ fn variant_of(params: &toml::Table) -> Result<DcqcnVariant, ParamError> {
         Some(value) => value
             .clone()
             .try_into::<DcqcnVariant>()
-            .map_err(|e| ParamError {
-                key: Some("variant".into()),
-                message: e.message().to_string(),
-            }),
+            .map_err(|e| ParamError { key: Some("variant".into()), message: e.message().to_string() }),
     }
 }
 
@@ -347,9 +328,7 @@ impl Dcqcn {
 
     /// The hpcc decrease-check period; a config without one (not validated) uses the default.
     fn decrease_interval(&self) -> Time {
-        self.config
-            .rate_decrease_interval
-            .unwrap_or(HPCC_RATE_DECREASE_INTERVAL)
+        self.config.rate_decrease_interval.unwrap_or(HPCC_RATE_DECREASE_INTERVAL)
     }
 
     /// `Rc (1 - alpha/2)`, not below Rmin.
@@ -408,10 +387,7 @@ impl Dcqcn {
         self.alpha_cnp = false;
         self.rt = self.rc;
         ctx.set_timer(ALPHA_TIMER, ctx.now() + self.config.alpha_interval);
-        ctx.set_timer(
-            DECREASE_TIMER,
-            ctx.now() + self.decrease_interval() + PS_PER_NS,
-        );
+        ctx.set_timer(DECREASE_TIMER, ctx.now() + self.decrease_interval() + PS_PER_NS);
     }
 
     fn hpcc_alpha_update(&mut self) {
@@ -484,11 +460,7 @@ impl CongestionControl for Dcqcn {
         self.rc = flow.line_rate;
         self.rt = flow.line_rate;
         ctx.set_rate(self.rc);
-        let window = if self.config.window_bdp {
-            flow.bdp().max(flow.mss as u64)
-        } else {
-            u64::MAX
-        };
+        let window = if self.config.window_bdp { flow.bdp().max(flow.mss as u64) } else { u64::MAX };
         ctx.set_cwnd(window);
     }
 
@@ -524,9 +496,7 @@ impl CongestionControl for Dcqcn {
         match id {
             ALPHA_TIMER => self.on_alpha_timer(ctx),
             INCREASE_TIMER => self.on_increase_timer(ctx),
-            DECREASE_TIMER if self.config.variant == DcqcnVariant::Hpcc => {
-                self.hpcc_decrease_check(ctx)
-            }
+            DECREASE_TIMER if self.config.variant == DcqcnVariant::Hpcc => self.hpcc_decrease_check(ctx),
             _ => {}
         }
         self.apply_rate(before, ctx);

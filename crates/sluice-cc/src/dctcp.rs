@@ -8,12 +8,12 @@
 //! Per ACK, in this order:
 //! 1. Count acknowledged and marked bytes. When the cumulative ACK point reaches `window_end` (the
 //!    `snd_nxt` recorded at the previous update), set `F = marked / acked`,
-//!    `alpha = (1 - g) alpha + g F`, reset the counters and set `window_end = snd_nxt`. (RFC 8257 §3.3
-//!    steps 5-9; "reaches" is `snd_una >= window_end` as in Linux `dctcp_update_alpha`.)
+//!    `alpha = (1 - g) alpha + g F`, reset the counters and set `window_end = snd_nxt`. (RFC 8257 §3.3;
+//!    "reaches" is `snd_una >= window_end` as in Linux `dctcp_update_alpha`.)
 //! 2. Leave CWR, or fast recovery, once `snd_una` reaches the `snd_nxt` recorded when it began.
 //! 3. On an ECE while neither in CWR nor within a loss window:
 //!    `cwnd = max(cwnd - floor(cwnd alpha / 2), min_cwnd)`, `ssthresh = cwnd`, and CWR until
-//!    `snd_una >= snd_nxt` at the cut (RFC 8257 §3.3 step 10; RFC 3168 §6.1.2: once per window).
+//!    `snd_una >= snd_nxt` at the cut (RFC 8257 §3.3; RFC 3168 §6.1.2: once per window).
 //! 4. Otherwise, unless in CWR or fast recovery (where the window is held, as Linux and ns-3 do),
 //!    grow like Reno: slow start `cwnd = min(cwnd + min(acked, mss), ssthresh)` while `cwnd < ssthresh`
 //!    (RFC 5681 §3.1, capped at ssthresh as Linux `tcp_slow_start`); congestion avoidance
@@ -91,12 +91,7 @@ impl DctcpConfig {
 
     /// Checks the ranges (`resolve` does this; a config built in code can call it before use).
     pub fn validate(&self) -> Result<(), ParamError> {
-        let err = |key: &str, message: &str| {
-            Err(ParamError {
-                key: Some(key.into()),
-                message: message.into(),
-            })
-        };
+        let err = |key: &str, message: &str| Err(ParamError { key: Some(key.into()), message: message.into() });
         if !(self.g > 0.0 && self.g <= 1.0) {
             return err("g", "must be in (0, 1]");
         }
@@ -127,11 +122,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
 
 fn build(params: &toml::Table, _line_rate: Rate) -> Result<Arc<dyn Factory>, ParamError> {
     let config = DctcpConfig::resolve(params)?;
-    Ok(Arc::new(ConfigFactory {
-        config,
-        make: |c, _| Box::new(Dctcp::new(c.clone())),
-        cnp_interval: None,
-    }))
+    Ok(Arc::new(ConfigFactory { config, make: |c, _| Box::new(Dctcp::new(c.clone())), cnp_interval: None }))
 }
 
 /// The DCTCP controller of one flow. Window quantities are bytes.
@@ -209,7 +200,7 @@ impl Dctcp {
         self.snd_una < self.recover
     }
 
-    /// RFC 8257 §3.3 steps 2-9: counts the ACK and updates alpha once per window.
+    /// RFC 8257 §3.3: counts the ACK and updates alpha once per window.
     fn update_alpha(&mut self, ack: &Ack<'_>) {
         self.bytes_acked += ack.acked_bytes;
         if ack.ecn_echo {
@@ -235,7 +226,7 @@ impl Dctcp {
         }
     }
 
-    /// RFC 8257 §3.3 step 10.
+    /// RFC 8257 §3.3: the window cut on an echoed mark.
     fn ecn_cut(&mut self, snd_nxt: u64) {
         let reduction = (self.cwnd as f64 * self.alpha / 2.0) as u64;
         self.cwnd = self.cwnd.saturating_sub(reduction).max(self.min_cwnd());
@@ -279,10 +270,7 @@ impl CongestionControl for Dctcp {
         *self = Dctcp::new(self.config.clone());
         self.mss = flow.mss.max(1) as u64;
         self.cwnd = self.config.init_cwnd_packets as u64 * self.mss;
-        self.ssthresh = self
-            .config
-            .init_ssthresh_packets
-            .map_or(u64::MAX, |p| p as u64 * self.mss);
+        self.ssthresh = self.config.init_ssthresh_packets.map_or(u64::MAX, |p| p as u64 * self.mss);
         ctx.set_cwnd(self.cwnd);
     }
 

@@ -105,7 +105,9 @@ pub fn merge_params<C: Serialize + DeserializeOwned>(defaults: &C, params: &toml
         }
         table.insert(key.clone(), value.clone());
     }
-    toml::Value::Table(table).try_into::<C>().map_err(|e| ParamError { key: first_key_in(&e.to_string(), params), message: e.message().to_string() })
+    toml::Value::Table(table)
+        .try_into::<C>()
+        .map_err(|e| ParamError { key: first_key_in(&e.to_string(), params), message: e.message().to_string() })
 }
 
 /// Whether `key` is an `Option` field left out of the serialized defaults (serialized as absent).

@@ -4,9 +4,7 @@
 mod common;
 
 use common::{flow, trace, us, G100};
-use sluice_cc::dcqcn::{
-    Dcqcn, DcqcnConfig, DcqcnVariant, ALPHA_TIMER, DECREASE_TIMER, INCREASE_TIMER,
-};
+use sluice_cc::dcqcn::{Dcqcn, DcqcnConfig, DcqcnVariant, ALPHA_TIMER, DECREASE_TIMER, INCREASE_TIMER};
 use sluice_cc::{CongestionControl, Decisions, Events, Sent, TimerId};
 use sluice_core::{Rate, Time, PS_PER_NS};
 
@@ -25,11 +23,7 @@ fn started(config: DcqcnConfig, line_rate: Rate) -> Dcqcn {
     let mut cc = Dcqcn::new(config);
     let mut ctx = sluice_cc::Ctx::new(0);
     cc.on_start(&flow(line_rate), &mut ctx);
-    assert_eq!(
-        ctx.decisions().rate,
-        Some(line_rate),
-        "DCQCN starts at line rate"
-    );
+    assert_eq!(ctx.decisions().rate, Some(line_rate), "DCQCN starts at line rate");
     cc
 }
 
@@ -47,13 +41,7 @@ fn fire(cc: &mut Dcqcn, id: TimerId, at: Time) -> Decisions {
 
 fn sent(cc: &mut Dcqcn, bytes: u32) -> Decisions {
     let mut ctx = sluice_cc::Ctx::new(0);
-    cc.on_sent(
-        &Sent {
-            bytes,
-            retransmit: false,
-        },
-        &mut ctx,
-    );
+    cc.on_sent(&Sent { bytes, retransmit: false }, &mut ctx);
     *ctx.decisions()
 }
 
@@ -71,21 +59,11 @@ fn starts_at_line_rate_with_an_unlimited_or_bdp_window() {
     let mut ctx = sluice_cc::Ctx::new(0);
     cc.on_start(&flow(G100), &mut ctx);
     assert_eq!(ctx.decisions().cwnd, Some(u64::MAX));
-    assert_eq!(
-        ctx.decisions().set_timers,
-        [None; 4],
-        "no timer before the first CNP"
-    );
+    assert_eq!(ctx.decisions().set_timers, [None; 4], "no timer before the first CNP");
     assert_eq!(cc.events(), Events::CNP | Events::TIMER);
-    assert_eq!(
-        Dcqcn::new(paper()).events(),
-        Events::CNP | Events::TIMER | Events::TX
-    );
+    assert_eq!(Dcqcn::new(paper()).events(), Events::CNP | Events::TIMER | Events::TX);
 
-    let mut cc = Dcqcn::new(DcqcnConfig {
-        window_bdp: true,
-        ..hpcc()
-    });
+    let mut cc = Dcqcn::new(DcqcnConfig { window_bdp: true, ..hpcc() });
     let mut ctx = sluice_cc::Ctx::new(0);
     cc.on_start(&flow(G100), &mut ctx);
     // 100 Gb/s x 10 us / 8 = 125000 bytes.
@@ -100,11 +78,7 @@ fn hpcc_first_cnp_starts_the_timers_and_the_cut_waits_for_the_check() {
     let d = cnp(&mut cc, us(10));
     assert_eq!(d.rate, None, "the cut happens at the next decrease check");
     assert_eq!(timer(&d, ALPHA_TIMER), Some(us(11)));
-    assert_eq!(
-        timer(&d, DECREASE_TIMER),
-        Some(us(14) + PS_PER_NS),
-        "4 us + 1 ns: after the alpha update"
-    );
+    assert_eq!(timer(&d, DECREASE_TIMER), Some(us(14) + PS_PER_NS), "4 us + 1 ns: after the alpha update");
     assert_eq!(timer(&d, INCREASE_TIMER), None);
     assert_eq!(cc.alpha(), 1.0);
 
@@ -210,13 +184,7 @@ fn hpcc_target_stays_at_line_rate_and_rate_stays_above_rmin() {
         assert_eq!(cc.rate(), want);
     }
     // Rmin above the line rate is capped at the line rate.
-    let mut cc = started(
-        DcqcnConfig {
-            min_rate: 10 * GBPS,
-            ..hpcc()
-        },
-        4 * GBPS,
-    );
+    let mut cc = started(DcqcnConfig { min_rate: 10 * GBPS, ..hpcc() }, 4 * GBPS);
     cnp(&mut cc, 0);
     fire(&mut cc, DECREASE_TIMER, us(4) + PS_PER_NS);
     assert_eq!(cc.rate(), 4 * GBPS);
@@ -224,13 +192,7 @@ fn hpcc_target_stays_at_line_rate_and_rate_stays_above_rmin() {
 
 #[test]
 fn hpcc_clamp_target_rate_sets_the_target_on_every_cut() {
-    let mut cc = started(
-        DcqcnConfig {
-            clamp_target_rate: true,
-            ..hpcc()
-        },
-        G100,
-    );
+    let mut cc = started(DcqcnConfig { clamp_target_rate: true, ..hpcc() }, G100);
     cnp(&mut cc, 0);
     fire(&mut cc, DECREASE_TIMER, us(4) + PS_PER_NS);
     cnp(&mut cc, us(5));
@@ -271,10 +233,7 @@ fn paper_cnp_cuts_at_once_and_restarts_both_timers() {
 
 #[test]
 fn paper_byte_counter_advances_its_own_stage() {
-    let config = DcqcnConfig {
-        byte_counter: Some(10_000),
-        ..paper()
-    };
+    let config = DcqcnConfig { byte_counter: Some(10_000), ..paper() };
     let mut cc = started(config, G100);
     // Before the first CNP nothing is counted.
     for _ in 0..20 {
@@ -303,11 +262,7 @@ fn paper_byte_counter_advances_its_own_stage() {
 /// F = 1, B = 1000 bytes, R_AI = 40 Mb/s, R_HAI = 200 Mb/s; alpha stays 1.
 #[test]
 fn paper_stages_follow_the_timer_and_byte_counts() {
-    let config = DcqcnConfig {
-        byte_counter: Some(1000),
-        fast_recovery_stages: 1,
-        ..paper()
-    };
+    let config = DcqcnConfig { byte_counter: Some(1000), fast_recovery_stages: 1, ..paper() };
     let mut cc = started(config, G100);
     cnp(&mut cc, 0); // Rc 50G, Rt 100G
     cnp(&mut cc, us(1)); // Rt = 50G, Rc = 25G, T = BC = 0
@@ -357,10 +312,7 @@ fn paper_timer_alone_gives_five_fast_recovery_steps_then_additive() {
 
 #[test]
 fn paper_rate_stays_above_rmin() {
-    let config = DcqcnConfig {
-        min_rate: 30 * GBPS,
-        ..paper()
-    };
+    let config = DcqcnConfig { min_rate: 30 * GBPS, ..paper() };
     let mut cc = started(config, G100);
     cnp(&mut cc, 0);
     assert_eq!(cc.rate(), 50 * GBPS);
@@ -373,11 +325,7 @@ fn unknown_timers_are_ignored() {
     let mut cc = started(paper(), G100);
     cnp(&mut cc, 0);
     let d = fire(&mut cc, DECREASE_TIMER, us(1));
-    assert_eq!(
-        d,
-        Decisions::default(),
-        "the paper variant has no decrease check"
-    );
+    assert_eq!(d, Decisions::default(), "the paper variant has no decrease check");
     let d = fire(&mut cc, TimerId(3), us(1));
     assert_eq!(d, Decisions::default());
 }

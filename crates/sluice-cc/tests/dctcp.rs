@@ -73,25 +73,15 @@ fn congestion_avoidance_carries_the_fraction_exactly() {
     let mut cc = started(config(10, Some(10), 1.0));
     // cwnd += (1000 * 1000 + remainder) / cwnd, remainder = the rest of that division:
     // 1000000 / 10000 = 100 r 0; 1000000 / 10100 = 99 r 100; 1000100 / 10199 = 98 r 598; ...
-    let expected = [
-        10_100, 10_199, 10_297, 10_394, 10_490, 10_585, 10_680, 10_773, 10_866, 10_958,
-    ];
+    let expected = [10_100, 10_199, 10_297, 10_394, 10_490, 10_585, 10_680, 10_773, 10_866, 10_958];
     for (i, want) in expected.iter().enumerate() {
         let una = (i as u64 + 1) * MSS;
-        assert_eq!(
-            on_ack(&mut cc, MSS, una, 10_000, false),
-            Some(*want),
-            "ACK {}",
-            i + 1
-        );
+        assert_eq!(on_ack(&mut cc, MSS, una, 10_000, false), Some(*want), "ACK {}", i + 1);
     }
     // One window acknowledged by per-packet ACKs adds a little under one MSS (cwnd grows within the
     // window); one ACK for a whole window adds exactly one MSS: 1000 * 10000 / 10000.
     let mut whole = started(config(10, Some(10), 1.0));
-    assert_eq!(
-        on_ack(&mut whole, 10_000, 10_000, 10_000, false),
-        Some(11_000)
-    );
+    assert_eq!(on_ack(&mut whole, 10_000, 10_000, 10_000, false), Some(11_000));
 }
 
 #[test]
@@ -122,11 +112,7 @@ fn alpha_follows_the_marked_fraction_of_a_window() {
     on_ack(&mut cc, MSS, 2000, 4000, true);
     on_ack(&mut cc, MSS, 3000, 4000, false);
     on_ack(&mut cc, MSS, 4000, 5000, false);
-    assert!(
-        (cc.alpha() - 1.0 / 48.0).abs() < 1e-15,
-        "alpha = {}",
-        cc.alpha()
-    );
+    assert!((cc.alpha() - 1.0 / 48.0).abs() < 1e-15, "alpha = {}", cc.alpha());
     // Next window fully marked: alpha = (15/16)(1/48) + 1/16.
     on_ack(&mut cc, MSS, 5000, 6000, true);
     assert!((cc.alpha() - (15.0 / 16.0 / 48.0 + 1.0 / 16.0)).abs() < 1e-15);
@@ -143,11 +129,7 @@ fn ece_cuts_by_alpha_half_once_per_window() {
     assert!(cc.in_cwr());
     // More ECEs before snd_una reaches 10000 (snd_nxt at the cut): no second cut, no growth.
     for una in (2000..10_000).step_by(1000) {
-        assert_eq!(
-            on_ack(&mut cc, MSS, una, 10_000, true),
-            None,
-            "snd_una {una}"
-        );
+        assert_eq!(on_ack(&mut cc, MSS, una, 10_000, true), None, "snd_una {una}");
     }
     assert_eq!(cc.cwnd(), 7344);
     // The ACK reaching 10000 ends CWR; unmarked, it grows: 7344 + 1000000 / 7344 = 7480.
@@ -171,10 +153,7 @@ fn fast_retransmit_halves_in_flight_and_holds_the_window_until_recovered() {
     let mut cc = started(config(10, None, 1.0));
     on_ack(&mut cc, MSS, 1000, 10_000, false); // slow start: 11000
                                                // 10000 bytes in flight at the loss, snd_nxt 11000: ssthresh = cwnd = 5000 (no 3-MSS inflation).
-    assert_eq!(
-        on_loss(&mut cc, LossKind::FastRetransmit, 10_000, 11_000),
-        Some(5000)
-    );
+    assert_eq!(on_loss(&mut cc, LossKind::FastRetransmit, 10_000, 11_000), Some(5000));
     assert_eq!(cc.ssthresh(), 5000);
     assert!(cc.in_fast_recovery());
     // Within the recovery window: no growth, no ECN cut, no second loss reduction.
@@ -194,45 +173,29 @@ fn loss_reduces_even_in_cwr() {
     let mut cc = started(config(10, None, 1.0));
     assert_eq!(on_ack(&mut cc, MSS, 1000, 10_000, true), Some(5000)); // alpha 1: halve
     assert!(cc.in_cwr());
-    assert_eq!(
-        on_loss(&mut cc, LossKind::FastRetransmit, 9000, 10_000),
-        Some(4500)
-    );
+    assert_eq!(on_loss(&mut cc, LossKind::FastRetransmit, 9000, 10_000), Some(4500));
     assert!(!cc.in_cwr());
 }
 
 #[test]
 fn timeout_restarts_from_one_segment() {
-    let mut cc = started(DctcpConfig {
-        clamp_alpha_on_loss: true,
-        ..config(10, None, 1.0)
-    });
+    let mut cc = started(DctcpConfig { clamp_alpha_on_loss: true, ..config(10, None, 1.0) });
     on_ack(&mut cc, MSS, 1000, 10_000, false);
     let alpha = cc.alpha();
     assert!(alpha < 1.0);
     // ssthresh = max(9000 / 2, 2000) = 4500; cwnd = 1 MSS; alpha clamped to 1.
-    assert_eq!(
-        on_loss(&mut cc, LossKind::Timeout, 9000, 10_000),
-        Some(1000)
-    );
+    assert_eq!(on_loss(&mut cc, LossKind::Timeout, 9000, 10_000), Some(1000));
     assert_eq!(cc.ssthresh(), 4500);
     assert_eq!(cc.alpha(), 1.0);
     // Slow start resumes at once; a fast retransmit of data sent before the timeout does not reduce.
     assert_eq!(on_ack(&mut cc, MSS, 2000, 10_000, false), Some(2000));
-    assert_eq!(
-        on_loss(&mut cc, LossKind::FastRetransmit, 8000, 10_000),
-        None
-    );
+    assert_eq!(on_loss(&mut cc, LossKind::FastRetransmit, 8000, 10_000), None);
     assert_eq!(on_ack(&mut cc, MSS, 3000, 10_000, false), Some(3000));
 
     let mut plain = started(config(10, None, 1.0));
     on_ack(&mut plain, MSS, 1000, 10_000, false);
     on_loss(&mut plain, LossKind::Timeout, 9000, 10_000);
-    assert_eq!(
-        plain.alpha(),
-        alpha,
-        "alpha kept without clamp_alpha_on_loss"
-    );
+    assert_eq!(plain.alpha(), alpha, "alpha kept without clamp_alpha_on_loss");
 }
 
 /// An ACK-clocked sender: packets leave while they fit in the window; the ACK of the oldest outstanding
@@ -245,11 +208,7 @@ struct Sender {
 
 impl Sender {
     fn new(config: DctcpConfig) -> Sender {
-        let mut s = Sender {
-            cc: started(config),
-            snd_una: 0,
-            snd_nxt: 0,
-        };
+        let mut s = Sender { cc: started(config), snd_una: 0, snd_nxt: 0 };
         s.fill();
         s
     }
@@ -268,12 +227,7 @@ impl Sender {
 
     fn loss(&mut self) -> u64 {
         let in_flight = self.snd_nxt - self.snd_una;
-        on_loss(
-            &mut self.cc,
-            LossKind::FastRetransmit,
-            in_flight,
-            self.snd_nxt,
-        );
+        on_loss(&mut self.cc, LossKind::FastRetransmit, in_flight, self.snd_nxt);
         in_flight
     }
 

@@ -79,18 +79,24 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4).map({
-            let mut r = Rng::named(7, "a");
-            move |_| r.next_u64()
-        }).collect();
-        let again: Vec<u64> = (0..4).map({
-            let mut r = Rng::named(7, "a");
-            move |_| r.next_u64()
-        }).collect();
-        let other_seed: Vec<u64> = (0..4).map({
-            let mut r = Rng::named(8, "a");
-            move |_| r.next_u64()
-        }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::named(7, "a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let again: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::named(7, "a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let other_seed: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::named(8, "a");
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, again);
         assert_ne!(a, other_seed);
     }

@@ -35,7 +35,8 @@ impl std::error::Error for UnitError {}
 
 const DURATION_FORM: &str = "a duration such as \"500ps\", \"100ns\", \"1us\", \"2.5ms\" or \"1s\"";
 const RATE_FORM: &str = "a rate such as \"100Gbps\", \"25Gbps\", \"400Mbps\", \"1.6Tbps\" or \"10Kbps\"";
-const SIZE_FORM: &str = "a size such as \"1000B\", \"64KB\", \"32MB\", \"1GB\" (powers of 1000) or \"64KiB\", \"32MiB\" (powers of 1024)";
+const SIZE_FORM: &str =
+    "a size such as \"1000B\", \"64KB\", \"32MB\", \"1GB\" (powers of 1000) or \"64KiB\", \"32MiB\" (powers of 1024)";
 
 /// Splits `"2.5ms"` into the number `2.5` (as an exact decimal) and the unit `"ms"`.
 fn split_number(text: &str) -> Option<(Decimal, &str)> {

@@ -22,7 +22,11 @@ pub struct BucketsError {
 
 impl fmt::Display for BucketsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid size bucket edges {:?}: expected positive byte counts in strictly increasing order", self.edges)
+        write!(
+            f,
+            "invalid size bucket edges {:?}: expected positive byte counts in strictly increasing order",
+            self.edges
+        )
     }
 }
 
@@ -31,9 +35,7 @@ impl std::error::Error for BucketsError {}
 impl Default for Buckets {
     /// Edges at 10 KB, 100 KB and 1 MB.
     fn default() -> Buckets {
-        Buckets {
-            edges: vec![10_000, 100_000, 1_000_000],
-        }
+        Buckets { edges: vec![10_000, 100_000, 1_000_000] }
     }
 }
 
@@ -110,10 +112,7 @@ mod tests {
 
     #[test]
     fn default_labels() {
-        assert_eq!(
-            Buckets::default().labels(),
-            ["<10KB", "10KB-100KB", "100KB-1MB", ">=1MB"]
-        );
+        assert_eq!(Buckets::default().labels(), ["<10KB", "10KB-100KB", "100KB-1MB", ">=1MB"]);
     }
 
     #[test]
@@ -134,10 +133,7 @@ mod tests {
     #[test]
     fn labels_use_exact_decimal_units() {
         let buckets = Buckets::new(vec![999, 1_500, 2_250_000, 3_000_000_000]).unwrap();
-        assert_eq!(
-            buckets.labels(),
-            ["<999B", "999B-1.5KB", "1.5KB-2.25MB", "2.25MB-3GB", ">=3GB"]
-        );
+        assert_eq!(buckets.labels(), ["<999B", "999B-1.5KB", "1.5KB-2.25MB", "2.25MB-3GB", ">=3GB"]);
         assert_eq!(Buckets::new(vec![]).unwrap().labels(), ["all"]);
         assert_eq!(decimal_size(1_000_001), "1.000001MB");
     }

@@ -18,7 +18,8 @@ use crate::records::{FlowRecord, FlowTrace, PortRecord, SwitchRecord, Throughput
 use crate::stats::round6;
 
 /// Header of `fct.csv`.
-pub const FCT_HEADER: &str = "id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,retransmitted_bytes,group";
+pub const FCT_HEADER: &str =
+    "id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,retransmitted_bytes,group";
 /// Header of `queues.csv`.
 pub const QUEUES_HEADER: &str =
     "kind,node,port,peer,rate_bps,tx_bytes,max_bytes,avg_bytes,drops,dropped_bytes,ecn_marks,pfc_pauses_sent,pfc_paused_ns";
@@ -100,11 +101,7 @@ pub fn write_fct_csv<W: Write>(out: &mut W, flows: &[FlowRecord]) -> io::Result<
 ///
 /// Columns: [`QUEUES_HEADER`]. For a port, `max_bytes`/`avg_bytes` are its queue length; for a switch
 /// they are its total buffer occupancy and the port-only columns are empty.
-pub fn write_queues_csv<W: Write>(
-    out: &mut W,
-    ports: &[PortRecord],
-    switches: &[SwitchRecord],
-) -> io::Result<()> {
+pub fn write_queues_csv<W: Write>(out: &mut W, ports: &[PortRecord], switches: &[SwitchRecord]) -> io::Result<()> {
     writeln!(out, "{QUEUES_HEADER}")?;
     for p in ports {
         writeln!(
@@ -125,13 +122,7 @@ pub fn write_queues_csv<W: Write>(
         )?;
     }
     for s in switches {
-        writeln!(
-            out,
-            "switch,{},,,,,{},{},,,,,",
-            Text(&s.node),
-            s.max_buffer,
-            Fixed(s.avg_buffer)
-        )?;
+        writeln!(out, "switch,{},,,,,{},{},,,,,", Text(&s.node), s.max_buffer, Fixed(s.avg_buffer))?;
     }
     Ok(())
 }
@@ -162,13 +153,7 @@ pub fn write_trace_csv<W: Write>(out: &mut W, traces: &[FlowTrace]) -> io::Resul
     for trace in traces {
         for row in trace.rows() {
             for (name, value) in trace.names().iter().zip(row.values) {
-                writeln!(
-                    out,
-                    "{},{},{},{value}",
-                    Ns(row.time),
-                    trace.flow(),
-                    Text(name)
-                )?;
+                writeln!(out, "{},{},{},{value}", Ns(row.time), trace.flow(), Text(name))?;
             }
         }
     }
@@ -200,15 +185,8 @@ mod tests {
             long_lived: false,
             group: 0,
         };
-        let unfinished = FlowRecord {
-            id: 2,
-            src: 3,
-            dst: 1,
-            finish: None,
-            retransmitted_bytes: 1460,
-            group: 2,
-            ..finished.clone()
-        };
+        let unfinished =
+            FlowRecord { id: 2, src: 3, dst: 1, finish: None, retransmitted_bytes: 1460, group: 2, ..finished.clone() };
         let text = csv(|out| write_fct_csv(out, &[finished, unfinished]));
         // fct = 12_345_734 ps; slowdown = 12_345_734 / 4_115_245 = 2.99999...
         assert_eq!(
@@ -235,11 +213,7 @@ mod tests {
             pfc_pauses_sent: 2,
             pfc_paused_time: 5_000_001,
         };
-        let switch = SwitchRecord {
-            node: "sw1".into(),
-            max_buffer: 40_000,
-            avg_buffer: 2.25,
-        };
+        let switch = SwitchRecord { node: "sw1".into(), max_buffer: 40_000, avg_buffer: 2.25 };
         assert_eq!(
             csv(|out| write_queues_csv(out, &[port], &[switch])),
             format!(
@@ -256,11 +230,7 @@ mod tests {
             interval: 1_000_000,
             samples: vec![(1_000_000, 12_500), (2_000_000, 0)],
         };
-        let empty = ThroughputSeries {
-            label: "sw1:p0".into(),
-            interval: 0,
-            samples: vec![(5, 1)],
-        };
+        let empty = ThroughputSeries { label: "sw1:p0".into(), interval: 0, samples: vec![(5, 1)] };
         assert_eq!(
             csv(|out| write_throughput_csv(out, &[series, empty])),
             "label,time_ns,bytes,gbps\nflow 3,1000.000,12500,100.000000\nflow 3,2000.000,0,0.000000\nsw1:p0,0.005,1,\n"

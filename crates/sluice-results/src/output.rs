@@ -18,14 +18,8 @@ use crate::records::{FlowRecord, FlowTrace, PortRecord, SwitchRecord, Throughput
 use crate::summary::Summary;
 
 /// Names of the files [`write_outputs`] writes, in the order it writes them.
-pub const FILE_NAMES: [&str; 6] = [
-    "fct.csv",
-    "summary.json",
-    "queues.csv",
-    "throughput.csv",
-    "trace.csv",
-    "scenario.resolved.toml",
-];
+pub const FILE_NAMES: [&str; 6] =
+    ["fct.csv", "summary.json", "queues.csv", "throughput.csv", "trace.csv", "scenario.resolved.toml"];
 
 /// Everything that goes into a run's output directory.
 #[derive(Debug, Clone, Copy)]
@@ -59,13 +53,7 @@ pub struct OutputError {
 
 impl fmt::Display for OutputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cannot {} {}: {}",
-            self.action,
-            self.path.display(),
-            self.source
-        )
+        write!(f, "cannot {} {}: {}", self.action, self.path.display(), self.source)
     }
 }
 
@@ -77,11 +65,7 @@ impl std::error::Error for OutputError {
 
 /// A closure turning an `io::Error` into an [`OutputError`] about `path`.
 fn fail<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> OutputError + 'a {
-    move |source| OutputError {
-        path: path.to_path_buf(),
-        action,
-        source,
-    }
+    move |source| OutputError { path: path.to_path_buf(), action, source }
 }
 
 /// Writes all output files into `dir` atomically, replacing a previous `dir` (see the module docs).
@@ -90,6 +74,7 @@ fn fail<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> O
 /// the temporary directory is removed and a previous `dir` is left as it was.
 pub fn write_outputs(dir: &Path, files: &Outputs<'_>) -> Result<(), OutputError> {
     let (parent, name) = split(dir)?;
+    ensure_replaceable(dir)?;
     fs::create_dir_all(&parent).map_err(fail("create directory", &parent))?;
     let tmp = sibling(&parent, &name, "tmp");
     remove_stale(&tmp)?;
@@ -101,18 +86,37 @@ pub fn write_outputs(dir: &Path, files: &Outputs<'_>) -> Result<(), OutputError>
     result
 }
 
+/// Refuses to replace an existing directory that holds anything but sluice's own output files, so that
+/// `--out` pointed at a folder of the user's never deletes what they put there.
+fn ensure_replaceable(dir: &Path) -> Result<(), OutputError> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let entry = entry.map_err(fail("list", dir))?;
+        let file_name = entry.file_name();
+        let ours = file_name.to_str().is_some_and(|n| FILE_NAMES.contains(&n));
+        let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+        if !ours || !is_file {
+            let message = format!(
+                "it holds {:?}, which sluice did not write; choose an empty or new output directory",
+                file_name
+            );
+            return Err(OutputError {
+                path: dir.to_path_buf(),
+                action: "replace",
+                source: io::Error::new(io::ErrorKind::AlreadyExists, message),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The parent directory of `dir` (`.` for a bare name) and its final name.
 fn split(dir: &Path) -> Result<(PathBuf, OsString), OutputError> {
     let name = dir.file_name().ok_or_else(|| {
-        let source = io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the path does not end in a directory name",
-        );
-        OutputError {
-            path: dir.to_path_buf(),
-            action: "use as output directory",
-            source,
-        }
+        let source = io::Error::new(io::ErrorKind::InvalidInput, "the path does not end in a directory name");
+        OutputError { path: dir.to_path_buf(), action: "use as output directory", source }
     })?;
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -132,9 +136,7 @@ fn sibling(parent: &Path, name: &OsString, kind: &str) -> PathBuf {
 /// Removes what an earlier, interrupted call of this process may have left at `path`.
 fn remove_stale(path: &Path) -> Result<(), OutputError> {
     match fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_dir() => {
-            fs::remove_dir_all(path).map_err(fail("remove stale directory", path))
-        }
+        Ok(meta) if meta.is_dir() => fs::remove_dir_all(path).map_err(fail("remove stale directory", path)),
         Ok(_) => fs::remove_file(path).map_err(fail("remove stale file", path)),
         Err(_) => Ok(()),
     }
@@ -146,16 +148,10 @@ fn write_files(dir: &Path, files: &Outputs<'_>) -> Result<(), OutputError> {
         serde_json::to_writer_pretty(&mut *w, files.summary)?;
         writeln!(w)
     })?;
-    write_file(dir, "queues.csv", |w| {
-        write_queues_csv(w, files.ports, files.switches)
-    })?;
-    write_file(dir, "throughput.csv", |w| {
-        write_throughput_csv(w, files.throughput)
-    })?;
+    write_file(dir, "queues.csv", |w| write_queues_csv(w, files.ports, files.switches))?;
+    write_file(dir, "throughput.csv", |w| write_throughput_csv(w, files.throughput))?;
     write_file(dir, "trace.csv", |w| write_trace_csv(w, files.traces))?;
-    write_file(dir, "scenario.resolved.toml", |w| {
-        w.write_all(files.scenario_toml.as_bytes())
-    })
+    write_file(dir, "scenario.resolved.toml", |w| w.write_all(files.scenario_toml.as_bytes()))
 }
 
 /// Creates `dir/name` and fills it through a buffered writer.
@@ -166,9 +162,7 @@ where
     let path = dir.join(name);
     let file = File::create(&path).map_err(fail("create", &path))?;
     let mut out = BufWriter::with_capacity(1 << 16, file);
-    fill(&mut out)
-        .and_then(|()| out.flush())
-        .map_err(fail("write", &path))
+    fill(&mut out).and_then(|()| out.flush()).map_err(fail("write", &path))
 }
 
 /// Moves the complete `tmp` directory to `dir`, replacing a previous `dir`.
@@ -176,15 +170,8 @@ fn install(tmp: &Path, dir: &Path, parent: &Path, name: &OsString) -> Result<(),
     let existing = match fs::symlink_metadata(dir) {
         Ok(meta) if meta.is_dir() => true,
         Ok(_) => {
-            let source = io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                "it exists and is not a directory",
-            );
-            return Err(OutputError {
-                path: dir.to_path_buf(),
-                action: "replace",
-                source,
-            });
+            let source = io::Error::new(io::ErrorKind::AlreadyExists, "it exists and is not a directory");
+            return Err(OutputError { path: dir.to_path_buf(), action: "replace", source });
         }
         Err(_) => false,
     };
@@ -196,11 +183,7 @@ fn install(tmp: &Path, dir: &Path, parent: &Path, name: &OsString) -> Result<(),
     fs::rename(dir, &backup).map_err(fail("move the previous output aside from", dir))?;
     if let Err(source) = fs::rename(tmp, dir) {
         let _ = fs::rename(&backup, dir);
-        return Err(OutputError {
-            path: dir.to_path_buf(),
-            action: "move the new output into place at",
-            source,
-        });
+        return Err(OutputError { path: dir.to_path_buf(), action: "move the new output into place at", source });
     }
     fs::remove_dir_all(&backup).map_err(fail("remove the previous output", &backup))
 }

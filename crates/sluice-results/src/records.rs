@@ -143,12 +143,7 @@ pub struct TraceRow<'a> {
 impl FlowTrace {
     /// An empty trace of flow `flow` with the given variable names.
     pub fn new(flow: u64, names: Vec<&'static str>) -> FlowTrace {
-        FlowTrace {
-            flow,
-            names,
-            times: Vec::new(),
-            values: Vec::new(),
-        }
+        FlowTrace { flow, names, times: Vec::new(), values: Vec::new() }
     }
 
     /// Appends a row.
@@ -193,10 +188,7 @@ impl FlowTrace {
         self.times
             .iter()
             .enumerate()
-            .map(move |(i, &time)| TraceRow {
-                time,
-                values: &self.values[i * width..(i + 1) * width],
-            })
+            .map(move |(i, &time)| TraceRow { time, values: &self.values[i * width..(i + 1) * width] })
     }
 }
 
@@ -215,9 +207,11 @@ pub struct RunInfo {
     pub wall_seconds: f64,
     /// Payload bytes sent by all senders, retransmissions included.
     pub bytes_sent: u64,
-    /// Payload bytes delivered to receivers (each byte counted once).
+    /// Payload bytes of data packets that reached their destination host, duplicates and out-of-order
+    /// arrivals a go-back-N receiver discards included; once nothing is in flight,
+    /// `bytes_sent == bytes_delivered + bytes_dropped`.
     pub bytes_delivered: u64,
-    /// Bytes of all dropped packets.
+    /// Payload bytes of data packets dropped in switches.
     pub bytes_dropped: u64,
     /// Payload bytes sent more than once.
     pub retransmitted_bytes: u64,
@@ -251,11 +245,7 @@ mod tests {
 
     #[test]
     fn slowdown_is_clamped_to_one() {
-        assert_eq!(
-            flow(100, Some(150), 100).slowdown(),
-            Some(1.0),
-            "faster than ideal clamps to 1"
-        );
+        assert_eq!(flow(100, Some(150), 100).slowdown(), Some(1.0), "faster than ideal clamps to 1");
         assert_eq!(flow(100, Some(400), 100).slowdown(), Some(3.0));
         assert_eq!(flow(100, Some(400), 100).fct(), Some(300));
         assert_eq!(flow(100, None, 100).slowdown(), None);
@@ -275,13 +265,7 @@ mod tests {
         trace.push(20, &[2.0, 0.25]);
         let rows: Vec<_> = trace.rows().collect();
         assert_eq!(rows.len(), 2);
-        assert_eq!(
-            rows[1],
-            TraceRow {
-                time: 20,
-                values: &[2.0, 0.25]
-            }
-        );
+        assert_eq!(rows[1], TraceRow { time: 20, values: &[2.0, 0.25] });
         assert_eq!(trace.names(), ["cwnd", "alpha"]);
     }
 

@@ -177,11 +177,8 @@ impl Summary {
         for flow in &short {
             per_bucket[buckets.index(flow.size)].push(flow);
         }
-        let per_bucket_stats = per_bucket
-            .iter()
-            .enumerate()
-            .map(|(i, fs)| bucket_stats(buckets.label(i), buckets.range(i), fs))
-            .collect();
+        let per_bucket_stats =
+            per_bucket.iter().enumerate().map(|(i, fs)| bucket_stats(buckets.label(i), buckets.range(i), fs)).collect();
         Summary {
             run: RunSummary {
                 seed: run.seed,
@@ -200,11 +197,7 @@ impl Summary {
 }
 
 /// Statistics of one set of (non-long-lived) flows.
-fn bucket_stats(
-    label: String,
-    (min_bytes, max_bytes): (u64, Option<u64>),
-    flows: &[&FlowRecord],
-) -> BucketStats {
+fn bucket_stats(label: String, (min_bytes, max_bytes): (u64, Option<u64>), flows: &[&FlowRecord]) -> BucketStats {
     let mut slowdowns = Vec::with_capacity(flows.len());
     let mut fcts_us = Vec::with_capacity(flows.len());
     for flow in flows {
@@ -230,20 +223,11 @@ fn bucket_stats(
 
 fn slowdown_stats(sorted: &[f64]) -> Option<SlowdownStats> {
     let at = |per_mille| percentile(sorted, per_mille).map(round6);
-    Some(SlowdownStats {
-        avg: round6(mean(sorted)?),
-        p50: at(500)?,
-        p95: at(950)?,
-        p99: at(990)?,
-        p999: at(999)?,
-    })
+    Some(SlowdownStats { avg: round6(mean(sorted)?), p50: at(500)?, p95: at(950)?, p99: at(990)?, p999: at(999)? })
 }
 
 fn fct_stats(sorted: &[f64]) -> Option<FctStats> {
-    Some(FctStats {
-        avg: round6(mean(sorted)?),
-        p99: round6(percentile(sorted, 990)?),
-    })
+    Some(FctStats { avg: round6(mean(sorted)?), p99: round6(percentile(sorted, 990)?) })
 }
 
 /// Gbps of `bytes` transferred over `duration` picoseconds (0 for an empty duration).
@@ -256,11 +240,8 @@ fn gbps(bytes: u64, duration: Time) -> f64 {
 }
 
 fn long_lived_summary(flows: &[FlowRecord], sim_time: Time) -> LongLivedSummary {
-    let list: Vec<LongLivedFlow> = flows
-        .iter()
-        .filter(|f| f.long_lived)
-        .map(|f| long_lived_flow(f, sim_time))
-        .collect();
+    let list: Vec<LongLivedFlow> =
+        flows.iter().filter(|f| f.long_lived).map(|f| long_lived_flow(f, sim_time)).collect();
     let rates: Vec<f64> = list.iter().map(|f| f.gbps).collect();
     LongLivedSummary {
         count: list.len() as u64,
@@ -366,16 +347,8 @@ mod tests {
             flow(5, 2_000_000, Some(1), 2), // faster than ideal: slowdown 1
             long,
         ];
-        let ports = vec![
-            port("sw1", 0, 5_000, 3),
-            port("sw1", 1, 9_000, 4),
-            port("sw2", 0, 9_000, 0),
-        ];
-        let switches = vec![SwitchRecord {
-            node: "sw1".into(),
-            max_buffer: 14_000,
-            avg_buffer: 10.0,
-        }];
+        let ports = vec![port("sw1", 0, 5_000, 3), port("sw1", 1, 9_000, 4), port("sw2", 0, 9_000, 0)];
+        let switches = vec![SwitchRecord { node: "sw1".into(), max_buffer: 14_000, avg_buffer: 10.0 }];
         let run = RunInfo {
             seed: 42,
             sim_time: 1_010 * US,
@@ -394,32 +367,14 @@ mod tests {
     fn summary_of_a_small_run() {
         let (flows, ports, switches, run) = sample();
         let s = Summary::compute(&flows, &ports, &switches, &run, &Buckets::default());
-        let counts: Vec<_> = s
-            .buckets
-            .iter()
-            .map(|b| (b.label.as_str(), b.count, b.finished, b.unfinished))
-            .collect();
-        assert_eq!(
-            counts,
-            [
-                ("<10KB", 2, 2, 0),
-                ("10KB-100KB", 2, 1, 1),
-                ("100KB-1MB", 0, 0, 0),
-                (">=1MB", 1, 1, 0)
-            ]
-        );
+        let counts: Vec<_> = s.buckets.iter().map(|b| (b.label.as_str(), b.count, b.finished, b.unfinished)).collect();
+        assert_eq!(counts, [("<10KB", 2, 2, 0), ("10KB-100KB", 2, 1, 1), ("100KB-1MB", 0, 0, 0), (">=1MB", 1, 1, 0)]);
         let small = s.buckets[0].slowdown.unwrap();
-        assert_eq!(
-            (small.avg, small.p50, small.p99, small.p999),
-            (3.0, 2.0, 4.0, 4.0)
-        );
+        assert_eq!((small.avg, small.p50, small.p99, small.p999), (3.0, 2.0, 4.0, 4.0));
         assert_eq!(s.buckets[1].slowdown.unwrap().avg, 1.5);
         assert_eq!(s.buckets[2].slowdown, None);
         assert_eq!(s.buckets[3].slowdown.unwrap().p50, 1.0);
-        assert_eq!(
-            (s.overall.count, s.overall.finished, s.overall.unfinished),
-            (5, 4, 1)
-        );
+        assert_eq!((s.overall.count, s.overall.finished, s.overall.unfinished), (5, 4, 1));
         // Overall slowdowns sorted: 1, 1.5, 2, 4.
         let all = s.overall.slowdown.unwrap();
         assert_eq!((all.avg, all.p50, all.p95, all.p99), (2.125, 1.5, 4.0, 4.0));
@@ -440,21 +395,8 @@ mod tests {
         assert_eq!(t.goodput_gbps, 10.0);
         assert_eq!(t.ecn_marks, 7);
         assert_eq!(t.pfc_pause_time_us, 1.5);
-        assert_eq!(
-            t.max_port_queue,
-            Some(Peak {
-                at: "sw1:p1".into(),
-                bytes: 9_000
-            }),
-            "first maximum wins"
-        );
-        assert_eq!(
-            t.max_switch_buffer,
-            Some(Peak {
-                at: "sw1".into(),
-                bytes: 14_000
-            })
-        );
+        assert_eq!(t.max_port_queue, Some(Peak { at: "sw1:p1".into(), bytes: 9_000 }), "first maximum wins");
+        assert_eq!(t.max_switch_buffer, Some(Peak { at: "sw1".into(), bytes: 14_000 }));
         assert_eq!(s.wall_seconds, 0.5);
     }
 
@@ -467,25 +409,12 @@ mod tests {
         assert_eq!(s.totals.goodput_gbps, 0.0);
         assert_eq!(s.totals.max_port_queue, None);
         let json = serde_json::to_string(&s).unwrap();
-        assert!(
-            !json.contains("NaN") && !json.contains("wall") && !json.contains("-0.0"),
-            "{json}"
-        );
+        assert!(!json.contains("NaN") && !json.contains("wall") && !json.contains("-0.0"), "{json}");
         assert!(json.contains("\"total_gbps\":0.0"), "{json}");
-        let order: Vec<_> = [
-            "\"run\"",
-            "\"buckets\"",
-            "\"overall\"",
-            "\"long_lived\"",
-            "\"totals\"",
-            "\"extra\"",
-        ]
-        .iter()
-        .map(|key| json.find(key).unwrap())
-        .collect();
-        assert!(
-            order.windows(2).all(|w| w[0] < w[1]),
-            "sections in declaration order: {json}"
-        );
+        let order: Vec<_> = ["\"run\"", "\"buckets\"", "\"overall\"", "\"long_lived\"", "\"totals\"", "\"extra\""]
+            .iter()
+            .map(|key| json.find(key).unwrap())
+            .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "sections in declaration order: {json}");
     }
 }

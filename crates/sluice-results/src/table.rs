@@ -29,12 +29,7 @@ const COLUMNS: [(&str, usize); 9] = [
 /// drops, ECN, PFC, retransmissions, unfinished and long-lived flows, and the run itself (with wall time).
 pub fn render_table(summary: &Summary) -> String {
     let rows: Vec<&BucketStats> = summary.buckets.iter().chain([&summary.overall]).collect();
-    let label_width = rows
-        .iter()
-        .map(|b| b.label.len())
-        .max()
-        .unwrap_or(0)
-        .max(SIZE_HEADER.len());
+    let label_width = rows.iter().map(|b| b.label.len()).max().unwrap_or(0).max(SIZE_HEADER.len());
     let mut out = String::from(TITLE);
     out.push('\n');
     let header: Vec<String> = COLUMNS.iter().map(|(name, _)| name.to_string()).collect();
@@ -58,8 +53,7 @@ fn push_row(out: &mut String, label_width: usize, label: &str, cells: &[String])
 }
 
 fn bucket_cells(b: &BucketStats) -> Vec<String> {
-    let fixed =
-        |v: Option<f64>, decimals: usize| v.map_or("-".to_string(), |v| format!("{v:.decimals$}"));
+    let fixed = |v: Option<f64>, decimals: usize| v.map_or("-".to_string(), |v| format!("{v:.decimals$}"));
     let s = b.slowdown;
     vec![
         b.count.to_string(),
@@ -77,14 +71,9 @@ fn bucket_cells(b: &BucketStats) -> Vec<String> {
 fn total_lines(s: &Summary) -> Vec<(&'static str, String)> {
     let t = &s.totals;
     let ll = &s.long_lived;
-    let peak = |p: &Option<Peak>| {
-        p.as_ref().map_or("-".to_string(), |p| {
-            format!("{} at {}", human_bytes(p.bytes), p.at)
-        })
-    };
-    let jain = ll
-        .jain_fairness
-        .map_or("-".to_string(), |j| format!("{j:.3}"));
+    let peak =
+        |p: &Option<Peak>| p.as_ref().map_or("-".to_string(), |p| format!("{} at {}", human_bytes(p.bytes), p.at));
+    let jain = ll.jain_fairness.map_or("-".to_string(), |j| format!("{j:.3}"));
     vec![
         (
             "throughput",
@@ -95,39 +84,16 @@ fn total_lines(s: &Summary) -> Vec<(&'static str, String)> {
                 human_time(s.run.sim_time_ps)
             ),
         ),
-        (
-            "max buffer",
-            format!(
-                "switch {}; port {}",
-                peak(&t.max_switch_buffer),
-                peak(&t.max_port_queue)
-            ),
-        ),
-        (
-            "drops",
-            format!("{} packets, {}", t.drops, human_bytes(t.bytes_dropped)),
-        ),
+        ("max buffer", format!("switch {}; port {}", peak(&t.max_switch_buffer), peak(&t.max_port_queue))),
+        ("drops", format!("{} packets, {}", t.drops, human_bytes(t.bytes_dropped))),
         ("ECN marks", t.ecn_marks.to_string()),
         (
             "PFC pauses",
-            format!(
-                "{} pauses, {} paused",
-                t.pfc_pauses,
-                human_time((t.pfc_pause_time_us * 1e6).round() as Time)
-            ),
+            format!("{} pauses, {} paused", t.pfc_pauses, human_time((t.pfc_pause_time_us * 1e6).round() as Time)),
         ),
         ("retransmitted", human_bytes(t.retransmitted_bytes)),
-        (
-            "unfinished",
-            format!("{} of {} flows", s.overall.unfinished, s.overall.count),
-        ),
-        (
-            "long-lived",
-            format!(
-                "{} flows, {:.3} Gbps total, Jain index {jain}",
-                ll.count, ll.total_gbps
-            ),
-        ),
+        ("unfinished", format!("{} of {} flows", s.overall.unfinished, s.overall.count)),
+        ("long-lived", format!("{} flows, {:.3} Gbps total, Jain index {jain}", ll.count, ll.total_gbps)),
         ("run", run_line(s)),
     ]
 }
@@ -139,10 +105,7 @@ fn run_line(s: &Summary) -> String {
     } else {
         String::new()
     };
-    format!(
-        "seed {}, {} events, {} packet hops, {:.2} s wall{rate}",
-        r.seed, r.events, r.packet_hops, s.wall_seconds
-    )
+    format!("seed {}, {} events, {} packet hops, {:.2} s wall{rate}", r.seed, r.events, r.packet_hops, s.wall_seconds)
 }
 
 /// Bytes with a decimal unit and three decimals (`"1.234 MB"`), or plain bytes below 1000.
@@ -156,12 +119,7 @@ fn human_bytes(bytes: u64) -> String {
 
 /// A picosecond time in the largest unit not above it, with three decimals (`"10.000 ms"`).
 fn human_time(ps: Time) -> String {
-    const UNITS: [(Time, &str); 4] = [
-        (PS_PER_S, "s"),
-        (PS_PER_MS, "ms"),
-        (PS_PER_US, "us"),
-        (PS_PER_NS, "ns"),
-    ];
+    const UNITS: [(Time, &str); 4] = [(PS_PER_S, "s"), (PS_PER_MS, "ms"), (PS_PER_US, "us"), (PS_PER_NS, "ns")];
     match UNITS.iter().find(|(unit, _)| ps >= *unit) {
         Some((unit, name)) => format!("{:.3} {name}", ps as f64 / *unit as f64),
         None => format!("{ps} ps"),
@@ -190,13 +148,8 @@ mod tests {
                 group: 0,
             })
             .collect();
-        let run = RunInfo {
-            seed: 7,
-            sim_time: 10 * PS_PER_MS,
-            events: 123_456_789,
-            wall_seconds: 2.5,
-            ..RunInfo::default()
-        };
+        let run =
+            RunInfo { seed: 7, sim_time: 10 * PS_PER_MS, events: 123_456_789, wall_seconds: 2.5, ..RunInfo::default() };
         Summary::compute(&flows, &[], &[], &run, &Buckets::default())
     }
 
@@ -205,10 +158,7 @@ mod tests {
         let text = render_table(&summary());
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines.iter().all(|l| l.chars().count() <= 100), "{text}");
-        assert!(
-            lines[1].starts_with("flow size") && lines[1].ends_with("fct p99 us"),
-            "{text}"
-        );
+        assert!(lines[1].starts_with("flow size") && lines[1].ends_with("fct p99 us"), "{text}");
         let table_width = lines[1].len();
         assert!(lines[2..7].iter().all(|l| l.len() == table_width), "{text}");
         assert!(lines[2].starts_with("<10KB "), "{text}");
@@ -222,15 +172,9 @@ mod tests {
     fn empty_buckets_show_dashes() {
         let s = Summary::compute(&[], &[], &[], &RunInfo::default(), &Buckets::default());
         let text = render_table(&s);
-        assert!(
-            text.lines().nth(2).unwrap().trim_end().ends_with("-"),
-            "{text}"
-        );
+        assert!(text.lines().nth(2).unwrap().trim_end().ends_with("-"), "{text}");
         assert!(text.contains("Jain index -"), "{text}");
-        assert!(
-            text.contains("0 flows, 0.000 Gbps total"),
-            "no negative zero: {text}"
-        );
+        assert!(text.contains("0 flows, 0.000 Gbps total"), "no negative zero: {text}");
     }
 
     #[test]

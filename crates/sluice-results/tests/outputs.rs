@@ -6,15 +6,13 @@ use std::time::Instant;
 
 use sluice_results::output::FILE_NAMES;
 use sluice_results::{
-    write_outputs, Buckets, FlowRecord, FlowTrace, Outputs, PortRecord, RunInfo, Summary,
-    SwitchRecord, ThroughputSeries,
+    write_outputs, Buckets, FlowRecord, FlowTrace, Outputs, PortRecord, RunInfo, Summary, SwitchRecord,
+    ThroughputSeries,
 };
 
 /// A fresh, empty scratch directory for one test.
 fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("sluice-results")
-        .join(test);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sluice-results").join(test);
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
     dir
@@ -63,34 +61,14 @@ fn data(n: u64) -> Data {
         pfc_pauses_sent: 0,
         pfc_paused_time: 0,
     }];
-    let switches = vec![SwitchRecord {
-        node: "sw0".into(),
-        max_buffer: 70_000,
-        avg_buffer: 512.25,
-    }];
-    let throughput = vec![ThroughputSeries {
-        label: "flow 0".into(),
-        interval: 1_000_000,
-        samples: vec![(1_000_000, 9_000)],
-    }];
+    let switches = vec![SwitchRecord { node: "sw0".into(), max_buffer: 70_000, avg_buffer: 512.25 }];
+    let throughput =
+        vec![ThroughputSeries { label: "flow 0".into(), interval: 1_000_000, samples: vec![(1_000_000, 9_000)] }];
     let mut trace = FlowTrace::new(0, vec!["cwnd"]);
     trace.push(1_000, &[1.0 / 3.0]);
-    let run = RunInfo {
-        seed: 1,
-        sim_time: 50_000_000,
-        events: 1_000,
-        wall_seconds: 0.123,
-        ..RunInfo::default()
-    };
+    let run = RunInfo { seed: 1, sim_time: 50_000_000, events: 1_000, wall_seconds: 0.123, ..RunInfo::default() };
     let summary = Summary::compute(&flows, &ports, &switches, &run, &Buckets::default());
-    Data {
-        flows,
-        ports,
-        switches,
-        throughput,
-        traces: vec![trace],
-        summary,
-    }
+    Data { flows, ports, switches, throughput, traces: vec![trace], summary }
 }
 
 fn outputs<'a>(d: &'a Data, scenario: &'a str) -> Outputs<'a> {
@@ -106,10 +84,8 @@ fn outputs<'a>(d: &'a Data, scenario: &'a str) -> Outputs<'a> {
 }
 
 fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
+    let mut names: Vec<String> =
+        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     names.sort();
     names
 }
@@ -123,24 +99,11 @@ fn writes_every_file() {
     let mut expected: Vec<String> = FILE_NAMES.iter().map(|s| s.to_string()).collect();
     expected.sort();
     assert_eq!(entries(&out), expected);
-    assert_eq!(
-        entries(&root),
-        ["run"],
-        "no temporary directory is left behind"
-    );
-    assert_eq!(
-        fs::read_to_string(out.join("scenario.resolved.toml")).unwrap(),
-        "seed = 1\n"
-    );
+    assert_eq!(entries(&root), ["run"], "no temporary directory is left behind");
+    assert_eq!(fs::read_to_string(out.join("scenario.resolved.toml")).unwrap(), "seed = 1\n");
     let queues = fs::read_to_string(out.join("queues.csv")).unwrap();
-    assert!(
-        queues.contains("\nport,sw0,1,h1,100000000000,5000000,64000,333.333333,2,2000,9,0,0.000\n"),
-        "{queues}"
-    );
-    assert!(
-        queues.ends_with("\nswitch,sw0,,,,,70000,512.250000,,,,,\n"),
-        "{queues}"
-    );
+    assert!(queues.contains("\nport,sw0,1,h1,100000000000,5000000,64000,333.333333,2,2000,9,0,0.000\n"), "{queues}");
+    assert!(queues.ends_with("\nswitch,sw0,,,,,70000,512.250000,,,,,\n"), "{queues}");
     assert_eq!(
         fs::read_to_string(out.join("trace.csv")).unwrap(),
         "time_ns,flow,variable,value\n1.000,0,cwnd,0.3333333333333333\n"
@@ -162,19 +125,9 @@ fn writing_twice_replaces_the_directory() {
     write_outputs(&out, &outputs(&d, "first\n")).unwrap();
     fs::write(out.join("stray.txt"), "from an earlier run").unwrap();
     write_outputs(&out, &outputs(&d, "second\n")).unwrap();
-    assert_eq!(
-        fs::read_to_string(out.join("scenario.resolved.toml")).unwrap(),
-        "second\n"
-    );
-    assert!(
-        !out.join("stray.txt").exists(),
-        "the old directory is replaced, not merged"
-    );
-    assert_eq!(
-        entries(&root),
-        ["run"],
-        "no temporary or backup directory is left behind"
-    );
+    assert_eq!(fs::read_to_string(out.join("scenario.resolved.toml")).unwrap(), "second\n");
+    assert!(!out.join("stray.txt").exists(), "the old directory is replaced, not merged");
+    assert_eq!(entries(&root), ["run"], "no temporary or backup directory is left behind");
 }
 
 #[test]
@@ -185,10 +138,7 @@ fn failure_when_the_parent_is_a_file_leaves_nothing() {
     let out = blocker.join("run");
     let d = data(2);
     let err = write_outputs(&out, &outputs(&d, "")).unwrap_err();
-    assert!(
-        err.to_string().contains("blocker"),
-        "the error names the path: {err}"
-    );
+    assert!(err.to_string().contains("blocker"), "the error names the path: {err}");
     assert_eq!(entries(&root), ["blocker"]);
     assert_eq!(fs::read_to_string(&blocker).unwrap(), "not a directory");
 }
@@ -202,11 +152,7 @@ fn an_existing_file_is_not_replaced() {
     let err = write_outputs(&out, &outputs(&d, "")).unwrap_err();
     assert!(err.to_string().contains("not a directory"), "{err}");
     assert!(err.to_string().contains("run"), "{err}");
-    assert_eq!(
-        entries(&root),
-        ["run"],
-        "the completed temporary directory is removed"
-    );
+    assert_eq!(entries(&root), ["run"], "the completed temporary directory is removed");
     assert_eq!(fs::read_to_string(&out).unwrap(), "keep me");
 }
 
@@ -220,11 +166,7 @@ fn identical_input_gives_identical_bytes() {
     write_outputs(&a, &outputs(&d1, "x = 1\n")).unwrap();
     write_outputs(&b, &outputs(&d2, "x = 1\n")).unwrap();
     for name in FILE_NAMES {
-        assert_eq!(
-            fs::read(a.join(name)).unwrap(),
-            fs::read(b.join(name)).unwrap(),
-            "{name} differs"
-        );
+        assert_eq!(fs::read(a.join(name)).unwrap(), fs::read(b.join(name)).unwrap(), "{name} differs");
     }
 }
 
@@ -237,8 +179,5 @@ fn fct_csv_for_100k_flows_is_fast() {
     let elapsed = started.elapsed();
     let text = fs::read_to_string(root.join("run").join("fct.csv")).unwrap();
     assert_eq!(text.lines().count(), 100_001);
-    assert!(
-        elapsed.as_secs_f64() < 5.0,
-        "writing 100k flows took {elapsed:?}"
-    );
+    assert!(elapsed.as_secs_f64() < 5.0, "writing 100k flows took {elapsed:?}");
 }

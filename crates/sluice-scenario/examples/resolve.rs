@@ -7,7 +7,8 @@ fn main() {
         std::process::exit(2);
     };
     let sets: Vec<String> = args.collect();
-    let result = sluice_scenario::load(std::path::Path::new(&file), &sets, None).and_then(|s| sluice_scenario::resolve(&s));
+    let result =
+        sluice_scenario::load(std::path::Path::new(&file), &sets, None).and_then(|s| sluice_scenario::resolve(&s));
     match result {
         Ok(resolved) => print!("{}", sluice_scenario::resolved_toml(&resolved)),
         Err(e) => {

@@ -18,11 +18,19 @@ pub(crate) fn flows(s: &Scenario, topology: &Topology) -> Result<Vec<FlowSpec>, 
     sluice_workload::generate(&s.workloads, &ctx)
 }
 
-/// The `kind`s a `[[workload]]` entry accepts, in the order the workload crate declares them.
-pub(crate) const WORKLOAD_KINDS: [&str; 6] = ["poisson", "incast", "permutation", "all_to_all", "long_lived", "flow_list"];
+/// The `kind`s a `[[workload]]` entry accepts, in the order the workload crate declares them, each with
+/// a one-line description (from the documentation of `sluice_workload::WorkloadSpec`).
+pub(crate) const WORKLOAD_KINDS: [(&str, &str); 6] = [
+    ("poisson", "open-loop Poisson arrivals at every host, sizes from a CDF, a load fraction of the NIC rate"),
+    ("incast", "many senders to one receiver at once, optionally repeated every period"),
+    ("permutation", "every host sends one flow to one other host and receives exactly one"),
+    ("all_to_all", "every host sends one flow to every other host"),
+    ("long_lived", "flows without a size that send from start until stop"),
+    ("flow_list", "flows listed in a CSV file: src,dst,size_bytes,start_ns"),
+];
 
-/// The workload generator kinds, for `sluice list`.
-pub(crate) fn workload_kinds() -> &'static [&'static str] {
+/// The workload generator kinds and their descriptions, for `sluice list`.
+pub(crate) fn workload_kinds() -> &'static [(&'static str, &'static str)] {
     &WORKLOAD_KINDS
 }
 
@@ -39,6 +47,7 @@ mod tests {
         probe.insert("kind".into(), toml::Value::String("no_such_kind".into()));
         let err = toml::Value::Table(probe).try_into::<WorkloadSpec>().unwrap_err().message().to_string();
         let listed: Vec<&str> = err.split('`').skip(3).step_by(2).collect();
-        assert_eq!(listed, WORKLOAD_KINDS, "{err}");
+        let ours: Vec<&str> = WORKLOAD_KINDS.iter().map(|(kind, _)| *kind).collect();
+        assert_eq!(listed, ours, "{err}");
     }
 }

@@ -43,6 +43,34 @@
 //! `scenarios/x.toml:12: topology.k: must be even and at least 2 (got 7)`.
 //! [`resolve`] builds the topology, flows and algorithm; [`resolved_toml`] writes the scenario back with
 //! every default filled in.
+//!
+//! ```
+//! use std::path::Path;
+//!
+//! let text = r#"
+//! [topology]
+//! kind = "star"
+//! hosts = 9
+//! rate = "100Gbps"
+//!
+//! [[workload]]
+//! kind = "incast"
+//! receiver = 0
+//! size = "64KB"
+//! "#;
+//! let sets = ["workload.0.size=1MB".to_string()];
+//! let scenario = sluice_scenario::load_str(text, "incast.toml", Path::new("."), &sets)?;
+//! let resolved = sluice_scenario::resolve(&scenario)?;
+//! assert_eq!(resolved.flows.len(), 8);
+//! assert!(resolved.flows.iter().all(|f| f.size == 1_000_000));
+//! assert!(sluice_scenario::resolved_toml(&resolved).contains("size = \"1MB\""));
+//!
+//! let bad = sluice_scenario::load_str(text, "incast.toml", Path::new("."), &["topology.hosts=0".into()])
+//!     .and_then(|s| sluice_scenario::resolve(&s))
+//!     .unwrap_err();
+//! assert_eq!(bad.to_string(), "--set topology.hosts=0: topology.hosts: must be at least 1 (got 0)");
+//! # Ok::<(), sluice_scenario::ScenarioError>(())
+//! ```
 
 #![warn(missing_docs)]
 

@@ -8,28 +8,26 @@ use sluice_cc::{Algorithm, Control, Needs};
 /// controls and needs from the network), workload generator kinds, builtin flow-size distributions, and
 /// topology kinds.
 pub fn list_text() -> String {
-    let mut out = String::new();
-    out.push_str("Congestion control ([cc] algorithm = \"...\"):\n");
-    let algorithms = sluice_cc::registry();
-    let width = algorithms.iter().map(|a| a.name.len()).max().unwrap_or(0);
-    for a in algorithms {
-        let _ = writeln!(out, "  {:width$}  {}", a.name, describe(a));
-    }
-    out.push_str("\nWorkload generators ([[workload]] kind = \"...\"):\n");
-    for kind in crate::workload_kinds() {
-        let _ = writeln!(out, "  {kind}");
-    }
-    out.push_str("\nBuiltin flow-size distributions (poisson workloads: cdf = \"...\", or a file path):\n");
-    let builtins = sluice_workload::builtin_names();
-    let width = builtins.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-    for (name, summary) in builtins {
-        let _ = writeln!(out, "  {name:width$}  {summary}");
-    }
-    out.push_str("\nTopology kinds ([topology] kind = \"...\"):\n");
-    let kinds = sluice_topo::kinds();
-    let width = kinds.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    for (kind, summary) in kinds {
-        let _ = writeln!(out, "  {kind:width$}  {summary}");
+    let algorithms: Vec<(&str, String)> = sluice_cc::registry().iter().map(|a| (a.name, describe(a))).collect();
+    let workloads = crate::workload_kinds().iter().map(|(k, d)| (*k, d.to_string())).collect();
+    let cdfs = sluice_workload::builtin_names().iter().map(|(n, d)| (*n, d.to_string())).collect();
+    let topologies = sluice_topo::kinds().iter().map(|(k, d)| (*k, d.to_string())).collect();
+    let sections = [
+        ("Congestion control ([cc] algorithm = \"...\")", algorithms),
+        ("Workload generators ([[workload]] kind = \"...\")", workloads),
+        ("Builtin flow-size distributions (poisson workloads: cdf = \"...\", or a file path)", cdfs),
+        ("Topology kinds ([topology] kind = \"...\")", topologies),
+    ];
+    let blocks: Vec<String> = sections.iter().map(|(title, rows)| section(title, rows)).collect();
+    blocks.join("\n")
+}
+
+/// A titled, two-column block: names padded to one width, then their descriptions.
+fn section(title: &str, rows: &[(&str, String)]) -> String {
+    let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+    let mut out = format!("{title}:\n");
+    for (name, description) in rows {
+        let _ = writeln!(out, "  {name:width$}  {description}");
     }
     out
 }

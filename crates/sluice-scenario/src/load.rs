@@ -32,7 +32,12 @@ pub fn load(path: &Path, overrides: &[String], seed_override: Option<u64>) -> Re
 
 /// Reads a scenario from `text`. `origin_name` names it in error messages (and gives the default run
 /// name, its file stem); relative file names resolve against `base_dir`.
-pub fn load_str(text: &str, origin_name: &str, base_dir: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+pub fn load_str(
+    text: &str,
+    origin_name: &str,
+    base_dir: &Path,
+    overrides: &[String],
+) -> Result<Scenario, ScenarioError> {
     read(text, Path::new(origin_name), base_dir, overrides)
 }
 

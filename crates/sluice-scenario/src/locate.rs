@@ -47,14 +47,17 @@ impl<'a> Node<'a> {
     /// The node's children in document order: (segment, span of the key if any, child).
     fn children(self) -> Vec<(String, Option<Range<usize>>, Node<'a>)> {
         match self {
-            Node::Table(t) => {
-                t.iter().map(|(k, item)| (k.to_string(), t.key(k).and_then(|k| k.span()), Node::of_item(item))).collect()
-            }
+            Node::Table(t) => t
+                .iter()
+                .map(|(k, item)| (k.to_string(), t.key(k).and_then(|k| k.span()), Node::of_item(item)))
+                .collect(),
             Node::Tables(a) => a.iter().enumerate().map(|(i, t)| (i.to_string(), None, Node::Table(t))).collect(),
             Node::Value(Value::InlineTable(t)) => {
                 t.iter().map(|(k, v)| (k.to_string(), t.key(k).and_then(|k| k.span()), Node::Value(v))).collect()
             }
-            Node::Value(Value::Array(a)) => a.iter().enumerate().map(|(i, v)| (i.to_string(), None, Node::Value(v))).collect(),
+            Node::Value(Value::Array(a)) => {
+                a.iter().enumerate().map(|(i, v)| (i.to_string(), None, Node::Value(v))).collect()
+            }
             Node::Value(_) | Node::Empty => Vec::new(),
         }
     }
@@ -134,7 +137,9 @@ pub(crate) fn find(doc: &ImDocument<&str>, path: &[String]) -> Found {
     let mut node = Node::Table(doc.as_table());
     let mut found = Found { depth: 0, line: None };
     for segment in path {
-        let Some((key_span, child)) = node.child(segment) else { break };
+        let Some((key_span, child)) = node.child(segment) else {
+            break;
+        };
         if let Some(extent) = union(key_span, child.span()) {
             found.line = Some(line_of(text, extent.start));
         }
@@ -151,7 +156,9 @@ pub(crate) fn find(doc: &ImDocument<&str>, path: &[String]) -> Found {
 /// `unknown field `x`` refines to the key `x`, `missing field `x`` to the only element table lacking
 /// `x`, anything else to the first value under `path` whose text equals the token.
 pub(crate) fn refine(doc: &ImDocument<&str>, path: &[String], message: &str) -> KeyPath {
-    let Some(token) = first_token(message) else { return path.to_vec() };
+    let Some(token) = first_token(message) else {
+        return path.to_vec();
+    };
     let mut node = Node::Table(doc.as_table());
     for segment in path {
         match node.child(segment) {
@@ -183,7 +190,9 @@ fn lacking_key<'e, 'a>(under: &'e [Entry<'a>], depth: usize, key: &str) -> Optio
 
 /// Whether a scalar value's text equals `token`.
 fn scalar_matches(node: Node, token: &str) -> bool {
-    let Node::Value(value) = node else { return false };
+    let Node::Value(value) = node else {
+        return false;
+    };
     match value {
         Value::String(s) => s.value() == token,
         Value::Integer(i) => token.parse::<i64>().ok() == Some(*i.value()),

@@ -187,7 +187,10 @@ mod tests {
     fn bad_paths_are_errors() {
         let text = "name = \"x\"\n[[workload]]\nload = 0.3\n";
         let err = applied(text, &["workload.1.load=0.5"]).unwrap_err();
-        assert_eq!(err.to_string(), "--set workload.1.load=0.5: workload.1.load: index 1 is out of range: `workload` has 1 entries");
+        assert_eq!(
+            err.to_string(),
+            "--set workload.1.load=0.5: workload.1.load: index 1 is out of range: `workload` has 1 entries"
+        );
         let err = applied(text, &["name.first=a"]).unwrap_err();
         assert!(err.to_string().contains("`name` is a string, not a table"), "{err}");
         let err = applied(text, &["flows.0.size=1"]).unwrap_err();

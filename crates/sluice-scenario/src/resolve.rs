@@ -104,7 +104,8 @@ fn switch_for(s: &Scenario, algorithm: &Algorithm, topology: &Topology) -> Resul
         ));
     }
     if switch.ecn.enabled && switch.ecn.thresholds.is_empty() {
-        let per_rate = if algorithm.name == "dctcp" { EcnThresholds::dctcp_for_rate } else { EcnThresholds::red_for_rate };
+        let per_rate =
+            if algorithm.name == "dctcp" { EcnThresholds::dctcp_for_rate } else { EcnThresholds::red_for_rate };
         let rates: BTreeSet<Rate> = topology.links.iter().map(|l| l.rate).collect();
         switch.ecn.thresholds = rates.into_iter().map(|r| (r, per_rate(r))).collect();
     }
@@ -132,12 +133,17 @@ fn workload_error(s: &Scenario, e: WorkloadError) -> ScenarioError {
 
 /// Every flow id named in `[output]` must exist.
 fn check_flow_ids(s: &Scenario, count: usize) -> Result<(), ScenarioError> {
-    let lists = [("output.trace_flows", &s.output.trace_flows), ("output.throughput_flows", &s.output.throughput_flows)];
+    let lists =
+        [("output.trace_flows", &s.output.trace_flows), ("output.throughput_flows", &s.output.throughput_flows)];
     for (key, ids) in lists {
         if let Some(i) = ids.iter().position(|&id| id >= count as u64) {
             let message = match count {
                 0 => format!("flow {} does not exist: the workloads generate no flows", ids[i]),
-                _ => format!("flow {} does not exist: the workloads generate {count} flows, ids 0 to {}", ids[i], count - 1),
+                _ => format!(
+                    "flow {} does not exist: the workloads generate {count} flows, ids 0 to {}",
+                    ids[i],
+                    count - 1
+                ),
             };
             return Err(s.error_at(&format!("{key}.{i}"), message));
         }
@@ -166,7 +172,12 @@ fn port_id(topology: &Topology, port: &PortRef) -> Result<(NodeId, PortNo), Stri
     };
     let count = topology.ports[node].len();
     if port.port as usize >= count {
-        return Err(format!("node {:?} has {count} ports, 0 to {}; there is no port {}", port.node, count - 1, port.port));
+        return Err(format!(
+            "node {:?} has {count} ports, 0 to {}; there is no port {}",
+            port.node,
+            count - 1,
+            port.port
+        ));
     }
     Ok((node as NodeId, port.port))
 }
@@ -200,5 +211,53 @@ pub fn resolved_toml(resolved: &Resolved) -> String {
     match toml::to_string(&file) {
         Ok(body) => header + &body,
         Err(e) => format!("{header}# the scenario cannot be written as TOML: {e}\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_cc::{Control, Needs};
+
+    const STAR: &str = "[topology]\nkind = \"star\"\nhosts = 2\nrate = \"25Gbps\"\n\
+                        [[workload]]\nkind = \"permutation\"\nsize = \"1KB\"\n";
+
+    fn algorithm(needs: Needs) -> Algorithm {
+        Algorithm {
+            name: "probe",
+            summary: "test algorithm",
+            control: Control::Rate,
+            needs,
+            build: sluice_cc::lookup("none").expect("registered").build,
+        }
+    }
+
+    fn scenario(sets: &[&str]) -> (Scenario, Topology) {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let s = crate::load_str(STAR, "t.toml", std::path::Path::new("."), &sets).unwrap();
+        let topology = sluice_topo::build(&s.topology, &s.base_dir).unwrap();
+        (s, topology)
+    }
+
+    #[test]
+    fn needing_int_turns_int_stamping_on() {
+        let (s, topology) = scenario(&[]);
+        let needs = Needs { ecn: false, cnp: false, int: true };
+        let switch = switch_for(&s, &algorithm(needs), &topology).unwrap();
+        assert!(switch.int);
+        assert_eq!(switch.ecn.thresholds, vec![(25_000_000_000, EcnThresholds::red_for_rate(25_000_000_000))]);
+        let switch = switch_for(&s, &algorithm(Needs::default()), &topology).unwrap();
+        assert!(!switch.int);
+    }
+
+    #[test]
+    fn needing_cnp_needs_ecn_marks() {
+        let (s, topology) = scenario(&["switch.ecn.enabled=false"]);
+        let needs = Needs { ecn: false, cnp: true, int: false };
+        let err = switch_for(&s, &algorithm(needs), &topology).unwrap_err();
+        assert!(
+            err.to_string().starts_with("--set switch.ecn.enabled=false: switch.ecn.enabled: algorithm probe"),
+            "{err}"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! The loaded scenario, and how it points errors back at the text they came from.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,8 +17,8 @@ use crate::schema::{CcSpec, OutputSpec, SimulationSpec};
 /// A scenario file, deserialized and checked, with every default that does not depend on the topology
 /// or the algorithm filled in.
 ///
-/// Equality compares the settings, not where they came from (`source` and the text are ignored), so a
-/// scenario equals the one loaded back from its [`crate::resolved_toml`] text.
+/// Equality compares the settings, not where they came from (`source` and the text are ignored), so the
+/// scenario of a [`crate::Resolved`] equals the one loaded back from its [`crate::resolved_toml`] text.
 #[derive(Debug, Clone)]
 pub struct Scenario {
     /// Run name (`name`; default the file stem).
@@ -75,12 +76,19 @@ impl Scenario {
 }
 
 /// The text a scenario was read from and the overrides applied to it.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Provenance {
     /// The file's text before overrides.
     pub text: Arc<str>,
     /// The `--set` overrides, in the order applied.
     pub sets: Vec<SetArg>,
+}
+
+impl fmt::Debug for Provenance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sets: Vec<&str> = self.sets.iter().map(|s| s.arg.as_str()).collect();
+        f.debug_struct("Provenance").field("text_bytes", &self.text.len()).field("sets", &sets).finish()
+    }
 }
 
 impl Provenance {

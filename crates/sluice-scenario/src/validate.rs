@@ -11,10 +11,12 @@ use crate::schema::OutputSpec;
 /// A failed check: the dotted key at fault and what is wrong.
 type Problem = (String, String);
 
+/// One check of a scenario.
+type Check = fn(&Scenario) -> Result<(), Problem>;
+
 /// Runs every check, reporting the first failure at the line (or `--set`) that wrote the key.
 pub(crate) fn scenario(s: &Scenario) -> Result<(), ScenarioError> {
-    let checks: [fn(&Scenario) -> Result<(), Problem>; 7] =
-        [top_level, simulation, link, switch, workloads, algorithm, output];
+    let checks: [Check; 7] = [top_level, simulation, link, switch, workloads, algorithm, output];
     for check in checks {
         check(s).map_err(|(key, message)| s.error_at(&key, message))?;
     }
@@ -42,7 +44,10 @@ fn top_level(s: &Scenario) -> Result<(), Problem> {
 
 fn simulation(s: &Scenario) -> Result<(), Problem> {
     if s.simulation.duration == Some(0) {
-        return Err(problem("simulation.duration", "must be positive, such as \"20ms\"; leave it out to run until every flow finishes"));
+        return Err(problem(
+            "simulation.duration",
+            "must be positive, such as \"20ms\"; leave it out to run until every flow finishes",
+        ));
     }
     if s.simulation.time_limit == 0 {
         return Err(problem("simulation.time_limit", "must be positive, such as \"1s\""));
@@ -73,7 +78,10 @@ fn switch(s: &Scenario) -> Result<(), Problem> {
     }
     for (key, queue) in [("switch.control_queue", sw.control_queue), ("switch.data_queue", sw.data_queue)] {
         if queue >= sw.queues {
-            return Err(problem(key, format!("queue {queue} does not exist: switch.queues = {} (queues 0..={})", sw.queues, sw.queues - 1)));
+            return Err(problem(
+                key,
+                format!("queue {queue} does not exist: switch.queues = {} (queues 0..={})", sw.queues, sw.queues - 1),
+            ));
         }
     }
     scheduler(sw)?;

@@ -21,8 +21,7 @@ fn bundled() -> Vec<PathBuf> {
 
 #[test]
 fn the_documented_scenarios_are_shipped() {
-    let names: Vec<String> =
-        bundled().iter().map(|p| p.file_stem().unwrap().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = bundled().iter().map(|p| p.file_stem().unwrap().to_string_lossy().into_owned()).collect();
     for expected in ["quickstart", "ws128", "fat320", "leafspine160", "incast8"] {
         assert!(names.iter().any(|n| n == expected), "scenarios/{expected}.toml is missing: {names:?}");
     }
@@ -36,7 +35,8 @@ fn every_bundled_scenario_resolves_and_round_trips() {
         assert!(!resolved.flows.is_empty(), "{}: no flows", path.display());
         assert!(!resolved.scenario.switch.ecn.thresholds.is_empty(), "{}", path.display());
         let text = resolved_toml(&resolved);
-        let again = load_str(&text, "resolved.toml", Path::new("/nonexistent"), &[]).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let again =
+            load_str(&text, "resolved.toml", Path::new("/nonexistent"), &[]).unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(again, resolved.scenario, "{}:\n{text}", path.display());
         let twice = resolve(&again).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(resolved_toml(&twice).lines().skip(3).collect::<Vec<_>>(), text.lines().skip(3).collect::<Vec<_>>());

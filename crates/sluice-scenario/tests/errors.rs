@@ -64,7 +64,10 @@ fn unknown_keys_list_the_allowed_ones() {
         "bad.toml:4: topology.hostz: unknown field `hostz`, expected one of `hosts`, `rate`, `delay`"
     );
     let err = error(&with("[switch.pfc]\nenable = false\n"), &[]);
-    assert!(err.starts_with("bad.toml:11: switch.pfc.enable: unknown field `enable`, expected one of `enabled`"), "{err}");
+    assert!(
+        err.starts_with("bad.toml:11: switch.pfc.enable: unknown field `enable`, expected one of `enabled`"),
+        "{err}"
+    );
     let err = error(&with("[[workload]]\nkind = \"incast\"\nreceiver = 1\nsize = \"1KB\"\nfoo = 1\n"), &[]);
     assert!(err.starts_with("bad.toml:14: workload.1.foo: unknown field `foo`, expected one of `receiver`"), "{err}");
 }
@@ -93,7 +96,10 @@ fn misspelled_units_show_the_accepted_form() {
          \"400Mbps\", \"1.6Tbps\" or \"10Kbps\""
     );
     let err = error(&BASE.replace("\"10KB\"", "\"10KQ\""), &[]);
-    assert!(err.starts_with("bad.toml:9: workload.0.size: invalid value \"10KQ\": expected a size such as \"1000B\""), "{err}");
+    assert!(
+        err.starts_with("bad.toml:9: workload.0.size: invalid value \"10KQ\": expected a size such as \"1000B\""),
+        "{err}"
+    );
 }
 
 #[test]
@@ -110,7 +116,10 @@ fn impossible_topologies_point_at_the_key() {
         "bad.toml:2: topology.kind: unknown variant `ring`, expected one of `fat_tree`, `leaf_spine`, `star`, \
          `dumbbell`, `file`"
     );
-    assert_eq!(error("[topology]\nhosts = 4\n[[workload]]\nkind = \"permutation\"\nsize = \"1KB\"\n", &[]), "bad.toml:1: topology: missing field `kind`");
+    assert_eq!(
+        error("[topology]\nhosts = 4\n[[workload]]\nkind = \"permutation\"\nsize = \"1KB\"\n", &[]),
+        "bad.toml:1: topology: missing field `kind`"
+    );
 }
 
 fn poisson(load: &str, cdf: &str) -> String {
@@ -123,7 +132,9 @@ fn poisson(load: &str, cdf: &str) -> String {
 #[test]
 fn loads_outside_zero_to_one_are_rejected() {
     let expected = |got: &str| {
-        format!("bad.toml:9: workload.0.load: load must be above 0 and at most 1 (a fraction of the host rate), got {got}")
+        format!(
+            "bad.toml:9: workload.0.load: load must be above 0 and at most 1 (a fraction of the host rate), got {got}"
+        )
     };
     assert_eq!(error(&poisson("1.5", "websearch"), &[]), expected("1.5"));
     assert_eq!(error(&poisson("0", "websearch"), &[]), expected("0"));
@@ -137,7 +148,10 @@ fn missing_cdf_files_and_unknown_builtins_are_named() {
         "bad.toml:8: workload.0.cdf: CDF file /nonexistent-dir/cdfs/nope.cdf not found"
     );
     let err = error(&poisson("0.3", "websurch"), &[]);
-    assert!(err.starts_with("bad.toml:8: workload.0.cdf: unknown builtin CDF `websurch`; the builtins are websearch"), "{err}");
+    assert!(
+        err.starts_with("bad.toml:8: workload.0.cdf: unknown builtin CDF `websurch`; the builtins are websearch"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -147,9 +161,15 @@ fn errors_in_later_workloads_name_their_index() {
         error(&with(second), &[]),
         "bad.toml:12: workload.1.receiver: host 9 does not exist: the topology has hosts 0 to 3"
     );
-    assert_eq!(error(&with("[[workload]]\nkind = \"incast\"\nreceiver = 1\n"), &[]), "bad.toml:10: workload.1: missing field `size`");
+    assert_eq!(
+        error(&with("[[workload]]\nkind = \"incast\"\nreceiver = 1\n"), &[]),
+        "bad.toml:10: workload.1: missing field `size`"
+    );
     let err = error(&with("[[workload]]\nkind = \"incastt\"\n"), &[]);
-    assert!(err.starts_with("bad.toml:11: workload.1.kind: unknown variant `incastt`, expected one of `poisson`"), "{err}");
+    assert!(
+        err.starts_with("bad.toml:11: workload.1.kind: unknown variant `incastt`, expected one of `poisson`"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -219,9 +239,15 @@ fn a_scenario_needs_a_workload_and_a_topology() {
 
 #[test]
 fn switch_settings_are_checked() {
-    assert_eq!(error(&with("[switch]\nqueues = 9\n"), &[]), "bad.toml:11: switch.queues: must be between 1 and 8 (got 9)");
+    assert_eq!(
+        error(&with("[switch]\nqueues = 9\n"), &[]),
+        "bad.toml:11: switch.queues: must be between 1 and 8 (got 9)"
+    );
     let thresholds = "[[switch.ecn.thresholds]]\nrate = \"100Gbps\"\nkmin = \"4KB\"\nkmax = \"1KB\"\npmax = 0.2\n";
-    assert_eq!(error(&with(thresholds), &[]), "bad.toml:12: switch.ecn.thresholds.0.kmin: kmin (4KB) must not exceed kmax (1KB)");
+    assert_eq!(
+        error(&with(thresholds), &[]),
+        "bad.toml:12: switch.ecn.thresholds.0.kmin: kmin (4KB) must not exceed kmax (1KB)"
+    );
     assert_eq!(
         error(&with("[[switch.ecn.thresholds]]\nrate = \"100Gbps\"\nkmin = \"4KB\"\n"), &[]),
         "bad.toml:10: switch.ecn.thresholds.0: missing field `kmax`"
@@ -244,12 +270,24 @@ fn algorithms_needing_ecn_refuse_a_fabric_without_it() {
 fn overridden_values_blame_the_set_argument() {
     let fat_tree = "[topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate = \"100Gbps\"\n\n\
                     [[workload]]\nkind = \"permutation\"\nsize = \"1KB\"\n";
-    assert_eq!(error(fat_tree, &["topology.k=7"]), "--set topology.k=7: topology.k: must be even and at least 2 (got 7)");
-    assert!(error(BASE, &["topology.rate=100Gpbs"]).starts_with("--set topology.rate=100Gpbs: topology.rate: invalid value \"100Gpbs\""));
-    assert_eq!(error(BASE, &["cc.params.g=2"]), "--set cc.params.g=2: cc.params.g: must be in (0, 1] (algorithm dcqcn)");
-    assert_eq!(error(BASE, &["switch.queues=9"]), "--set switch.queues=9: switch.queues: must be between 1 and 8 (got 9)");
+    assert_eq!(
+        error(fat_tree, &["topology.k=7"]),
+        "--set topology.k=7: topology.k: must be even and at least 2 (got 7)"
+    );
+    assert!(error(BASE, &["topology.rate=100Gpbs"])
+        .starts_with("--set topology.rate=100Gpbs: topology.rate: invalid value \"100Gpbs\""));
+    assert_eq!(
+        error(BASE, &["cc.params.g=2"]),
+        "--set cc.params.g=2: cc.params.g: must be in (0, 1] (algorithm dcqcn)"
+    );
+    assert_eq!(
+        error(BASE, &["switch.queues=9"]),
+        "--set switch.queues=9: switch.queues: must be between 1 and 8 (got 9)"
+    );
     assert_eq!(error(BASE, &["name=3"]), "--set name=3: name: invalid type: integer `3`, expected a string");
-    assert!(error(BASE, &["topology.bogus=1"]).starts_with("--set topology.bogus=1: topology.bogus: unknown field `bogus`"));
+    assert!(
+        error(BASE, &["topology.bogus=1"]).starts_with("--set topology.bogus=1: topology.bogus: unknown field `bogus`")
+    );
 }
 
 #[test]
@@ -262,7 +300,10 @@ fn file_lines_stay_right_when_overrides_change_the_document() {
 
 #[test]
 fn malformed_set_arguments_are_named() {
-    assert_eq!(error(BASE, &["topology"]), "--set topology: expected KEY=VALUE, such as topology.k=4 or cc.params.g=0.01");
+    assert_eq!(
+        error(BASE, &["topology"]),
+        "--set topology: expected KEY=VALUE, such as topology.k=4 or cc.params.g=0.01"
+    );
     assert_eq!(error(BASE, &["=4"]), "--set =4: the key before `=` is empty; expected KEY=VALUE, such as topology.k=4");
     assert_eq!(
         error(BASE, &["workload.1.size=3"]),
@@ -294,7 +335,10 @@ fn errors_from_files_name_the_file() {
     assert!(err.to_string().starts_with(&format!("{}: cannot read the scenario file: ", missing.display())), "{err}");
     std::fs::write(&path, BASE).unwrap();
     let err = load(&path, &[], Some(u64::MAX)).unwrap_err();
-    assert!(err.to_string().starts_with("--seed 18446744073709551615: seed 18446744073709551615 is too large"), "{err}");
+    assert!(
+        err.to_string().starts_with("--seed 18446744073709551615: seed 18446744073709551615 is too large"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

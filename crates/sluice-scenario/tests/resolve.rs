@@ -36,7 +36,10 @@ size = \"100KB\"
 fn red_thresholds_are_filled_for_every_link_rate() {
     let r = resolved(MIXED, &[]);
     let thresholds = &r.scenario.switch.ecn.thresholds;
-    assert_eq!(thresholds, &vec![(100 * G, EcnThresholds::red_for_rate(100 * G)), (400 * G, EcnThresholds::red_for_rate(400 * G))]);
+    assert_eq!(
+        thresholds,
+        &vec![(100 * G, EcnThresholds::red_for_rate(100 * G)), (400 * G, EcnThresholds::red_for_rate(400 * G))]
+    );
     assert_eq!((thresholds[0].1.kmin, thresholds[0].1.kmax), (400_000, 1_600_000));
     assert_eq!((thresholds[1].1.kmin, thresholds[1].1.kmax), (1_600_000, 6_400_000));
     assert_eq!(r.line_rate, 100 * G);
@@ -54,7 +57,9 @@ fn dctcp_gets_its_single_threshold() {
 
 #[test]
 fn given_thresholds_are_kept() {
-    let text = format!("{MIXED}[[switch.ecn.thresholds]]\nrate = \"100Gbps\"\nkmin = \"5KB\"\nkmax = \"200KB\"\npmax = 0.01\n");
+    let text = format!(
+        "{MIXED}[[switch.ecn.thresholds]]\nrate = \"100Gbps\"\nkmin = \"5KB\"\nkmax = \"200KB\"\npmax = 0.01\n"
+    );
     let r = resolved(&text, &[]);
     let only = EcnThresholds { kmin: 5_000, kmax: 200_000, pmax: 0.01 };
     assert_eq!(r.scenario.switch.ecn.thresholds, vec![(100 * G, only)]);
@@ -148,7 +153,9 @@ fn the_resolved_text_loads_back_to_the_same_scenario() {
     assert_eq!(r2.flows, r.flows);
     let body = |t: &str| t.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n");
     assert_eq!(body(&resolved_toml(&r2)), body(&text));
-    for expected in ["[[switch.ecn.thresholds]]", "rate = \"100Gbps\"", "byte_counter = \"1MB\"", "g = 0.01", "base_dir = \"/"] {
+    for expected in
+        ["[[switch.ecn.thresholds]]", "rate = \"100Gbps\"", "byte_counter = \"1MB\"", "g = 0.01", "base_dir = \"/"]
+    {
         assert!(text.contains(expected), "{expected} missing from:\n{text}");
     }
 }

@@ -107,7 +107,11 @@ impl EcnConfig {
         match nearest {
             Some((r, t)) => {
                 let scale = rate as f64 / *r as f64;
-                EcnThresholds { kmin: (t.kmin as f64 * scale) as u64, kmax: (t.kmax as f64 * scale) as u64, pmax: t.pmax }
+                EcnThresholds {
+                    kmin: (t.kmin as f64 * scale) as u64,
+                    kmax: (t.kmax as f64 * scale) as u64,
+                    pmax: t.pmax,
+                }
             }
             None => EcnThresholds::red_for_rate(rate),
         }

@@ -191,7 +191,11 @@ impl Host {
             f.retransmitted += payload as u64;
             core.counters.retransmitted_bytes += payload as u64;
         }
-        f.next_tx = if f.rate >= self.nic.rate { core.now } else { core.now + sluice_core::serialization_ps(wire as u64, f.rate) };
+        f.next_tx = if f.rate >= self.nic.rate {
+            core.now
+        } else {
+            core.now + sluice_core::serialization_ps(wire as u64, f.rate)
+        };
         if f.events.contains(Events::TX) {
             with_cc(core, f, id, |cc, ctx| cc.on_sent(&Sent { bytes: payload, retransmit }, ctx));
         }
@@ -301,7 +305,8 @@ impl Host {
         if selective {
             f.ooo.insert(p.seq);
         } else {
-            let repeat = f.last_nack.is_some_and(|(seq, at)| seq == f.rcv_nxt && core.now - at < env.config.nack_interval);
+            let repeat =
+                f.last_nack.is_some_and(|(seq, at)| seq == f.rcv_nxt && core.now - at < env.config.nack_interval);
             if repeat {
                 return;
             }
@@ -468,7 +473,12 @@ pub fn finish(core: &mut Core, f: &mut Flow) {
 
 /// Calls the flow's controller and applies its decisions: window, rate (capped at line rate), timers,
 /// and a trace row for traced flows.
-pub fn with_cc(core: &mut Core, f: &mut Flow, id: u32, call: impl FnOnce(&mut dyn sluice_cc::CongestionControl, &mut Ctx)) {
+pub fn with_cc(
+    core: &mut Core,
+    f: &mut Flow,
+    id: u32,
+    call: impl FnOnce(&mut dyn sluice_cc::CongestionControl, &mut Ctx),
+) {
     let Some(cc) = f.cc.as_mut() else { return };
     let mut ctx = Ctx::new(core.now);
     call(cc.as_mut(), &mut ctx);

@@ -18,6 +18,9 @@ pub mod queue;
 pub mod sim;
 pub mod switch;
 
-pub use config::{EcnConfig, EcnThresholds, HostConfig, LinkConfig, LoadBalance, LossRecovery, MarkAt, PfcConfig, Scheduler, SwitchConfig};
+pub use config::{
+    EcnConfig, EcnThresholds, HostConfig, LinkConfig, LoadBalance, LossRecovery, MarkAt, PfcConfig, Scheduler,
+    SwitchConfig,
+};
 pub use engine::Counters;
 pub use sim::{FlowDesc, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};

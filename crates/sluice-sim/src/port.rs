@@ -73,7 +73,8 @@ pub struct Port {
 impl Port {
     /// A port with `queues` priority queues.
     pub fn new(rate: Rate, delay: Time, peer: u32, peer_port: u16, queues: u8, ecn: EcnThresholds) -> Port {
-        let ps_per_byte = if (8 * sluice_core::PS_PER_S) % rate == 0 { 8 * sluice_core::PS_PER_S / rate } else { 0 };
+        let ps_per_byte =
+            if (8 * sluice_core::PS_PER_S).is_multiple_of(rate) { 8 * sluice_core::PS_PER_S / rate } else { 0 };
         let n = queues as usize;
         Port {
             rate,
@@ -144,8 +145,8 @@ impl Port {
         }
     }
 
-    /// Deficit round robin: a queue may send while its deficit covers the head packet; each visit adds
-    /// its quantum (weight x MTU).
+    /// Deficit round robin: the queue under the pointer sends while its deficit covers its head packet;
+    /// otherwise the pointer moves on and the next backlogged queue gains its quantum (weight x MTU).
     fn select_dwrr(&mut self, weights: &[u32], mtu: u32, arena: &Arena) -> Option<usize> {
         let n = self.queues.len();
         if !self.has_eligible() {
@@ -153,24 +154,27 @@ impl Port {
         }
         loop {
             let i = self.dwrr_next;
-            let eligible = !self.queues[i].is_empty() && self.paused & (1 << i) == 0;
-            if !eligible {
-                if self.queues[i].is_empty() {
-                    self.deficits[i] = 0;
+            if self.eligible(i) {
+                let head = arena.get(self.queues[i][0]).wire as i64;
+                if self.deficits[i] >= head {
+                    self.deficits[i] -= head;
+                    return Some(i);
                 }
-                self.dwrr_next = (i + 1) % n;
-                continue;
+            } else if self.queues[i].is_empty() {
+                self.deficits[i] = 0;
             }
-            let head_bytes = arena.get(self.queues[i][0]).wire as i64;
-            if self.deficits[i] >= head_bytes {
-                self.deficits[i] -= head_bytes;
-                return Some(i);
-            }
-            self.deficits[i] += weights.get(i).copied().unwrap_or(1).max(1) as i64 * mtu as i64;
-            if self.deficits[i] < head_bytes {
-                self.dwrr_next = (i + 1) % n;
+            let next = (i + 1) % n;
+            self.dwrr_next = next;
+            if self.eligible(next) {
+                self.deficits[next] += weights.get(next).copied().unwrap_or(1).max(1) as i64 * mtu as i64;
             }
         }
+    }
+
+    /// Whether queue `i` holds a packet and is not paused.
+    #[inline]
+    fn eligible(&self, i: usize) -> bool {
+        !self.queues[i].is_empty() && self.paused & (1 << i) == 0
     }
 
     /// Removes the head of queue `queue`, which holds `wire` bytes.

@@ -294,7 +294,8 @@ impl<T: Copy> EventQueue<T> for WheelQueue<T> {
                 best = i;
             }
         }
-        let entry = slot.remove(best);
+        // The common cases (a lone entry, or the earliest pushed last) need no shifting.
+        let entry = if best + 1 == slot.len() { slot.pop().expect("not empty") } else { slot.remove(best) };
         if slot.is_empty() {
             self.occupied[self.cursor / 64] &= !(1 << (self.cursor % 64));
         }

@@ -10,10 +10,10 @@ use sluice_topo::{NodeKind, Routes, Topology};
 
 use crate::config::{EcnThresholds, HostConfig, LinkConfig, SwitchConfig};
 use crate::engine::{Core, Counters, Event};
-use crate::queue::EventQueue;
 use crate::flow::{Flow, FlowTrace};
 use crate::host::{with_cc, Host, HostEnv};
 use crate::port::Port;
+use crate::queue::EventQueue;
 use crate::switch::{Fabric, Switch};
 
 /// A flow to simulate.
@@ -162,9 +162,8 @@ impl Simulation {
             input;
         let mut core = Core::new(switch.int);
         let queues = switch.queues.max(switch.control_queue + 1).max(switch.data_queue + 1);
-        let make_port = |p: &sluice_topo::Port| {
-            Port::new(p.rate, p.delay, p.peer, p.peer_port, queues, ecn_for(&switch, p.rate))
-        };
+        let make_port =
+            |p: &sluice_topo::Port| Port::new(p.rate, p.delay, p.peer, p.peer_port, queues, ecn_for(&switch, p.rate));
         let mut node_ref = Vec::with_capacity(topology.nodes.len());
         let mut switches = Vec::new();
         let mut hosts = Vec::new();
@@ -216,7 +215,11 @@ impl Simulation {
         s.last_flow_bytes = vec![0; o.throughput_flows.len()];
         s.last_port_bytes = vec![0; o.throughput_ports.len()];
         for f in &o.throughput_flows {
-            s.series.push(ThroughputSeries { label: format!("flow {f}"), interval: o.sample_interval, samples: Vec::new() });
+            s.series.push(ThroughputSeries {
+                label: format!("flow {f}"),
+                interval: o.sample_interval,
+                samples: Vec::new(),
+            });
         }
         for (node, port) in &o.throughput_ports {
             let label = format!("{}:p{port}", self.topology.nodes[*node as usize].name);
@@ -246,7 +249,13 @@ impl Simulation {
             }
             if self.core.counters.events & 0xF_FFFF == 0 {
                 let c = &self.core.counters;
-                progress(&Progress { now: time, end, events: c.events, flows_finished: c.flows_finished, flows: total });
+                progress(&Progress {
+                    now: time,
+                    end,
+                    events: c.events,
+                    flows_finished: c.flows_finished,
+                    flows: total,
+                });
             }
         }
         if self.stop.duration.is_some() {

@@ -18,18 +18,12 @@ pub struct TopoError {
 impl TopoError {
     /// An error blamed on the specification key `field`.
     pub fn field(field: &str, message: impl Into<String>) -> TopoError {
-        TopoError {
-            field: Some(field.to_string()),
-            message: message.into(),
-        }
+        TopoError { field: Some(field.to_string()), message: message.into() }
     }
 
     /// An error about the topology as a whole.
     pub fn general(message: impl Into<String>) -> TopoError {
-        TopoError {
-            field: None,
-            message: message.into(),
-        }
+        TopoError { field: None, message: message.into() }
     }
 
     /// An error inside the topology file `file`, at 1-based `line` when known.
@@ -38,10 +32,7 @@ impl TopoError {
             Some(line) => format!("{file}:{line}: {message}"),
             None => format!("{file}: {message}"),
         };
-        TopoError {
-            field: Some("path".to_string()),
-            message,
-        }
+        TopoError { field: Some("path".to_string()), message }
     }
 }
 

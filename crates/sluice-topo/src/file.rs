@@ -37,15 +37,9 @@ use crate::TopoError;
 /// Reads and builds the topology file at `path`, choosing the format by extension.
 pub(crate) fn load(path: &Path) -> Result<Topology, TopoError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        TopoError::in_file(&shown, None, format!("cannot read the topology file: {e}"))
-    })?;
-    let label = format!(
-        "file {}",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default()
-    );
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| TopoError::in_file(&shown, None, format!("cannot read the topology file: {e}")))?;
+    let label = format!("file {}", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
     if path.extension().is_some_and(|ext| ext == "toml") {
         parse_toml(&text, &shown, label)
     } else {
@@ -88,11 +82,7 @@ fn default_delay() -> Time {
 
 /// The 1-based line holding byte `offset` of `text`.
 fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
 }
 
 /// Where a TOML topology came from, for messages with line numbers.
@@ -114,20 +104,14 @@ pub(crate) fn parse_toml(text: &str, file: &str, label: String) -> Result<Topolo
         TopoError::in_file(file, line, e.message().trim())
     })?;
     if parsed.node.len() as u64 > MAX_NODES {
-        return Err(TopoError::in_file(
-            file,
-            None,
-            format!("more than {MAX_NODES} nodes"),
-        ));
+        return Err(TopoError::in_file(file, None, format!("more than {MAX_NODES} nodes")));
     }
     let source = Source { text, file };
     let mut builder = Builder::default();
     let ids = add_toml_nodes(&mut builder, &parsed.node, &source)?;
     add_toml_links(&mut builder, &parsed.link, &ids, &source)?;
     let label = parsed.name.unwrap_or(label);
-    builder
-        .finish(label)
-        .map_err(|e| TopoError::in_file(file, None, e.message))
+    builder.finish(label).map_err(|e| TopoError::in_file(file, None, e.message))
 }
 
 /// Adds the nodes in file order; returns the id of each name.
@@ -164,29 +148,20 @@ fn add_toml_links(
     };
     for link in links {
         let (a, b) = (lookup(&link.a)?, lookup(&link.b)?);
-        builder
-            .add_link(a, b, link.rate, link.delay)
-            .map_err(|message| source.at(link.a.span(), message))?;
+        builder.add_link(a, b, link.rate, link.delay).map_err(|message| source.at(link.a.span(), message))?;
     }
     Ok(())
 }
 
 /// The non-blank lines of `text` with their 1-based numbers.
 fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines()
-        .enumerate()
-        .map(|(i, line)| (i + 1, line.trim()))
-        .filter(|(_, line)| !line.is_empty())
+    text.lines().enumerate().map(|(i, line)| (i + 1, line.trim())).filter(|(_, line)| !line.is_empty())
 }
 
 /// Parses whitespace-separated unsigned integers, naming `what` in the error.
 fn parse_ids(line: &str, what: &str) -> Result<Vec<u64>, String> {
     line.split_whitespace()
-        .map(|token| {
-            token
-                .parse::<u64>()
-                .map_err(|_| format!("{what}: {token:?} is not a non-negative integer"))
-        })
+        .map(|token| token.parse::<u64>().map_err(|_| format!("{what}: {token:?} is not a non-negative integer")))
         .collect()
 }
 
@@ -194,9 +169,7 @@ fn parse_ids(line: &str, what: &str) -> Result<Vec<u64>, String> {
 pub(crate) fn parse_hpcc(text: &str, file: &str, label: String) -> Result<Topology, TopoError> {
     let at = |line: usize, message: String| TopoError::in_file(file, Some(line), message);
     let mut lines = numbered_lines(text);
-    let (first, header) = lines
-        .next()
-        .ok_or_else(|| TopoError::in_file(file, None, "the file is empty"))?;
+    let (first, header) = lines.next().ok_or_else(|| TopoError::in_file(file, None, "the file is empty"))?;
     let (nodes, switches, links) = parse_header(header).map_err(|m| at(first, m))?;
     let kinds = match lines.next() {
         _ if switches == 0 => vec![NodeKind::Host; nodes as usize],
@@ -210,20 +183,13 @@ pub(crate) fn parse_hpcc(text: &str, file: &str, label: String) -> Result<Topolo
     let mut found = 0u64;
     for (line, entry) in lines {
         let (a, b, rate, delay) = parse_hpcc_link(entry, nodes).map_err(|m| at(line, m))?;
-        builder
-            .add_link(a, b, rate, delay)
-            .map_err(|m| at(line, m))?;
+        builder.add_link(a, b, rate, delay).map_err(|m| at(line, m))?;
         found += 1;
     }
     if found != links {
-        return Err(at(
-            first,
-            format!("link_num is {links} but the file has {found} link lines"),
-        ));
+        return Err(at(first, format!("link_num is {links} but the file has {found} link lines")));
     }
-    builder
-        .finish(label)
-        .map_err(|e| TopoError::in_file(file, None, e.message))
+    builder.finish(label).map_err(|e| TopoError::in_file(file, None, e.message))
 }
 
 /// Parses `node_num switch_num link_num`.
@@ -233,14 +199,10 @@ fn parse_header(header: &str) -> Result<(u64, u64, u64), String> {
         return Err("the first line must be `node_num switch_num link_num`".to_string());
     };
     if nodes > MAX_NODES {
-        return Err(format!(
-            "node_num {nodes} is more than the limit of {MAX_NODES}"
-        ));
+        return Err(format!("node_num {nodes} is more than the limit of {MAX_NODES}"));
     }
     if switches > nodes {
-        return Err(format!(
-            "switch_num {switches} is more than node_num {nodes}"
-        ));
+        return Err(format!("switch_num {switches} is more than node_num {nodes}"));
     }
     Ok((nodes, switches, links))
 }
@@ -249,16 +211,11 @@ fn parse_header(header: &str) -> Result<(u64, u64, u64), String> {
 fn node_kinds(list: &str, nodes: u64, switches: u64) -> Result<Vec<NodeKind>, String> {
     let listed = parse_ids(list, "switch ids")?;
     if listed.len() as u64 != switches {
-        return Err(format!(
-            "switch_num is {switches} but {} switch ids are listed",
-            listed.len()
-        ));
+        return Err(format!("switch_num is {switches} but {} switch ids are listed", listed.len()));
     }
     let mut kinds = vec![NodeKind::Host; nodes as usize];
     for id in listed {
-        let kind = kinds
-            .get_mut(id as usize)
-            .ok_or_else(|| format!("switch id {id} is not below node_num {nodes}"))?;
+        let kind = kinds.get_mut(id as usize).ok_or_else(|| format!("switch id {id} is not below node_num {nodes}"))?;
         if *kind == NodeKind::Switch {
             return Err(format!("switch id {id} is listed twice"));
         }
@@ -271,9 +228,7 @@ fn node_kinds(list: &str, nodes: u64, switches: u64) -> Result<Vec<NodeKind>, St
 fn parse_hpcc_link(entry: &str, nodes: u64) -> Result<(NodeId, NodeId, Rate, Time), String> {
     let tokens: Vec<&str> = entry.split_whitespace().collect();
     if !(4..=5).contains(&tokens.len()) {
-        return Err(format!(
-            "expected `src dst rate delay error_rate`, got {entry:?}"
-        ));
+        return Err(format!("expected `src dst rate delay error_rate`, got {entry:?}"));
     }
     let node = |token: &str| match token.parse::<u64>() {
         Ok(id) if id < nodes => Ok(id as NodeId),
@@ -285,11 +240,7 @@ fn parse_hpcc_link(entry: &str, nodes: u64) -> Result<(NodeId, NodeId, Rate, Tim
     if let Some(error_rate) = tokens.get(4) {
         match error_rate.parse::<f64>() {
             Ok(0.0) => {}
-            Ok(_) => {
-                return Err(format!(
-                    "error rate {error_rate} is not supported (random loss is not modelled)"
-                ))
-            }
+            Ok(_) => return Err(format!("error rate {error_rate} is not supported (random loss is not modelled)")),
             Err(_) => return Err(format!("error rate {error_rate:?} is not a number")),
         }
     }

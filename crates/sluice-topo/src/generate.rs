@@ -15,16 +15,8 @@ fn add_nodes(builder: &mut Builder, kind: NodeKind, prefix: &str, count: u32) ->
     first
 }
 
-fn link(
-    builder: &mut Builder,
-    a: NodeId,
-    b: NodeId,
-    rate: Rate,
-    delay: Time,
-) -> Result<(), TopoError> {
-    builder
-        .add_link(a, b, rate, delay)
-        .map_err(TopoError::general)
+fn link(builder: &mut Builder, a: NodeId, b: NodeId, rate: Rate, delay: Time) -> Result<(), TopoError> {
+    builder.add_link(a, b, rate, delay).map_err(TopoError::general)
 }
 
 /// Links hosts `first_host..first_host + count` to switch `first_switch + i / per_switch`, in host order.
@@ -36,13 +28,7 @@ fn attach_hosts(
     delay: Time,
 ) -> Result<(), TopoError> {
     for i in 0..count {
-        link(
-            builder,
-            first_host + i,
-            first_switch + i / per_switch,
-            rate,
-            delay,
-        )?;
+        link(builder, first_host + i, first_switch + i / per_switch, rate, delay)?;
     }
     Ok(())
 }
@@ -57,23 +43,11 @@ pub(crate) fn fat_tree(s: &FatTreeShape) -> Result<Topology, TopoError> {
     let tor0 = add_nodes(&mut b, NodeKind::Switch, "tor", tors);
     let agg0 = add_nodes(&mut b, NodeKind::Switch, "agg", aggs);
     let core0 = add_nodes(&mut b, NodeKind::Switch, "core", s.cores);
-    attach_hosts(
-        &mut b,
-        (host0, hosts),
-        (tor0, s.hosts_per_tor),
-        s.host_rate,
-        s.delay,
-    )?;
+    attach_hosts(&mut b, (host0, hosts), (tor0, s.hosts_per_tor), s.host_rate, s.delay)?;
     for tor in 0..tors {
         let pod = tor / s.tors_per_pod;
         for j in 0..s.aggs_per_pod {
-            link(
-                &mut b,
-                tor0 + tor,
-                agg0 + pod * s.aggs_per_pod + j,
-                s.tor_agg_rate,
-                s.delay,
-            )?;
+            link(&mut b, tor0 + tor, agg0 + pod * s.aggs_per_pod + j, s.tor_agg_rate, s.delay)?;
         }
     }
     let cores_per_agg = s.cores / s.aggs_per_pod;
@@ -110,21 +84,13 @@ pub(crate) fn leaf_spine(
     let host0 = add_nodes(&mut b, NodeKind::Host, "h", hosts);
     let tor0 = add_nodes(&mut b, NodeKind::Switch, "tor", tors);
     let spine0 = add_nodes(&mut b, NodeKind::Switch, "spine", spines);
-    attach_hosts(
-        &mut b,
-        (host0, hosts),
-        (tor0, hosts_per_tor),
-        host_rate,
-        delay,
-    )?;
+    attach_hosts(&mut b, (host0, hosts), (tor0, hosts_per_tor), host_rate, delay)?;
     for tor in 0..tors {
         for spine in 0..spines {
             link(&mut b, tor0 + tor, spine0 + spine, uplink_rate, delay)?;
         }
     }
-    b.finish(format!(
-        "leaf-spine {tors} ToRs x {hosts_per_tor} hosts, {spines} spines"
-    ))
+    b.finish(format!("leaf-spine {tors} ToRs x {hosts_per_tor} hosts, {spines} spines"))
 }
 
 /// One switch `sw0` with every host on it.
@@ -148,13 +114,7 @@ pub(crate) fn dumbbell(
     let host0 = add_nodes(&mut b, NodeKind::Host, "h", left + right);
     let sw0 = add_nodes(&mut b, NodeKind::Switch, "sw", 2);
     attach_hosts(&mut b, (host0, left), (sw0, left), host_rate, delay)?;
-    attach_hosts(
-        &mut b,
-        (host0 + left, right),
-        (sw0 + 1, right),
-        host_rate,
-        delay,
-    )?;
+    attach_hosts(&mut b, (host0 + left, right), (sw0 + 1, right), host_rate, delay)?;
     link(&mut b, sw0, sw0 + 1, bottleneck_rate, delay)?;
     b.finish(format!("dumbbell {left}+{right} hosts"))
 }

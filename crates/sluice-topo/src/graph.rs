@@ -133,11 +133,7 @@ pub(crate) struct Builder {
 impl Builder {
     /// Adds a node; callers keep the node count within [`MAX_NODES`].
     pub(crate) fn add_node(&mut self, kind: NodeKind, name: String) -> NodeId {
-        self.nodes.push(Node {
-            kind,
-            name,
-            tier: 0,
-        });
+        self.nodes.push(Node { kind, name, tier: 0 });
         self.ports.push(Vec::new());
         (self.nodes.len() - 1) as NodeId
     }
@@ -149,32 +145,14 @@ impl Builder {
 
     /// Adds a full-duplex link, giving each end the next free port number. The error says what is wrong
     /// with the link, naming its nodes.
-    pub(crate) fn add_link(
-        &mut self,
-        a: NodeId,
-        b: NodeId,
-        rate: Rate,
-        delay: Time,
-    ) -> Result<(), String> {
+    pub(crate) fn add_link(&mut self, a: NodeId, b: NodeId, rate: Rate, delay: Time) -> Result<(), String> {
         self.check_link(a, b, rate)?;
         let link = self.links.len() as u32;
         let port_a = self.next_port(a)?;
         let port_b = self.next_port(b)?;
         self.links.push(Link { a, b, rate, delay });
-        self.ports[a as usize].push(Port {
-            link,
-            peer: b,
-            peer_port: port_b,
-            rate,
-            delay,
-        });
-        self.ports[b as usize].push(Port {
-            link,
-            peer: a,
-            peer_port: port_a,
-            rate,
-            delay,
-        });
+        self.ports[a as usize].push(Port { link, peer: b, peer_port: port_b, rate, delay });
+        self.ports[b as usize].push(Port { link, peer: a, peer_port: port_a, rate, delay });
         Ok(())
     }
 
@@ -187,17 +165,11 @@ impl Builder {
             return Err(format!("link {:?}-{:?} has a zero rate", na.name, nb.name));
         }
         if na.kind == NodeKind::Host && nb.kind == NodeKind::Host {
-            return Err(format!(
-                "link {:?}-{:?} joins two hosts; hosts attach to switches",
-                na.name, nb.name
-            ));
+            return Err(format!("link {:?}-{:?} joins two hosts; hosts attach to switches", na.name, nb.name));
         }
         for (id, node) in [(a, na), (b, nb)] {
             if node.kind == NodeKind::Host && !self.ports[id as usize].is_empty() {
-                return Err(format!(
-                    "host {:?} has more than one link; a host has exactly one NIC",
-                    node.name
-                ));
+                return Err(format!("host {:?} has more than one link; a host has exactly one NIC", node.name));
             }
         }
         Ok(())
@@ -206,19 +178,14 @@ impl Builder {
     fn next_port(&self, node: NodeId) -> Result<PortNo, String> {
         let used = self.ports[node as usize].len();
         PortNo::try_from(used).map_err(|_| {
-            format!(
-                "node {:?} has more than {} links",
-                self.nodes[node as usize].name,
-                PortNo::MAX as u32 + 1
-            )
+            format!("node {:?} has more than {} links", self.nodes[node as usize].name, PortNo::MAX as u32 + 1)
         })
     }
 
     /// Checks the graph as a whole (hosts present, connected) and derives tiers, host indices and racks.
     pub(crate) fn finish(mut self, label: String) -> Result<Topology, TopoError> {
-        let hosts: Vec<NodeId> = (0..self.nodes.len() as NodeId)
-            .filter(|&n| self.nodes[n as usize].kind == NodeKind::Host)
-            .collect();
+        let hosts: Vec<NodeId> =
+            (0..self.nodes.len() as NodeId).filter(|&n| self.nodes[n as usize].kind == NodeKind::Host).collect();
         if hosts.is_empty() {
             return Err(TopoError::general("the topology has no hosts"));
         }
@@ -227,9 +194,7 @@ impl Builder {
         }
         if let Some(&bare) = hosts.iter().find(|&&h| self.ports[h as usize].is_empty()) {
             let name = &self.nodes[bare as usize].name;
-            return Err(TopoError::general(format!(
-                "the graph is disconnected: host {name:?} has no link"
-            )));
+            return Err(TopoError::general(format!("the graph is disconnected: host {name:?} has no link")));
         }
         let dist = hop_distances(&self.ports, &[hosts[0]]);
         self.check_connected(&hosts, &dist)?;
@@ -276,20 +241,8 @@ impl Builder {
             rack_index[tor as usize] = racks.len() as u32;
             racks.push(tor);
         }
-        let rack_of = hosts
-            .iter()
-            .map(|&h| rack_index[tor_of(h) as usize])
-            .collect();
-        Topology {
-            label,
-            nodes: self.nodes,
-            links: self.links,
-            ports: self.ports,
-            hosts,
-            host_of,
-            rack_of,
-            racks,
-        }
+        let rack_of = hosts.iter().map(|&h| rack_index[tor_of(h) as usize]).collect();
+        Topology { label, nodes: self.nodes, links: self.links, ports: self.ports, hosts, host_of, rack_of, racks }
     }
 }
 

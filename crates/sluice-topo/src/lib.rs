@@ -28,7 +28,10 @@ pub use spec::{build, TopologySpec, DEFAULT_DELAY};
 /// The topology kinds a specification's `kind` key accepts, each with a one-line description.
 pub fn kinds() -> &'static [(&'static str, &'static str)] {
     &[
-        ("fat_tree", "k-ary fat-tree (Al-Fares et al.) with optional pod, ToR, aggregation, core and host-count overrides"),
+        (
+            "fat_tree",
+            "k-ary fat-tree (Al-Fares et al.) with optional pod, ToR, aggregation, core and host-count overrides",
+        ),
         ("leaf_spine", "two-tier leaf-spine: ToRs of hosts, each ToR linked once to every spine"),
         ("star", "one switch with every host attached (incast experiments)"),
         ("dumbbell", "two switches of hosts joined by a single bottleneck link"),

@@ -41,11 +41,7 @@ impl Routes {
     pub fn next_hops(&self, node: NodeId, dst_host: u32) -> &[PortNo] {
         let row = self.row_of[node as usize];
         if row == NO_ROW {
-            return if self.host_node[dst_host as usize] == node {
-                &[]
-            } else {
-                &[0]
-            };
+            return if self.host_node[dst_host as usize] == node { &[] } else { &[0] };
         }
         let set = self.table[row as usize * self.host_node.len() + dst_host as usize] as usize;
         &self.ports[self.offsets[set] as usize..self.offsets[set + 1] as usize]
@@ -77,11 +73,7 @@ impl Interner {
     fn new() -> Interner {
         let mut ids = HashMap::new();
         ids.insert(Vec::new(), 0);
-        Interner {
-            ids,
-            offsets: vec![0, 0],
-            ports: Vec::new(),
-        }
+        Interner { ids, offsets: vec![0, 0], ports: Vec::new() }
     }
 
     fn intern(&mut self, set: &[PortNo]) -> u32 {
@@ -102,9 +94,8 @@ impl Topology {
     pub fn routes(&self) -> Routes {
         let num_hosts = self.hosts.len();
         let mut row_of = vec![NO_ROW; self.nodes.len()];
-        let switches: Vec<NodeId> = (0..self.nodes.len() as NodeId)
-            .filter(|&n| self.nodes[n as usize].kind == NodeKind::Switch)
-            .collect();
+        let switches: Vec<NodeId> =
+            (0..self.nodes.len() as NodeId).filter(|&n| self.nodes[n as usize].kind == NodeKind::Switch).collect();
         for (row, &s) in switches.iter().enumerate() {
             row_of[s as usize] = row as u32;
         }
@@ -120,13 +111,7 @@ impl Topology {
                 table[row * num_hosts + dst_host] = interner.intern(&set);
             }
         }
-        Routes {
-            host_node: self.hosts.clone(),
-            row_of,
-            table,
-            offsets: interner.offsets,
-            ports: interner.ports,
-        }
+        Routes { host_node: self.hosts.clone(), row_of, table, offsets: interner.offsets, ports: interner.ports }
     }
 
     /// Hop distances from every node to `dst`, where paths may pass through switches only.

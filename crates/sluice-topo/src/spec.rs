@@ -154,13 +154,8 @@ impl FatTreeShape {
     /// Whether the shape is the canonical k-ary fat-tree.
     pub(crate) fn is_canonical(&self) -> bool {
         let half = self.k / 2;
-        (
-            self.pods,
-            self.tors_per_pod,
-            self.aggs_per_pod,
-            self.hosts_per_tor,
-            self.cores,
-        ) == (self.k, half, half, half, half * half)
+        (self.pods, self.tors_per_pod, self.aggs_per_pod, self.hosts_per_tor, self.cores)
+            == (self.k, half, half, half, half * half)
     }
 }
 
@@ -196,48 +191,29 @@ impl TopologySpec {
 
     /// A star of `hosts` hosts with every link at `rate` and 1 us delay.
     pub fn star(hosts: u32, rate: Rate) -> TopologySpec {
-        TopologySpec::Star {
-            hosts,
-            rate,
-            delay: DEFAULT_DELAY,
-        }
+        TopologySpec::Star { hosts, rate, delay: DEFAULT_DELAY }
     }
 
     /// A dumbbell with 1 us links.
     pub fn dumbbell(left: u32, right: u32, host_rate: Rate, bottleneck_rate: Rate) -> TopologySpec {
-        TopologySpec::Dumbbell {
-            left,
-            right,
-            host_rate,
-            bottleneck_rate,
-            delay: DEFAULT_DELAY,
-        }
+        TopologySpec::Dumbbell { left, right, host_rate, bottleneck_rate, delay: DEFAULT_DELAY }
     }
 
     /// Checks the specification without building it (files are only read by [`build`]).
     pub fn validate(&self) -> Result<(), TopoError> {
         match *self {
             TopologySpec::FatTree { .. } => self.fat_tree_shape().map(|_| ()),
-            TopologySpec::LeafSpine {
-                hosts_per_tor,
-                tors,
-                spines,
-                host_rate,
-                uplink_rate,
-                ..
-            } => validate_leaf_spine(hosts_per_tor, tors, spines, host_rate, uplink_rate),
+            TopologySpec::LeafSpine { hosts_per_tor, tors, spines, host_rate, uplink_rate, .. } => {
+                validate_leaf_spine(hosts_per_tor, tors, spines, host_rate, uplink_rate)
+            }
             TopologySpec::Star { hosts, rate, .. } => {
                 positive(&[("hosts", hosts)])?;
                 nonzero_rates(&[("rate", Some(rate))])?;
                 check_size(hosts as u64 + 1, hosts as u64)
             }
-            TopologySpec::Dumbbell {
-                left,
-                right,
-                host_rate,
-                bottleneck_rate,
-                ..
-            } => validate_dumbbell(left, right, host_rate, bottleneck_rate),
+            TopologySpec::Dumbbell { left, right, host_rate, bottleneck_rate, .. } => {
+                validate_dumbbell(left, right, host_rate, bottleneck_rate)
+            }
             TopologySpec::File { ref path } if path.trim().is_empty() => {
                 Err(TopoError::field("path", "the topology file path is empty"))
             }
@@ -263,11 +239,7 @@ impl TopologySpec {
         else {
             return Err(TopoError::general("not a fat-tree specification"));
         };
-        check_fat_tree_inputs(
-            k,
-            [pods, tors_per_pod, aggs_per_pod, hosts_per_tor, cores],
-            oversubscription,
-        )?;
+        check_fat_tree_inputs(k, [pods, tors_per_pod, aggs_per_pod, hosts_per_tor, cores], oversubscription)?;
         nonzero_rates(&[
             ("host_rate", Some(host_rate)),
             ("tor_agg_rate", tor_agg_rate),
@@ -294,33 +266,17 @@ impl TopologySpec {
 
 /// Checks `k`, the count overrides (`pods`, `tors_per_pod`, `aggs_per_pod`, `hosts_per_tor`, `cores`)
 /// and `oversubscription`.
-fn check_fat_tree_inputs(
-    k: u32,
-    overrides: [Option<u32>; 5],
-    oversubscription: u32,
-) -> Result<(), TopoError> {
+fn check_fat_tree_inputs(k: u32, overrides: [Option<u32>; 5], oversubscription: u32) -> Result<(), TopoError> {
     if k < 2 || k % 2 != 0 {
-        return Err(TopoError::field(
-            "k",
-            format!("must be even and at least 2 (got {k})"),
-        ));
+        return Err(TopoError::field("k", format!("must be even and at least 2 (got {k})")));
     }
-    let names = [
-        "pods",
-        "tors_per_pod",
-        "aggs_per_pod",
-        "hosts_per_tor",
-        "cores",
-    ];
+    let names = ["pods", "tors_per_pod", "aggs_per_pod", "hosts_per_tor", "cores"];
     for (name, value) in names.into_iter().zip(overrides) {
         positive(&[(name, value.unwrap_or(1))])?;
     }
     positive(&[("oversubscription", oversubscription)])?;
     if overrides[3].is_some() && oversubscription != 1 {
-        return Err(TopoError::field(
-            "oversubscription",
-            "give either hosts_per_tor or oversubscription, not both",
-        ));
+        return Err(TopoError::field("oversubscription", "give either hosts_per_tor or oversubscription, not both"));
     }
     Ok(())
 }
@@ -332,30 +288,15 @@ fn validate_leaf_spine(
     host_rate: Rate,
     uplink_rate: Option<Rate>,
 ) -> Result<(), TopoError> {
-    positive(&[
-        ("hosts_per_tor", hosts_per_tor),
-        ("tors", tors),
-        ("spines", spines),
-    ])?;
+    positive(&[("hosts_per_tor", hosts_per_tor), ("tors", tors), ("spines", spines)])?;
     nonzero_rates(&[("host_rate", Some(host_rate)), ("uplink_rate", uplink_rate)])?;
     let (hosts_per_tor, tors, spines) = (hosts_per_tor as u64, tors as u64, spines as u64);
-    check_size(
-        hosts_per_tor * tors + tors + spines,
-        (hosts_per_tor + spines).max(tors),
-    )
+    check_size(hosts_per_tor * tors + tors + spines, (hosts_per_tor + spines).max(tors))
 }
 
-fn validate_dumbbell(
-    left: u32,
-    right: u32,
-    host_rate: Rate,
-    bottleneck_rate: Rate,
-) -> Result<(), TopoError> {
+fn validate_dumbbell(left: u32, right: u32, host_rate: Rate, bottleneck_rate: Rate) -> Result<(), TopoError> {
     positive(&[("left", left), ("right", right)])?;
-    nonzero_rates(&[
-        ("host_rate", Some(host_rate)),
-        ("bottleneck_rate", Some(bottleneck_rate)),
-    ])?;
+    nonzero_rates(&[("host_rate", Some(host_rate)), ("bottleneck_rate", Some(bottleneck_rate))])?;
     check_size(left as u64 + right as u64 + 2, left.max(right) as u64 + 1)
 }
 
@@ -363,18 +304,11 @@ fn check_fat_tree_size(shape: &FatTreeShape) -> Result<(), TopoError> {
     if shape.cores % shape.aggs_per_pod != 0 {
         return Err(TopoError::field(
             "cores",
-            format!(
-                "must be a multiple of aggs_per_pod ({}), got {}",
-                shape.aggs_per_pod, shape.cores
-            ),
+            format!("must be a multiple of aggs_per_pod ({}), got {}", shape.aggs_per_pod, shape.cores),
         ));
     }
-    let (pods, tors, aggs, hosts) = (
-        shape.pods as u64,
-        shape.tors_per_pod as u64,
-        shape.aggs_per_pod as u64,
-        shape.hosts_per_tor as u64,
-    );
+    let (pods, tors, aggs, hosts) =
+        (shape.pods as u64, shape.tors_per_pod as u64, shape.aggs_per_pod as u64, shape.hosts_per_tor as u64);
     let cores = shape.cores as u64;
     let nodes = pods * tors * (hosts + 1) + pods * aggs + cores;
     let degree = (hosts + aggs).max(tors + cores / aggs).max(pods);
@@ -392,10 +326,7 @@ fn positive(counts: &[(&str, u32)]) -> Result<(), TopoError> {
 /// Rejects zero rates, naming the key.
 fn nonzero_rates(rates: &[(&str, Option<Rate>)]) -> Result<(), TopoError> {
     match rates.iter().find(|(_, value)| *value == Some(0)) {
-        Some((name, _)) => Err(TopoError::field(
-            name,
-            "must be a positive rate such as \"100Gbps\" (got 0)",
-        )),
+        Some((name, _)) => Err(TopoError::field(name, "must be a positive rate such as \"100Gbps\" (got 0)")),
         None => Ok(()),
     }
 }
@@ -403,9 +334,7 @@ fn nonzero_rates(rates: &[(&str, Option<Rate>)]) -> Result<(), TopoError> {
 /// Rejects topologies with too many nodes or a switch with more ports than a port number can address.
 fn check_size(nodes: u64, max_degree: u64) -> Result<(), TopoError> {
     if nodes > MAX_NODES {
-        return Err(TopoError::general(format!(
-            "{nodes} nodes is more than the limit of {MAX_NODES}"
-        )));
+        return Err(TopoError::general(format!("{nodes} nodes is more than the limit of {MAX_NODES}")));
     }
     if max_degree > PortNo::MAX as u64 + 1 {
         return Err(TopoError::general(format!(
@@ -422,29 +351,13 @@ pub fn build(spec: &TopologySpec, base_dir: &Path) -> Result<Topology, TopoError
     spec.validate()?;
     match spec {
         TopologySpec::FatTree { .. } => generate::fat_tree(&spec.fat_tree_shape()?),
-        TopologySpec::LeafSpine {
-            hosts_per_tor,
-            tors,
-            spines,
-            host_rate,
-            uplink_rate,
-            delay,
-        } => generate::leaf_spine(
-            *hosts_per_tor,
-            *tors,
-            *spines,
-            *host_rate,
-            uplink_rate.unwrap_or(*host_rate),
-            *delay,
-        ),
+        TopologySpec::LeafSpine { hosts_per_tor, tors, spines, host_rate, uplink_rate, delay } => {
+            generate::leaf_spine(*hosts_per_tor, *tors, *spines, *host_rate, uplink_rate.unwrap_or(*host_rate), *delay)
+        }
         TopologySpec::Star { hosts, rate, delay } => generate::star(*hosts, *rate, *delay),
-        TopologySpec::Dumbbell {
-            left,
-            right,
-            host_rate,
-            bottleneck_rate,
-            delay,
-        } => generate::dumbbell(*left, *right, *host_rate, *bottleneck_rate, *delay),
+        TopologySpec::Dumbbell { left, right, host_rate, bottleneck_rate, delay } => {
+            generate::dumbbell(*left, *right, *host_rate, *bottleneck_rate, *delay)
+        }
         TopologySpec::File { path } => file::load(&base_dir.join(path)),
     }
 }

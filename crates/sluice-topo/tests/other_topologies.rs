@@ -29,54 +29,31 @@ fn leaf_spine_160_hosts() {
     assert_eq!(topo.ports[tor].len(), 20);
     let spine = topo.nodes.iter().position(|n| n.name == "spine0").unwrap();
     assert_eq!((topo.nodes[spine].tier, topo.ports[spine].len()), (2, 10));
-    assert_eq!(
-        topo.describe(),
-        "leaf-spine 10 ToRs x 16 hosts, 4 spines: 160 hosts, 14 switches, 200 links"
-    );
+    assert_eq!(topo.describe(), "leaf-spine 10 ToRs x 16 hosts, 4 spines: 160 hosts, 14 switches, 200 links");
 }
 
 #[test]
 fn star_for_incast() {
     let spec: TopologySpec =
-        toml::from_str("kind = \"star\"\nhosts = 16\nrate = \"25Gbps\"\ndelay = \"500ns\"")
-            .unwrap();
+        toml::from_str("kind = \"star\"\nhosts = 16\nrate = \"25Gbps\"\ndelay = \"500ns\"").unwrap();
     let topo = build(&spec, Path::new(".")).unwrap();
-    assert_eq!(
-        (topo.num_hosts(), topo.num_switches(), topo.links.len()),
-        (16, 1, 16)
-    );
-    assert!(topo
-        .links
-        .iter()
-        .all(|l| l.rate == 25_000_000_000 && l.delay == 500_000));
+    assert_eq!((topo.num_hosts(), topo.num_switches(), topo.links.len()), (16, 1, 16));
+    assert!(topo.links.iter().all(|l| l.rate == 25_000_000_000 && l.delay == 500_000));
     assert!(topo.rack_of.iter().all(|&r| r == 0));
     let routes = topo.routes();
     assert_eq!(routes.next_hops(16, 9), &[9], "host i is on switch port i");
     let profile = topo.path_profile(&routes, 1, 2);
-    assert_eq!(
-        (profile.hops, profile.switches, profile.prop_delay),
-        (2, 1, 1_000_000)
-    );
+    assert_eq!((profile.hops, profile.switches, profile.prop_delay), (2, 1, 1_000_000));
 }
 
 #[test]
 fn dumbbell_layout() {
-    let topo = build(
-        &TopologySpec::dumbbell(4, 2, G100, 40_000_000_000),
-        Path::new("."),
-    )
-    .unwrap();
-    assert_eq!(
-        (topo.num_hosts(), topo.num_switches(), topo.links.len()),
-        (6, 2, 7)
-    );
+    let topo = build(&TopologySpec::dumbbell(4, 2, G100, 40_000_000_000), Path::new(".")).unwrap();
+    assert_eq!((topo.num_hosts(), topo.num_switches(), topo.links.len()), (6, 2, 7));
     assert_eq!(topo.rack_of, vec![0, 0, 0, 0, 1, 1]);
     assert_eq!(topo.nodes[topo.racks[1] as usize].name, "sw1");
     let bottleneck = topo.links.last().unwrap();
-    assert_eq!(
-        (bottleneck.rate, bottleneck.delay),
-        (40_000_000_000, DEFAULT_DELAY)
-    );
+    assert_eq!((bottleneck.rate, bottleneck.delay), (40_000_000_000, DEFAULT_DELAY));
 }
 
 #[test]
@@ -99,47 +76,29 @@ fn specs_round_trip_through_toml() {
         TopologySpec::leaf_spine(16, 10, 4, G100),
         TopologySpec::star(8, G100),
         TopologySpec::dumbbell(2, 3, G100, G100 / 10),
-        TopologySpec::File {
-            path: "topo.toml".into(),
-        },
+        TopologySpec::File { path: "topo.toml".into() },
     ];
     for spec in specs {
         let text = toml::to_string(&spec).unwrap();
-        assert_eq!(
-            toml::from_str::<TopologySpec>(&text).unwrap(),
-            spec,
-            "{text}"
-        );
+        assert_eq!(toml::from_str::<TopologySpec>(&text).unwrap(), spec, "{text}");
     }
     let text = toml::to_string(&TopologySpec::fat_tree(4, G100)).unwrap();
-    assert_eq!(
-        text,
-        "kind = \"fat_tree\"\nk = 4\nhost_rate = \"100Gbps\"\ndelay = \"1us\"\n"
-    );
+    assert_eq!(text, "kind = \"fat_tree\"\nk = 4\nhost_rate = \"100Gbps\"\ndelay = \"1us\"\n");
 }
 
 #[test]
 fn unknown_keys_and_kinds_are_rejected() {
-    let typo =
-        toml::from_str::<TopologySpec>("kind = \"star\"\nhosts = 4\nrate = \"100Gbps\"\nrates = 1");
+    let typo = toml::from_str::<TopologySpec>("kind = \"star\"\nhosts = 4\nrate = \"100Gbps\"\nrates = 1");
     assert!(typo.unwrap_err().to_string().contains("rates"));
     let kind = toml::from_str::<TopologySpec>("kind = \"torus\"\nhosts = 4");
     assert!(kind.unwrap_err().to_string().contains("torus"));
     let unit = toml::from_str::<TopologySpec>("kind = \"star\"\nhosts = 4\nrate = \"100Gpbs\"");
-    assert!(
-        unit.unwrap_err().to_string().contains("100Gbps"),
-        "the expected form is shown"
-    );
+    assert!(unit.unwrap_err().to_string().contains("100Gbps"), "the expected form is shown");
 }
 
 #[test]
 fn kinds_list_every_variant() {
     let names: Vec<&str> = kinds().iter().map(|(name, _)| *name).collect();
-    assert_eq!(
-        names,
-        ["fat_tree", "leaf_spine", "star", "dumbbell", "file"]
-    );
-    assert!(kinds()
-        .iter()
-        .all(|(_, text)| !text.is_empty() && !text.contains('\n')));
+    assert_eq!(names, ["fat_tree", "leaf_spine", "star", "dumbbell", "file"]);
+    assert!(kinds().iter().all(|(_, text)| !text.is_empty() && !text.contains('\n')));
 }

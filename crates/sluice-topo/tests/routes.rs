@@ -19,36 +19,12 @@ fn k8_ecmp_set_sizes() {
     // Host 5: pod 0, ToR 1. Host 127: pod 7, ToR 31.
     assert_eq!(routes.next_hops(5, 127), &[0], "a host sends on its NIC");
     assert_eq!(routes.next_hops(5, 5), &[] as &[u16], "delivered");
-    assert_eq!(
-        routes.next_hops(tor0 + 1, 127),
-        &[4, 5, 6, 7],
-        "ToR toward a remote pod: 4 uplinks"
-    );
-    assert_eq!(
-        routes.next_hops(tor0 + 1, 2),
-        &[4, 5, 6, 7],
-        "ToR toward another ToR of its pod"
-    );
-    assert_eq!(
-        routes.next_hops(tor0 + 1, 5),
-        &[1],
-        "ToR toward its own host"
-    );
-    assert_eq!(
-        routes.next_hops(agg0 + 1, 127),
-        &[4, 5, 6, 7],
-        "agg toward a remote pod: 4 cores"
-    );
-    assert_eq!(
-        routes.next_hops(agg0 + 1, 5),
-        &[1],
-        "agg toward its pod: the host's ToR"
-    );
-    assert_eq!(
-        routes.next_hops(core0 + 3, 127),
-        &[7],
-        "core toward a pod: 1 port"
-    );
+    assert_eq!(routes.next_hops(tor0 + 1, 127), &[4, 5, 6, 7], "ToR toward a remote pod: 4 uplinks");
+    assert_eq!(routes.next_hops(tor0 + 1, 2), &[4, 5, 6, 7], "ToR toward another ToR of its pod");
+    assert_eq!(routes.next_hops(tor0 + 1, 5), &[1], "ToR toward its own host");
+    assert_eq!(routes.next_hops(agg0 + 1, 127), &[4, 5, 6, 7], "agg toward a remote pod: 4 cores");
+    assert_eq!(routes.next_hops(agg0 + 1, 5), &[1], "agg toward its pod: the host's ToR");
+    assert_eq!(routes.next_hops(core0 + 3, 127), &[7], "core toward a pod: 1 port");
     assert_eq!(routes.next_hops(core0 + 3, 5), &[0]);
     // An agg of another pod reaches pod 0 through its cores, not back down.
     assert_eq!(routes.next_hops(agg0 + 4 * 7, 5), &[4, 5, 6, 7]);
@@ -65,17 +41,11 @@ fn k8_path_profiles() {
     assert_eq!(cross_pod.bottleneck, G100);
     assert_eq!(cross_pod.link_rates, vec![G100; 6]);
     let same_tor = topo.path_profile(&routes, 4, 5);
-    assert_eq!(
-        (same_tor.hops, same_tor.switches, same_tor.prop_delay),
-        (2, 1, 2 * PS_PER_US)
-    );
+    assert_eq!((same_tor.hops, same_tor.switches, same_tor.prop_delay), (2, 1, 2 * PS_PER_US));
     let same_pod = topo.path_profile(&routes, 0, 15);
     assert_eq!((same_pod.hops, same_pod.switches), (4, 3));
     let itself = topo.path_profile(&routes, 7, 7);
-    assert_eq!(
-        (itself.hops, itself.prop_delay, itself.bottleneck),
-        (0, 0, G100)
-    );
+    assert_eq!((itself.hops, itself.prop_delay, itself.bottleneck), (0, 0, G100));
 }
 
 #[test]
@@ -106,11 +76,7 @@ fn k16_route_tables_stay_small() {
     // group 8..16 (shared by ToRs and aggs); single ports 8..16 (cores toward pods 8..16).
     assert_eq!(routes.num_sets(), 1 + 8 + 1 + 8);
     // One u32 per switch and destination host dominates: 320 x 1024 x 4 bytes.
-    assert!(
-        routes.heap_bytes() < 1_400_000,
-        "{} bytes",
-        routes.heap_bytes()
-    );
+    assert!(routes.heap_bytes() < 1_400_000, "{} bytes", routes.heap_bytes());
     assert_eq!(routes.next_hops(1024, 1023).len(), 8);
 }
 
@@ -121,23 +87,12 @@ fn leaf_spine_and_dumbbell_routes() {
     let tor0 = leaf_spine.racks[0];
     assert_eq!(routes.next_hops(tor0, 159), &[16, 17, 18, 19]);
     let profile = leaf_spine.path_profile(&routes, 0, 159);
-    assert_eq!(
-        (profile.hops, profile.switches, profile.prop_delay),
-        (4, 3, 4 * PS_PER_US)
-    );
+    assert_eq!((profile.hops, profile.switches, profile.prop_delay), (4, 3, 4 * PS_PER_US));
 
-    let dumbbell = build(
-        &TopologySpec::dumbbell(3, 2, G100, 10_000_000_000),
-        Path::new("."),
-    )
-    .unwrap();
+    let dumbbell = build(&TopologySpec::dumbbell(3, 2, G100, 10_000_000_000), Path::new(".")).unwrap();
     let routes = dumbbell.routes();
     let profile = dumbbell.path_profile(&routes, 0, 4);
     assert_eq!(profile.link_rates, vec![G100, 10_000_000_000, G100]);
     assert_eq!(profile.bottleneck, 10_000_000_000);
-    assert_eq!(
-        routes.next_hops(dumbbell.racks[0], 3),
-        &[3],
-        "the bottleneck is the last port"
-    );
+    assert_eq!(routes.next_hops(dumbbell.racks[0], 3), &[3], "the bottleneck is the last port");
 }

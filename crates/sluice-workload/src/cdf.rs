@@ -36,10 +36,7 @@ enum Shape {
     /// `(size_bytes, cumulative_prob)` points taken as they are (HomaSimulation).
     Step(Vec<(u64, f64)>),
     /// A step head followed by a generalized Pareto tail (HomaSimulation's Facebook key-value workload).
-    ParetoTail {
-        head: Vec<(u64, f64)>,
-        tail: ParetoTail,
-    },
+    ParetoTail { head: Vec<(u64, f64)>, tail: ParetoTail },
 }
 
 /// The generalized Pareto tail above the last head point, as `getFacebookSizeInterarrival` in
@@ -66,11 +63,7 @@ impl SizeCdf {
     pub fn parse_hpcc(text: &str) -> Result<SizeCdf, WorkloadError> {
         let points = parse::hpcc_points(text)?;
         let mean = linear_mean(&points);
-        Ok(SizeCdf {
-            shape: Shape::Linear(points),
-            mean,
-            stated_mean: None,
-        })
+        Ok(SizeCdf { shape: Shape::Linear(points), mean, stated_mean: None })
     }
 
     /// Parses the HomaSimulation format: the mean size alone on the first line, then one
@@ -80,11 +73,7 @@ impl SizeCdf {
         let homa = parse::homa_points(text, unit_bytes)?;
         parse::check_homa_end(&homa)?;
         let mean = step_mean(&homa.points);
-        Ok(SizeCdf {
-            shape: Shape::Step(homa.points),
-            mean,
-            stated_mean: Some(homa.stated_mean),
-        })
+        Ok(SizeCdf { shape: Shape::Step(homa.points), mean, stated_mean: Some(homa.stated_mean) })
     }
 
     /// Reads a CDF file, recognising its format from the first data line: a single number (the mean) means
@@ -115,22 +104,9 @@ impl SizeCdf {
     /// shape `k` and scale `sigma` above the last head size, capped at `cap` bytes.
     fn with_pareto_tail(homa: parse::HomaPoints, k: f64, sigma: f64, cap: u64) -> SizeCdf {
         let (offset, prob_offset) = homa.points[homa.points.len() - 1];
-        let tail = ParetoTail {
-            offset,
-            prob_offset,
-            shape: k,
-            scale: sigma,
-            cap,
-        };
+        let tail = ParetoTail { offset, prob_offset, shape: k, scale: sigma, cap };
         let mean = step_mean(&homa.points) + (1.0 - prob_offset) * tail.mean();
-        SizeCdf {
-            shape: Shape::ParetoTail {
-                head: homa.points,
-                tail,
-            },
-            mean,
-            stated_mean: Some(homa.stated_mean),
-        }
+        SizeCdf { shape: Shape::ParetoTail { head: homa.points, tail }, mean, stated_mean: Some(homa.stated_mean) }
     }
 
     /// Draws one size in bytes (at least 1).
@@ -199,10 +175,8 @@ fn sample_step(points: &[(u64, f64)], u: f64) -> u64 {
 fn linear_mean(points: &[(f64, f64)]) -> f64 {
     let (x_first, y_first) = points[0];
     let point_mass = y_first / 100.0 * whole_bytes(x_first) as f64;
-    let segments: f64 = points
-        .windows(2)
-        .map(|w| (w[1].1 - w[0].1) / 100.0 * uniform_whole_bytes_mean(w[0].0, w[1].0))
-        .sum();
+    let segments: f64 =
+        points.windows(2).map(|w| (w[1].1 - w[0].1) / 100.0 * uniform_whole_bytes_mean(w[0].0, w[1].0)).sum();
     point_mass + segments
 }
 
@@ -237,8 +211,7 @@ const TAIL_TERMS: u64 = 10_000;
 impl ParetoTail {
     /// The size for a uniform `u` above `prob_offset`.
     fn sample(&self, u: f64) -> u64 {
-        let excess = (((1.0 - self.prob_offset) / (1.0 - u)).powf(self.shape) - 1.0) * self.scale
-            / self.shape;
+        let excess = (((1.0 - self.prob_offset) / (1.0 - u)).powf(self.shape) - 1.0) * self.scale / self.shape;
         let size = (self.offset as f64 + excess).round();
         if size > self.cap as f64 {
             self.cap

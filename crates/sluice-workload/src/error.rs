@@ -24,13 +24,7 @@ pub struct WorkloadError {
 impl WorkloadError {
     /// An error with a message and no location yet.
     pub fn new(message: impl Into<String>) -> WorkloadError {
-        WorkloadError {
-            entry: None,
-            field: None,
-            file: None,
-            line: None,
-            message: message.into(),
-        }
+        WorkloadError { entry: None, field: None, file: None, line: None, message: message.into() }
     }
 
     /// An error about the key `field` of a workload entry.
@@ -40,10 +34,7 @@ impl WorkloadError {
 
     /// An error at 1-based line `line` of the text being parsed.
     pub fn at_line(line: usize, message: impl Into<String>) -> WorkloadError {
-        WorkloadError {
-            line: Some(line),
-            ..WorkloadError::new(message)
-        }
+        WorkloadError { line: Some(line), ..WorkloadError::new(message) }
     }
 
     /// Names the offending key, unless one is named already.
@@ -91,19 +82,9 @@ mod tests {
 
     #[test]
     fn display_shows_every_known_location() {
-        let err = WorkloadError::at_line(12, "percent decreases")
-            .with_file("my.cdf")
-            .with_field("cdf")
-            .with_entry(2);
-        assert_eq!(
-            err.to_string(),
-            "workload entry 2: `cdf`: my.cdf line 12: percent decreases"
-        );
-        let outer = err
-            .clone()
-            .with_file("other")
-            .with_entry(5)
-            .with_field("load");
+        let err = WorkloadError::at_line(12, "percent decreases").with_file("my.cdf").with_field("cdf").with_entry(2);
+        assert_eq!(err.to_string(), "workload entry 2: `cdf`: my.cdf line 12: percent decreases");
+        let outer = err.clone().with_file("other").with_entry(5).with_field("load");
         assert_eq!(outer, err, "the innermost location wins");
         assert_eq!(WorkloadError::new("empty").to_string(), "empty");
     }

@@ -9,18 +9,12 @@ use crate::spec::validate::{check_host, existing_file};
 use crate::WorkloadError;
 
 /// Reads the flow list at `path` (relative to `base_dir`); errors name the file and line.
-pub(crate) fn read(
-    path: &str,
-    base_dir: &Path,
-    n_hosts: u32,
-    group: u16,
-) -> Result<Vec<FlowSpec>, WorkloadError> {
+pub(crate) fn read(path: &str, base_dir: &Path, n_hosts: u32, group: u16) -> Result<Vec<FlowSpec>, WorkloadError> {
     let file = existing_file(path, base_dir, "flow list")?;
     let name = file.display().to_string();
     let text = std::fs::read_to_string(&file)
         .map_err(|e| WorkloadError::field("path", format!("cannot read flow list {name}: {e}")))?;
-    let flows =
-        parse_lines(&text, n_hosts, group).map_err(|e| e.with_file(&name).with_field("path"))?;
+    let flows = parse_lines(&text, n_hosts, group).map_err(|e| e.with_file(&name).with_field("path"))?;
     Ok(flows)
 }
 
@@ -44,8 +38,8 @@ fn parse_lines(text: &str, n_hosts: u32, group: u16) -> Result<Vec<FlowSpec>, Wo
         let is_header = first && fields.iter().all(|f| f.parse::<f64>().is_err());
         first = false;
         if !is_header {
-            let flow = parse_flow(&fields, n_hosts, group)
-                .map_err(|message| WorkloadError::at_line(index + 1, message))?;
+            let flow =
+                parse_flow(&fields, n_hosts, group).map_err(|message| WorkloadError::at_line(index + 1, message))?;
             flows.push(flow);
         }
     }
@@ -55,19 +49,14 @@ fn parse_lines(text: &str, n_hosts: u32, group: u16) -> Result<Vec<FlowSpec>, Wo
 /// One flow from the fields of a line, or what is wrong with them.
 fn parse_flow(fields: &[&str], n_hosts: u32, group: u16) -> Result<FlowSpec, String> {
     let [src, dst, size, start_ns] = fields else {
-        return Err(format!(
-            "expected 4 comma-separated values `src,dst,size_bytes,start_ns`, found {}",
-            fields.len()
-        ));
+        return Err(format!("expected 4 comma-separated values `src,dst,size_bytes,start_ns`, found {}", fields.len()));
     };
     let src = host(src, "src", n_hosts)?;
     let dst = host(dst, "dst", n_hosts)?;
     if src == dst {
         return Err(format!("source and destination are both host {src}"));
     }
-    let size = size
-        .parse::<u64>()
-        .map_err(|_| format!("size_bytes `{size}` is not a whole number of bytes"))?;
+    let size = size.parse::<u64>().map_err(|_| format!("size_bytes `{size}` is not a whole number of bytes"))?;
     if size == 0 {
         return Err("size_bytes must be at least 1".to_string());
     }
@@ -75,9 +64,7 @@ fn parse_flow(fields: &[&str], n_hosts: u32, group: u16) -> Result<FlowSpec, Str
 }
 
 fn host(token: &str, what: &str, n_hosts: u32) -> Result<u32, String> {
-    let id = token
-        .parse::<u32>()
-        .map_err(|_| format!("{what} `{token}` is not a host id"))?;
+    let id = token.parse::<u32>().map_err(|_| format!("{what} `{token}` is not a host id"))?;
     check_host(id, n_hosts, what).map_err(|e| format!("{what}: {}", e.message))?;
     Ok(id)
 }
@@ -89,9 +76,7 @@ fn start_ps(token: &str) -> Result<Time, String> {
         return ns.checked_mul(PS_PER_NS).ok_or_else(invalid);
     }
     match token.parse::<f64>() {
-        Ok(ns) if ns >= 0.0 && ns * (PS_PER_NS as f64) < u64::MAX as f64 => {
-            Ok((ns * PS_PER_NS as f64).round() as Time)
-        }
+        Ok(ns) if ns >= 0.0 && ns * (PS_PER_NS as f64) < u64::MAX as f64 => Ok((ns * PS_PER_NS as f64).round() as Time),
         _ => Err(invalid()),
     }
 }
@@ -102,31 +87,17 @@ mod tests {
 
     #[test]
     fn lines_parse_with_optional_header_comments_and_decimals() {
-        let text =
-            "src,dst,size_bytes,start_ns\n# a comment\n\n1,2,1000,5\n 3 , 0 , 7 , 2.5 # trailing\n";
+        let text = "src,dst,size_bytes,start_ns\n# a comment\n\n1,2,1000,5\n 3 , 0 , 7 , 2.5 # trailing\n";
         let flows = parse_flow_list(text, 4).unwrap();
-        assert_eq!(
-            flows,
-            vec![
-                FlowSpec::sized(1, 2, 1000, 5_000, 0),
-                FlowSpec::sized(3, 0, 7, 2_500, 0)
-            ]
-        );
-        assert_eq!(
-            parse_flow_list("0,1,10,0\n", 2).unwrap().len(),
-            1,
-            "no header"
-        );
+        assert_eq!(flows, vec![FlowSpec::sized(1, 2, 1000, 5_000, 0), FlowSpec::sized(3, 0, 7, 2_500, 0)]);
+        assert_eq!(parse_flow_list("0,1,10,0\n", 2).unwrap().len(), 1, "no header");
     }
 
     /// Asserts that `text` fails at `line` with a message containing `needle`.
     fn assert_error(text: &str, line: usize, needle: &str) {
         let err = parse_flow_list(text, 4).unwrap_err();
         assert_eq!(err.line, Some(line), "{err}");
-        assert!(
-            err.message.contains(needle),
-            "{err} should mention {needle:?}"
-        );
+        assert!(err.message.contains(needle), "{err} should mention {needle:?}");
     }
 
     #[test]
@@ -136,17 +107,9 @@ mod tests {
             2,
             "dst: host 4 does not exist: the topology has hosts 0 to 3",
         );
-        assert_error(
-            "0,1,10,0\n\n2,2,10,0\n",
-            3,
-            "source and destination are both host 2",
-        );
+        assert_error("0,1,10,0\n\n2,2,10,0\n", 3, "source and destination are both host 2");
         assert_error("0,1,10\n", 1, "found 3");
-        assert_error(
-            "0,1,10,0\nsrc,dst,size,start\n",
-            2,
-            "src `src` is not a host id",
-        );
+        assert_error("0,1,10,0\nsrc,dst,size,start\n", 2, "src `src` is not a host id");
         assert_error("0,1,1.5,0\n", 1, "size_bytes `1.5` is not a whole number");
         assert_error("0,1,0,0\n", 1, "at least 1");
         assert_error("0,1,10,-3\n", 1, "start_ns `-3`");

@@ -30,14 +30,7 @@ pub struct FlowSpec {
 impl FlowSpec {
     /// A flow of `size` bytes (no stop time).
     pub(crate) fn sized(src: u32, dst: u32, size: u64, start: Time, group: u16) -> FlowSpec {
-        FlowSpec {
-            src,
-            dst,
-            size,
-            start,
-            stop: None,
-            group,
-        }
+        FlowSpec { src, dst, size, start, stop: None, group }
     }
 }
 
@@ -60,15 +53,9 @@ pub struct WorkloadContext<'a> {
 /// sort, so that flow ids are deterministic). Entry `i` draws from its own random stream
 /// `Rng::named(seed, "workload.{i}")` (and Poisson hosts from `workload.{i}.host.{h}`), so adding an entry
 /// or a host does not change the flows of the others. Errors name the entry.
-pub fn generate(
-    specs: &[WorkloadSpec],
-    ctx: &WorkloadContext,
-) -> Result<Vec<FlowSpec>, WorkloadError> {
+pub fn generate(specs: &[WorkloadSpec], ctx: &WorkloadContext) -> Result<Vec<FlowSpec>, WorkloadError> {
     if specs.len() > usize::from(u16::MAX) + 1 {
-        return Err(WorkloadError::new(format!(
-            "{} workload entries; at most 65536 are supported",
-            specs.len()
-        )));
+        return Err(WorkloadError::new(format!("{} workload entries; at most 65536 are supported", specs.len())));
     }
     let mut flows = Vec::new();
     for (index, spec) in specs.iter().enumerate() {
@@ -79,45 +66,24 @@ pub fn generate(
 }
 
 /// The flows of entry `index`, in generation order.
-fn generate_entry(
-    spec: &WorkloadSpec,
-    index: usize,
-    ctx: &WorkloadContext,
-) -> Result<Vec<FlowSpec>, WorkloadError> {
+fn generate_entry(spec: &WorkloadSpec, index: usize, ctx: &WorkloadContext) -> Result<Vec<FlowSpec>, WorkloadError> {
     spec.validate_in(ctx.n_hosts, ctx.base_dir)?;
     let group = index as u16;
     let mut rng = Rng::named(ctx.seed, &format!("workload.{index}"));
     match spec {
         WorkloadSpec::Poisson { .. } => poisson::generate(spec, index, ctx),
-        WorkloadSpec::Incast {
-            receiver,
-            senders,
-            sender_list,
-            size,
-            start,
-            period,
-            repeats,
-        } => {
-            let senders = sender_list
-                .clone()
-                .unwrap_or_else(|| pick_senders(*receiver, *senders, ctx.n_hosts, &mut rng));
-            let rounds: Vec<Time> = (0..*repeats)
-                .map(|round| start + period.unwrap_or(0) * Time::from(round))
-                .collect();
+        WorkloadSpec::Incast { receiver, senders, sender_list, size, start, period, repeats } => {
+            let senders =
+                sender_list.clone().unwrap_or_else(|| pick_senders(*receiver, *senders, ctx.n_hosts, &mut rng));
+            let rounds: Vec<Time> =
+                (0..*repeats).map(|round| start + period.unwrap_or(0) * Time::from(round)).collect();
             Ok(incast(&senders, *receiver, *size, &rounds, group))
         }
-        WorkloadSpec::Permutation { size, start } => {
-            Ok(permutation(ctx.n_hosts, *size, *start, group, &mut rng))
+        WorkloadSpec::Permutation { size, start } => Ok(permutation(ctx.n_hosts, *size, *start, group, &mut rng)),
+        WorkloadSpec::AllToAll { size, start, hosts } => {
+            Ok(all_to_all(&participants(hosts, ctx.n_hosts), *size, *start, group))
         }
-        WorkloadSpec::AllToAll { size, start, hosts } => Ok(all_to_all(
-            &participants(hosts, ctx.n_hosts),
-            *size,
-            *start,
-            group,
-        )),
-        WorkloadSpec::LongLived { flows } => {
-            Ok(flows.iter().map(|f| long_lived(f, group)).collect())
-        }
+        WorkloadSpec::LongLived { flows } => Ok(flows.iter().map(|f| long_lived(f, group)).collect()),
         WorkloadSpec::FlowList { path } => flowlist::read(path, ctx.base_dir, ctx.n_hosts, group),
     }
 }
@@ -141,20 +107,15 @@ fn pick_senders(receiver: u32, count: Option<u32>, n_hosts: u32, rng: &mut Rng) 
 
 /// One flow from every sender to `receiver` in every round.
 fn incast(senders: &[u32], receiver: u32, size: u64, rounds: &[Time], group: u16) -> Vec<FlowSpec> {
-    let flows = rounds.iter().flat_map(|&t| {
-        senders
-            .iter()
-            .map(move |&src| FlowSpec::sized(src, receiver, size, t, group))
-    });
+    let flows =
+        rounds.iter().flat_map(|&t| senders.iter().map(move |&src| FlowSpec::sized(src, receiver, size, t, group)));
     flows.collect()
 }
 
 /// One flow from every host to its image under a random derangement.
 fn permutation(n_hosts: u32, size: u64, start: Time, group: u16, rng: &mut Rng) -> Vec<FlowSpec> {
     let targets = derangement(n_hosts, rng).into_iter().enumerate();
-    targets
-        .map(|(src, dst)| FlowSpec::sized(src as u32, dst, size, start, group))
-        .collect()
+    targets.map(|(src, dst)| FlowSpec::sized(src as u32, dst, size, start, group)).collect()
 }
 
 /// A uniformly random derangement of `0..n` (`n >= 2`): Fisher-Yates shuffles until no host maps to itself
@@ -174,22 +135,10 @@ fn derangement(n: u32, rng: &mut Rng) -> Vec<u32> {
 
 /// One flow from every host of `hosts` to every other.
 fn all_to_all(hosts: &[u32], size: u64, start: Time, group: u16) -> Vec<FlowSpec> {
-    let pairs = hosts
-        .iter()
-        .flat_map(|&src| hosts.iter().map(move |&dst| (src, dst)));
-    pairs
-        .filter(|(src, dst)| src != dst)
-        .map(|(src, dst)| FlowSpec::sized(src, dst, size, start, group))
-        .collect()
+    let pairs = hosts.iter().flat_map(|&src| hosts.iter().map(move |&dst| (src, dst)));
+    pairs.filter(|(src, dst)| src != dst).map(|(src, dst)| FlowSpec::sized(src, dst, size, start, group)).collect()
 }
 
 fn long_lived(flow: &LongLivedFlow, group: u16) -> FlowSpec {
-    FlowSpec {
-        src: flow.src,
-        dst: flow.dst,
-        size: UNBOUNDED_SIZE,
-        start: flow.start,
-        stop: Some(flow.stop),
-        group,
-    }
+    FlowSpec { src: flow.src, dst: flow.dst, size: UNBOUNDED_SIZE, start: flow.start, stop: Some(flow.stop), group }
 }

@@ -12,22 +12,10 @@ pub(crate) fn generate(
     index: usize,
     ctx: &WorkloadContext,
 ) -> Result<Vec<FlowSpec>, WorkloadError> {
-    let WorkloadSpec::Poisson {
-        cdf,
-        load,
-        start,
-        duration,
-        destinations,
-        hosts,
-        size_scale,
-    } = spec
-    else {
+    let WorkloadSpec::Poisson { cdf, load, start, duration, destinations, hosts, size_scale } = spec else {
         unreachable!("poisson::generate is only called for Poisson entries")
     };
-    let sizes = Sizes {
-        cdf: load_cdf(cdf, ctx.base_dir)?,
-        scale: *size_scale,
-    };
+    let sizes = Sizes { cdf: load_cdf(cdf, ctx.base_dir)?, scale: *size_scale };
     let hosts = participants(hosts, ctx.n_hosts);
     let plan = Plan {
         picker: DestinationPicker::new(&hosts, *destinations, ctx.rack_of)?,
@@ -69,13 +57,7 @@ impl Plan<'_> {
             }
             let dst = self.picker.pick(position, rng);
             let size = self.sizes.sample(rng);
-            flows.push(FlowSpec::sized(
-                host,
-                dst,
-                size,
-                self.start + elapsed as Time,
-                self.group,
-            ));
+            flows.push(FlowSpec::sized(host, dst, size, self.start + elapsed as Time, self.group));
         }
     }
 }
@@ -83,9 +65,7 @@ impl Plan<'_> {
 /// Mean time between a host's flow starts, in picoseconds: `mean_size * 8 / (host_rate * load)`.
 fn mean_gap_ps(mean_bytes: f64, host_rate: Rate, load: f64) -> Result<f64, WorkloadError> {
     if host_rate == 0 {
-        return Err(WorkloadError::new(
-            "the host rate is 0, so no load can be offered",
-        ));
+        return Err(WorkloadError::new("the host rate is 0, so no load can be offered"));
     }
     Ok(mean_bytes * 8.0 / (host_rate as f64 * load) * PS_PER_S as f64)
 }
@@ -116,10 +96,7 @@ enum DestinationPicker<'a> {
     /// Any participant other than the sender.
     AllToAll(&'a [u32]),
     /// Participants grouped by rack: `hosts` sorted by rack, and the index range of each sender's rack.
-    InterRack {
-        hosts: Vec<u32>,
-        rack_range: Vec<(usize, usize)>,
-    },
+    InterRack { hosts: Vec<u32>, rack_range: Vec<(usize, usize)> },
 }
 
 impl<'a> DestinationPicker<'a> {
@@ -134,32 +111,18 @@ impl<'a> DestinationPicker<'a> {
         }
     }
 
-    fn inter_rack(
-        participants: &[u32],
-        rack_of: &[u32],
-    ) -> Result<DestinationPicker<'a>, WorkloadError> {
-        let racks = participants
-            .iter()
-            .map(|&h| rack(h, rack_of))
-            .collect::<Result<Vec<u32>, _>>()?;
+    fn inter_rack(participants: &[u32], rack_of: &[u32]) -> Result<DestinationPicker<'a>, WorkloadError> {
+        let racks = participants.iter().map(|&h| rack(h, rack_of)).collect::<Result<Vec<u32>, _>>()?;
         let mut order: Vec<usize> = (0..participants.len()).collect();
         order.sort_by_key(|&i| racks[i]);
         let sorted_racks: Vec<u32> = order.iter().map(|&i| racks[i]).collect();
         let rack_range: Vec<(usize, usize)> = racks
             .iter()
-            .map(|r| {
-                (
-                    sorted_racks.partition_point(|x| x < r),
-                    sorted_racks.partition_point(|x| x <= r),
-                )
-            })
+            .map(|r| (sorted_racks.partition_point(|x| x < r), sorted_racks.partition_point(|x| x <= r)))
             .collect();
         let (lo, hi) = rack_range[0];
         if hi - lo == participants.len() {
-            let message = format!(
-                "every participating host is in rack {}, so inter_rack has no destination",
-                racks[0]
-            );
+            let message = format!("every participating host is in rack {}, so inter_rack has no destination", racks[0]);
             return Err(WorkloadError::field("destinations", message));
         }
         let hosts = order.iter().map(|&i| participants[i]).collect();

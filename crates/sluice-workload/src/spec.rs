@@ -55,11 +55,7 @@ pub enum WorkloadSpec {
         #[serde(default, with = "duration")]
         start: Time,
         /// Time between the starts of consecutive rounds; required when `repeats` is above 1.
-        #[serde(
-            default,
-            with = "opt_duration",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, with = "opt_duration", skip_serializing_if = "Option::is_none")]
         period: Option<Time>,
         /// Number of rounds (default 1); every round uses the same senders.
         #[serde(default = "one")]

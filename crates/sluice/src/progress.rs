@@ -17,7 +17,12 @@ pub struct ProgressLine {
 impl ProgressLine {
     /// A progress line; `quiet` or a non-terminal stderr disables it.
     pub fn new(quiet: bool) -> ProgressLine {
-        ProgressLine { started: Instant::now(), last_draw: None, enabled: !quiet && std::io::stderr().is_terminal(), drawn: false }
+        ProgressLine {
+            started: Instant::now(),
+            last_draw: None,
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            drawn: false,
+        }
     }
 
     /// Called by the simulator with a snapshot.

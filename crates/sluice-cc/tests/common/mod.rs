@@ -40,11 +40,7 @@ pub fn ack(acked: u64, snd_una: u64, snd_nxt: u64, ecn_echo: bool) -> Ack<'stati
 
 /// A loss of `kind` with `in_flight` bytes outstanding and `snd_nxt` sent so far.
 pub fn loss(kind: LossKind, in_flight: u64, snd_nxt: u64) -> Loss {
-    Loss {
-        kind,
-        in_flight,
-        snd_nxt,
-    }
+    Loss { kind, in_flight, snd_nxt }
 }
 
 /// The trace of a controller as `(name, value)` pairs.

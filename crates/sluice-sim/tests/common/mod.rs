@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use sluice_core::{parse_duration, parse_rate, Time};
+use sluice_results::{PortRecord, ThroughputSeries};
 use sluice_sim::{FlowDesc, HostConfig, LinkConfig, Observe, SimInput, SimOutput, Simulation, StopRule, SwitchConfig};
 use sluice_topo::TopologySpec;
 
@@ -20,6 +21,23 @@ pub fn dumbbell(n: u32, host_rate: &str, bottleneck: &str) -> TopologySpec {
         right: n,
         host_rate: parse_rate(host_rate).unwrap(),
         bottleneck_rate: parse_rate(bottleneck).unwrap(),
+        delay: parse_duration("1us").unwrap(),
+    }
+}
+
+/// A canonical k-ary fat-tree (k^3/4 hosts), every link at `rate` and 1 us.
+pub fn fat_tree(k: u32, rate: &str) -> TopologySpec {
+    TopologySpec::FatTree {
+        k,
+        pods: None,
+        tors_per_pod: None,
+        aggs_per_pod: None,
+        hosts_per_tor: None,
+        cores: None,
+        oversubscription: 1,
+        host_rate: parse_rate(rate).unwrap(),
+        tor_agg_rate: None,
+        agg_core_rate: None,
         delay: parse_duration("1us").unwrap(),
     }
 }
@@ -88,7 +106,8 @@ impl Run {
                 })
                 .collect();
         }
-        let cnp_interval = self.host.cnp_interval.unwrap_or(0);
+        // As the runner: the host setting, else the algorithm's own default (DCQCN "paper": 50 us).
+        let cnp_interval = self.host.cnp_interval.unwrap_or_else(|| factory.cnp_interval().unwrap_or(0));
         let input = SimInput {
             topology,
             routes,
@@ -109,4 +128,28 @@ impl Run {
 
 pub fn us(text: &str) -> Time {
     parse_duration(text).unwrap()
+}
+
+/// A duration written like `"1ms"` or `"300us"`.
+pub fn time(text: &str) -> Time {
+    parse_duration(text).unwrap()
+}
+
+/// The series labelled `label`.
+pub fn series<'a>(out: &'a SimOutput, label: &str) -> &'a ThroughputSeries {
+    out.throughput.iter().find(|s| s.label == label).unwrap_or_else(|| panic!("no series {label}"))
+}
+
+/// Bytes a series counted in the intervals that end in `(from, to]`; the window must be a whole number
+/// of sampling intervals.
+pub fn bytes_in(series: &ThroughputSeries, from: Time, to: Time) -> u64 {
+    assert_eq!((to - from) % series.interval, 0, "window is not a whole number of intervals");
+    let samples: Vec<_> = series.samples.iter().filter(|(t, _)| *t > from && *t <= to).collect();
+    assert_eq!(samples.len() as Time, (to - from) / series.interval, "{}: samples missing in the window", series.label);
+    samples.iter().map(|(_, b)| b).sum()
+}
+
+/// The record of switch port `node:pN`.
+pub fn port<'a>(out: &'a SimOutput, node: &str, port: u16) -> &'a PortRecord {
+    out.ports.iter().find(|p| p.node == node && p.port == port).unwrap_or_else(|| panic!("no port {node}:p{port}"))
 }

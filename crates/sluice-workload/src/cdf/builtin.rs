@@ -36,11 +36,7 @@ pub fn builtin_names() -> &'static [(&'static str, &'static str)] {
 
 /// The comma-separated builtin names, for error messages.
 pub(crate) fn name_list() -> String {
-    BUILTINS
-        .iter()
-        .map(|(name, _)| *name)
-        .collect::<Vec<_>>()
-        .join(", ")
+    BUILTINS.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
 }
 
 /// Whether `name` is a builtin distribution.
@@ -57,17 +53,10 @@ pub(super) fn load(name: &str) -> Result<SizeCdf, WorkloadError> {
         "fb_hadoop" => hpcc(include_str!("../../data/FbHdp_distribution.txt")),
         "alistorage" => hpcc(include_str!("../../data/AliStorage2019.txt")),
         "google_rpc" => hpcc(include_str!("../../data/GoogleRPC2008.txt")),
-        "dctcp_homa" => SizeCdf::parse_homa(
-            include_str!("../../data/DCTCP_MsgSizeDist.txt"),
-            DCTCP_PACKET_BYTES,
-        ),
+        "dctcp_homa" => SizeCdf::parse_homa(include_str!("../../data/DCTCP_MsgSizeDist.txt"), DCTCP_PACKET_BYTES),
         "hadoop_homa" => homa(include_str!("../../data/Facebook_HadoopDist_All.txt")),
-        "webserver" => homa(include_str!(
-            "../../data/Facebook_WebServerDist_IntraCluster.txt"
-        )),
-        "cache_follower" => homa(include_str!(
-            "../../data/Facebook_CacheFollowerDist_IntraCluster.txt"
-        )),
+        "webserver" => homa(include_str!("../../data/Facebook_WebServerDist_IntraCluster.txt")),
+        "cache_follower" => homa(include_str!("../../data/Facebook_CacheFollowerDist_IntraCluster.txt")),
         "memcached" => memcached(),
         _ => return Err(unknown(name)),
     };
@@ -76,23 +65,12 @@ pub(super) fn load(name: &str) -> Result<SizeCdf, WorkloadError> {
 
 /// The error for a name that is not a builtin.
 pub(crate) fn unknown(name: &str) -> WorkloadError {
-    WorkloadError::new(format!(
-        "unknown builtin CDF `{name}`; the builtins are {}",
-        name_list()
-    ))
+    WorkloadError::new(format!("unknown builtin CDF `{name}`; the builtins are {}", name_list()))
 }
 
 /// Facebook key-value sizes: the 15-point head of `FacebookKeyValueMsgSizeDist.txt` (cumulative 0.47 at
 /// 15 B) continued by HomaSimulation's generalized Pareto tail, rounded and capped as it draws them.
 fn memcached() -> Result<SizeCdf, WorkloadError> {
-    let head = parse::homa_points(
-        include_str!("../../data/FacebookKeyValueMsgSizeDist.txt"),
-        1,
-    )?;
-    Ok(SizeCdf::with_pareto_tail(
-        head,
-        MEMCACHED_TAIL_SHAPE,
-        MEMCACHED_TAIL_SCALE,
-        MEMCACHED_MAX_SIZE,
-    ))
+    let head = parse::homa_points(include_str!("../../data/FacebookKeyValueMsgSizeDist.txt"), 1)?;
+    Ok(SizeCdf::with_pareto_tail(head, MEMCACHED_TAIL_SHAPE, MEMCACHED_TAIL_SCALE, MEMCACHED_MAX_SIZE))
 }

@@ -30,10 +30,7 @@ fn data_lines(text: &str) -> impl Iterator<Item = (usize, Vec<&str>)> {
 
 /// Number of values on the first data line.
 pub(super) fn first_line_tokens(text: &str) -> Result<usize, WorkloadError> {
-    data_lines(text)
-        .next()
-        .map(|(_, tokens)| tokens.len())
-        .ok_or_else(empty)
+    data_lines(text).next().map(|(_, tokens)| tokens.len()).ok_or_else(empty)
 }
 
 fn empty() -> WorkloadError {
@@ -44,10 +41,7 @@ fn empty() -> WorkloadError {
 fn number(token: &str, line: usize, what: &str) -> Result<f64, WorkloadError> {
     match token.parse::<f64>() {
         Ok(value) if value.is_finite() => Ok(value),
-        _ => Err(WorkloadError::at_line(
-            line,
-            format!("{what} `{token}` is not a number"),
-        )),
+        _ => Err(WorkloadError::at_line(line, format!("{what} `{token}` is not a number"))),
     }
 }
 
@@ -62,17 +56,11 @@ fn check_rising<T: PartialOrd + Display>(
         return Ok(());
     };
     if point.0 < previous.0 {
-        let message = format!(
-            "size {} is below the previous size {}: sizes must not decrease",
-            point.0, previous.0
-        );
+        let message = format!("size {} is below the previous size {}: sizes must not decrease", point.0, previous.0);
         return Err(WorkloadError::at_line(line, message));
     }
     if point.1 < previous.1 {
-        let message = format!(
-            "the CDF decreases: cumulative {what} {} is below the previous {}",
-            point.1, previous.1
-        );
+        let message = format!("the CDF decreases: cumulative {what} {} is below the previous {}", point.1, previous.1);
         return Err(WorkloadError::at_line(line, message));
     }
     Ok(())
@@ -90,40 +78,24 @@ pub(super) fn hpcc_points(text: &str) -> Result<Vec<(f64, f64)>, WorkloadError> 
     }
     let &(_, end) = points.last().ok_or_else(empty)?;
     if (end - 100.0).abs() > END_TOLERANCE {
-        let hint = if end <= 1.0 {
-            " (this format gives cumulative percent, 0 to 100)"
-        } else {
-            ""
-        };
-        return Err(WorkloadError::at_line(
-            last_line,
-            format!("the CDF ends at {end}%, not at 100%{hint}"),
-        ));
+        let hint = if end <= 1.0 { " (this format gives cumulative percent, 0 to 100)" } else { "" };
+        return Err(WorkloadError::at_line(last_line, format!("the CDF ends at {end}%, not at 100%{hint}")));
     }
     Ok(points)
 }
 
 fn hpcc_point(tokens: &[&str], line: usize) -> Result<(f64, f64), WorkloadError> {
     let [size, percent] = tokens else {
-        let message = format!(
-            "expected two numbers `size_bytes cdf_percent`, found {} values",
-            tokens.len()
-        );
+        let message = format!("expected two numbers `size_bytes cdf_percent`, found {} values", tokens.len());
         return Err(WorkloadError::at_line(line, message));
     };
     let size = number(size, line, "size")?;
     let percent = number(percent, line, "percent")?;
     if size < 0.0 {
-        return Err(WorkloadError::at_line(
-            line,
-            format!("size {size} is negative"),
-        ));
+        return Err(WorkloadError::at_line(line, format!("size {size} is negative")));
     }
     if !(0.0..=100.0).contains(&percent) {
-        return Err(WorkloadError::at_line(
-            line,
-            format!("cumulative percent {percent} is outside 0 to 100"),
-        ));
+        return Err(WorkloadError::at_line(line, format!("cumulative percent {percent} is outside 0 to 100")));
     }
     Ok((size, percent))
 }
@@ -146,16 +118,9 @@ pub(crate) fn homa_points(text: &str, unit_bytes: u64) -> Result<HomaPoints, Wor
         last_line = line;
     }
     if points.is_empty() {
-        return Err(WorkloadError::at_line(
-            first_line,
-            "no CDF points after the mean on the first line",
-        ));
+        return Err(WorkloadError::at_line(first_line, "no CDF points after the mean on the first line"));
     }
-    Ok(HomaPoints {
-        stated_mean,
-        points,
-        last_line,
-    })
+    Ok(HomaPoints { stated_mean, points, last_line })
 }
 
 fn homa_mean(tokens: &[&str], line: usize) -> Result<f64, WorkloadError> {
@@ -171,23 +136,17 @@ fn homa_mean(tokens: &[&str], line: usize) -> Result<f64, WorkloadError> {
 
 fn homa_point(tokens: &[&str], line: usize, unit_bytes: u64) -> Result<(u64, f64), WorkloadError> {
     let [size, prob] = tokens else {
-        let message = format!(
-            "expected two numbers `size cumulative_prob`, found {} values",
-            tokens.len()
-        );
+        let message = format!("expected two numbers `size cumulative_prob`, found {} values", tokens.len());
         return Err(WorkloadError::at_line(line, message));
     };
     let not_whole = || WorkloadError::at_line(line, format!("size `{size}` is not a whole number"));
     let size = size.parse::<u64>().map_err(|_| not_whole())?;
-    let bytes = size.checked_mul(unit_bytes).ok_or_else(|| {
-        WorkloadError::at_line(line, format!("size {size} x {unit_bytes} B overflows"))
-    })?;
+    let bytes = size
+        .checked_mul(unit_bytes)
+        .ok_or_else(|| WorkloadError::at_line(line, format!("size {size} x {unit_bytes} B overflows")))?;
     let prob = number(prob, line, "probability")?;
     if !(0.0..=1.0).contains(&prob) {
-        return Err(WorkloadError::at_line(
-            line,
-            format!("cumulative probability {prob} is outside 0 to 1"),
-        ));
+        return Err(WorkloadError::at_line(line, format!("cumulative probability {prob} is outside 0 to 1")));
     }
     Ok((bytes, prob))
 }
@@ -196,10 +155,7 @@ fn homa_point(tokens: &[&str], line: usize, unit_bytes: u64) -> Result<(u64, f64
 pub(super) fn check_homa_end(homa: &HomaPoints) -> Result<(), WorkloadError> {
     let end = homa.points[homa.points.len() - 1].1;
     if (end - 1.0).abs() > END_TOLERANCE {
-        return Err(WorkloadError::at_line(
-            homa.last_line,
-            format!("the CDF ends at {end}, not at 1"),
-        ));
+        return Err(WorkloadError::at_line(homa.last_line, format!("the CDF ends at {end}, not at 1")));
     }
     Ok(())
 }

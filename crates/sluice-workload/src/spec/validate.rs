@@ -22,30 +22,14 @@ impl WorkloadSpec {
     /// [`WorkloadSpec::validate`] with relative file paths resolved against `base_dir`.
     pub fn validate_in(&self, n_hosts: u32, base_dir: &Path) -> Result<(), WorkloadError> {
         match self {
-            WorkloadSpec::Poisson {
-                cdf,
-                load,
-                start,
-                duration,
-                hosts,
-                size_scale,
-                ..
-            } => {
+            WorkloadSpec::Poisson { cdf, load, start, duration, hosts, size_scale, .. } => {
                 resolve_cdf(cdf, base_dir)?;
                 check_load(*load)?;
                 check_window(*start, *duration)?;
                 check_host_set(hosts.as_deref(), n_hosts, "hosts")?;
                 check_size_scale(*size_scale)
             }
-            WorkloadSpec::Incast {
-                receiver,
-                senders,
-                sender_list,
-                size,
-                start,
-                period,
-                repeats,
-            } => {
+            WorkloadSpec::Incast { receiver, senders, sender_list, size, start, period, repeats } => {
                 check_host(*receiver, n_hosts, "receiver")?;
                 check_senders(*receiver, *senders, sender_list.as_deref(), n_hosts)?;
                 check_size(*size)?;
@@ -62,9 +46,7 @@ impl WorkloadSpec {
                 check_size(*size)
             }
             WorkloadSpec::LongLived { flows } => check_long_lived(flows, n_hosts),
-            WorkloadSpec::FlowList { path } => {
-                existing_file(path, base_dir, "flow list").map(|_| ())
-            }
+            WorkloadSpec::FlowList { path } => existing_file(path, base_dir, "flow list").map(|_| ()),
         }
     }
 }
@@ -91,10 +73,7 @@ pub(crate) fn resolve_cdf(cdf: &str, base_dir: &Path) -> Result<CdfSource, Workl
     let message = if looks_like_path {
         format!("CDF file {} not found", path.display())
     } else {
-        format!(
-            "{} (or give the path of a CDF file)",
-            builtin::unknown(cdf).message
-        )
+        format!("{} (or give the path of a CDF file)", builtin::unknown(cdf).message)
     };
     Err(WorkloadError::field("cdf", message))
 }
@@ -109,19 +88,12 @@ pub(crate) fn load_cdf(cdf: &str, base_dir: &Path) -> Result<SizeCdf, WorkloadEr
 }
 
 /// The path of an existing file, `path` resolved against `base_dir`.
-pub(crate) fn existing_file(
-    path: &str,
-    base_dir: &Path,
-    what: &str,
-) -> Result<PathBuf, WorkloadError> {
+pub(crate) fn existing_file(path: &str, base_dir: &Path, what: &str) -> Result<PathBuf, WorkloadError> {
     let resolved = base_dir.join(path);
     if resolved.is_file() {
         Ok(resolved)
     } else {
-        Err(WorkloadError::field(
-            "path",
-            format!("{what} file {} not found", resolved.display()),
-        ))
+        Err(WorkloadError::field("path", format!("{what} file {} not found", resolved.display())))
     }
 }
 
@@ -138,26 +110,19 @@ fn check_load(load: f64) -> Result<(), WorkloadError> {
 
 fn check_window(start: Time, duration: Time) -> Result<(), WorkloadError> {
     if duration == 0 {
-        return Err(WorkloadError::field(
-            "duration",
-            "duration must be positive",
-        ));
+        return Err(WorkloadError::field("duration", "duration must be positive"));
     }
     match start.checked_add(duration) {
         Some(_) => Ok(()),
-        None => Err(WorkloadError::field(
-            "duration",
-            "start + duration is beyond the largest time",
-        )),
+        None => Err(WorkloadError::field("duration", "start + duration is beyond the largest time")),
     }
 }
 
 fn check_size_scale(size_scale: Option<f64>) -> Result<(), WorkloadError> {
     match size_scale {
-        Some(scale) if !(scale > 0.0 && scale.is_finite()) => Err(WorkloadError::field(
-            "size_scale",
-            format!("size_scale must be a positive number, got {scale}"),
-        )),
+        Some(scale) if !(scale > 0.0 && scale.is_finite()) => {
+            Err(WorkloadError::field("size_scale", format!("size_scale must be a positive number, got {scale}")))
+        }
         _ => Ok(()),
     }
 }
@@ -174,15 +139,8 @@ pub(crate) fn check_host(id: u32, n_hosts: u32, field: &str) -> Result<(), Workl
     if id < n_hosts {
         return Ok(());
     }
-    let range = if n_hosts == 0 {
-        "no hosts".to_string()
-    } else {
-        format!("hosts 0 to {}", n_hosts - 1)
-    };
-    Err(WorkloadError::field(
-        field,
-        format!("host {id} does not exist: the topology has {range}"),
-    ))
+    let range = if n_hosts == 0 { "no hosts".to_string() } else { format!("hosts 0 to {}", n_hosts - 1) };
+    Err(WorkloadError::field(field, format!("host {id} does not exist: the topology has {range}")))
 }
 
 /// Checks a set of participating hosts (`None`: all of them): ids in range, no repeats, at least two.
@@ -192,10 +150,7 @@ fn check_host_set(hosts: Option<&[u32]>, n_hosts: u32, field: &str) -> Result<()
         None => n_hosts as usize,
     };
     if count < 2 {
-        return Err(WorkloadError::field(
-            field,
-            format!("needs at least two hosts, has {count}"),
-        ));
+        return Err(WorkloadError::field(field, format!("needs at least two hosts, has {count}")));
     }
     Ok(())
 }
@@ -206,10 +161,7 @@ fn check_distinct_hosts(list: &[u32], n_hosts: u32, field: &str) -> Result<usize
     for &id in list {
         check_host(id, n_hosts, field)?;
         if !seen.insert(id) {
-            return Err(WorkloadError::field(
-                field,
-                format!("host {id} is listed twice"),
-            ));
+            return Err(WorkloadError::field(field, format!("host {id} is listed twice")));
         }
     }
     Ok(list.len())
@@ -242,42 +194,26 @@ fn check_sender_list(receiver: u32, list: &[u32], n_hosts: u32) -> Result<(), Wo
     }
     check_distinct_hosts(list, n_hosts, "sender_list")?;
     if list.contains(&receiver) {
-        return Err(WorkloadError::field(
-            "sender_list",
-            format!("the receiver {receiver} is among the senders"),
-        ));
+        return Err(WorkloadError::field("sender_list", format!("the receiver {receiver} is among the senders")));
     }
     Ok(())
 }
 
 fn check_rounds(start: Time, period: Option<Time>, repeats: u32) -> Result<(), WorkloadError> {
     if repeats == 0 {
-        return Err(WorkloadError::field(
-            "repeats",
-            "repeats must be at least 1",
-        ));
+        return Err(WorkloadError::field("repeats", "repeats must be at least 1"));
     }
     if repeats == 1 {
         return Ok(());
     }
     let period = match period {
         Some(p) if p > 0 => p,
-        _ => {
-            return Err(WorkloadError::field(
-                "period",
-                "a positive period is needed when repeats is above 1",
-            ))
-        }
+        _ => return Err(WorkloadError::field("period", "a positive period is needed when repeats is above 1")),
     };
-    let last = period
-        .checked_mul(Time::from(repeats - 1))
-        .and_then(|offset| start.checked_add(offset));
+    let last = period.checked_mul(Time::from(repeats - 1)).and_then(|offset| start.checked_add(offset));
     match last {
         Some(_) => Ok(()),
-        None => Err(WorkloadError::field(
-            "period",
-            "the last round starts beyond the largest time",
-        )),
+        None => Err(WorkloadError::field("period", "the last round starts beyond the largest time")),
     }
 }
 
@@ -286,10 +222,8 @@ fn check_long_lived(flows: &[LongLivedFlow], n_hosts: u32) -> Result<(), Workloa
         return Err(WorkloadError::field("flows", "no flows listed"));
     }
     for (i, flow) in flows.iter().enumerate() {
-        check_long_lived_flow(flow, n_hosts).map_err(|e| WorkloadError {
-            message: format!("flows[{i}]: {}", e.message),
-            ..e
-        })?;
+        check_long_lived_flow(flow, n_hosts)
+            .map_err(|e| WorkloadError { message: format!("flows[{i}]: {}", e.message), ..e })?;
     }
     Ok(())
 }
@@ -298,17 +232,11 @@ fn check_long_lived_flow(flow: &LongLivedFlow, n_hosts: u32) -> Result<(), Workl
     check_host(flow.src, n_hosts, "flows")?;
     check_host(flow.dst, n_hosts, "flows")?;
     if flow.src == flow.dst {
-        return Err(WorkloadError::field(
-            "flows",
-            format!("source and destination are both host {}", flow.src),
-        ));
+        return Err(WorkloadError::field("flows", format!("source and destination are both host {}", flow.src)));
     }
     if flow.stop <= flow.start {
         let (start, stop) = (format_duration(flow.start), format_duration(flow.stop));
-        return Err(WorkloadError::field(
-            "flows",
-            format!("stop {stop} is not after start {start}"),
-        ));
+        return Err(WorkloadError::field("flows", format!("stop {stop} is not after start {start}")));
     }
     Ok(())
 }

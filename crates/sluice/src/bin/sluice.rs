@@ -98,7 +98,13 @@ fn run(args: ScenarioArgs, out: Option<PathBuf>, quiet: bool) -> Result<(), Stri
 
 fn bench(args: ScenarioArgs, repeat: u32) -> Result<(), String> {
     let resolved = load_resolved(&args)?;
-    println!("scenario {} ({}, {} flows, {})", resolved.scenario.name, resolved.topology.describe(), resolved.flows.len(), resolved.algorithm.name);
+    println!(
+        "scenario {} ({}, {} flows, {})",
+        resolved.scenario.name,
+        resolved.topology.describe(),
+        resolved.flows.len(),
+        resolved.algorithm.name
+    );
     let mut best = f64::INFINITY;
     for i in 0..repeat.max(1) {
         let outcome = run_scenario(&resolved, None, &mut |_| {})?;
