@@ -169,9 +169,10 @@ const SLOTS: usize = 1 << WHEEL_BITS;
 /// A timing wheel (a calendar queue with fixed slot width; Brown, CACM 1988; Varghese and Lauck, SOSP
 /// 1987) with a bitmap of occupied slots and a binary-heap overflow for far events.
 ///
-/// Push is O(1). Pop takes the earliest entry of the current slot (slots hold a handful of entries) and
-/// finds the next occupied slot through the bitmap, 64 slots per word; the overflow heap is consulted
-/// only when the wheel turns past a slot. Entries with equal times pop in push order.
+/// Push is O(1). A slot is sorted once, when the cursor reaches it, and then read in order (slots hold a
+/// handful of entries); the next occupied slot is found through the bitmap, 64 slots per word; the
+/// overflow heap is consulted only when the wheel turns past a slot. Entries with equal times pop in push
+/// order.
 #[derive(Debug)]
 pub struct WheelQueue<T> {
     slots: Vec<Vec<(Time, T)>>,
@@ -180,6 +181,10 @@ pub struct WheelQueue<T> {
     base: Time,
     /// Index of the current slot.
     cursor: usize,
+    /// Read position in the current slot.
+    head: usize,
+    /// The current slot is sorted by time (it is sorted once, when the cursor reaches it).
+    sorted: bool,
     in_wheel: usize,
     overflow: HeapQueue<T>,
 }
@@ -198,6 +203,8 @@ impl<T: Copy> WheelQueue<T> {
             occupied: vec![0; SLOTS / 64],
             base: 0,
             cursor: 0,
+            head: 0,
+            sorted: false,
             in_wheel: 0,
             overflow: HeapQueue::default(),
         }
@@ -212,7 +219,14 @@ impl<T: Copy> WheelQueue<T> {
     #[inline]
     fn place(&mut self, time: Time, item: T) {
         let slot = ((time >> SLOT_BITS) as usize) & (SLOTS - 1);
-        self.slots[slot].push((time, item));
+        if slot == self.cursor && self.sorted {
+            // The slot being consumed stays sorted; equal times go after those already there (FIFO).
+            let entries = &mut self.slots[slot];
+            let at = self.head + entries[self.head..].partition_point(|e| e.0 <= time);
+            entries.insert(at, (time, item));
+        } else {
+            self.slots[slot].push((time, item));
+        }
         self.occupied[slot / 64] |= 1 << (slot % 64);
         self.in_wheel += 1;
     }
@@ -255,6 +269,8 @@ impl<T: Copy> WheelQueue<T> {
         }
         self.cursor = (self.cursor + distance) % SLOTS;
         self.base += (distance as Time) << SLOT_BITS;
+        self.head = 0;
+        self.sorted = false;
         self.migrate();
     }
 
@@ -265,6 +281,8 @@ impl<T: Copy> WheelQueue<T> {
         };
         self.base = time >> SLOT_BITS << SLOT_BITS;
         self.cursor = ((time >> SLOT_BITS) as usize) & (SLOTS - 1);
+        self.head = 0;
+        self.sorted = false;
         self.migrate();
         true
     }
@@ -288,15 +306,16 @@ impl<T: Copy> EventQueue<T> for WheelQueue<T> {
         let distance = self.next_occupied().expect("the wheel holds entries");
         self.advance(distance);
         let slot = &mut self.slots[self.cursor];
-        let mut best = 0;
-        for (i, entry) in slot.iter().enumerate().skip(1) {
-            if entry.0 < slot[best].0 {
-                best = i;
-            }
+        if !self.sorted {
+            // Stable: entries with equal times keep their push order.
+            slot.sort_by_key(|e| e.0);
+            self.sorted = true;
         }
-        // The common cases (a lone entry, or the earliest pushed last) need no shifting.
-        let entry = if best + 1 == slot.len() { slot.pop().expect("not empty") } else { slot.remove(best) };
-        if slot.is_empty() {
+        let entry = slot[self.head];
+        self.head += 1;
+        if self.head == slot.len() {
+            slot.clear();
+            self.head = 0;
             self.occupied[self.cursor / 64] &= !(1 << (self.cursor % 64));
         }
         self.in_wheel -= 1;

@@ -237,18 +237,40 @@ impl Simulation {
     pub fn run(mut self, progress: &mut dyn FnMut(&Progress)) -> SimOutput {
         let end = self.end_time();
         let total = self.flows.len() as u64;
-        while let Some((time, event)) = self.core.queue.pop() {
+        let until_done = self.stop.duration.is_none();
+        // The settings every handler reads are borrowed once for the whole run.
+        let fabric = Fabric { config: &self.switch_config, link: &self.link, routes: &self.routes };
+        let env = HostEnv {
+            config: &self.host_config,
+            link: &self.link,
+            needs: self.needs,
+            cnp_interval: self.cnp_interval,
+            control_queue: self.switch_config.control_queue,
+            data_queue: self.switch_config.data_queue,
+        };
+        let mut parts = Parts {
+            core: &mut self.core,
+            switches: &mut self.switches,
+            hosts: &mut self.hosts,
+            flows: &mut self.flows,
+            samples: &mut self.samples,
+            node_ref: &self.node_ref,
+            observe: &self.observe,
+            link: &self.link,
+            factory: self.factory.as_ref(),
+        };
+        while let Some((time, event)) = parts.core.queue.pop() {
             if time > end {
                 break;
             }
-            self.core.now = time;
-            self.core.counters.events += 1;
-            self.dispatch(event);
-            if self.core.counters.flows_finished == total && self.stop.duration.is_none() {
+            parts.core.now = time;
+            parts.core.counters.events += 1;
+            parts.dispatch(event, &fabric, &env);
+            if until_done && parts.core.counters.flows_finished == total {
                 break;
             }
-            if self.core.counters.events & 0xF_FFFF == 0 {
-                let c = &self.core.counters;
+            if parts.core.counters.events & 0xF_FFFF == 0 {
+                let c = &parts.core.counters;
                 progress(&Progress {
                     now: time,
                     end,
@@ -262,81 +284,6 @@ impl Simulation {
             self.core.now = self.core.now.max(end);
         }
         self.finish()
-    }
-
-    fn dispatch(&mut self, event: Event) {
-        let core = &mut self.core;
-        let flows = &mut self.flows;
-        let fabric = Fabric { config: &self.switch_config, link: &self.link, routes: &self.routes };
-        let env = HostEnv {
-            config: &self.host_config,
-            link: &self.link,
-            needs: self.needs,
-            cnp_interval: self.cnp_interval,
-            control_queue: self.switch_config.control_queue,
-            data_queue: self.switch_config.data_queue,
-        };
-        match event {
-            Event::Arrive { node, port, pkt } => match self.node_ref[node as usize] {
-                NodeRef::Switch(s) => self.switches[s as usize].receive(core, &fabric, port, pkt),
-                NodeRef::Host(h) => self.hosts[h as usize].receive(core, &env, flows, pkt),
-            },
-            Event::PortFree { node, port } => match self.node_ref[node as usize] {
-                NodeRef::Switch(s) => self.switches[s as usize].port_free(core, &fabric, port),
-                NodeRef::Host(h) => self.hosts[h as usize].on_port_free(core, &env, flows),
-            },
-            Event::Pfc { node, port, queue, pause } => match self.node_ref[node as usize] {
-                NodeRef::Switch(s) => self.switches[s as usize].pfc(core, &fabric, port, queue, pause),
-                NodeRef::Host(h) => self.hosts[h as usize].on_pfc(core, &env, flows, queue, pause),
-            },
-            Event::HostWake { host } => {
-                let NodeRef::Host(h) = self.node_ref[host as usize] else { unreachable!("wake for a switch") };
-                self.hosts[h as usize].on_wake(core, &env, flows);
-            }
-            Event::FlowStart { flow } => {
-                let src = flows[flow as usize].src as usize;
-                let line_rate = self.hosts[src].nic.rate;
-                start_controller(core, &self.link, line_rate, self.factory.as_ref(), &mut flows[flow as usize], flow);
-                self.hosts[src].start_flow(core, &env, flows, flow);
-            }
-            Event::FlowStop { flow } => {
-                let f = &mut flows[flow as usize];
-                f.size = f.max_sent.max(f.snd_una);
-                if f.snd_una >= f.size && f.finish.is_none() {
-                    crate::host::finish(core, f);
-                }
-            }
-            Event::CcTimer { flow, id, gen } => {
-                let src = flows[flow as usize].src as usize;
-                self.hosts[src].on_cc_timer(core, &env, flows, flow, id, gen);
-            }
-            Event::Rto { flow } => {
-                let src = flows[flow as usize].src as usize;
-                self.hosts[src].on_rto(core, &env, flows, flow);
-            }
-            Event::Sample => self.sample(),
-        }
-    }
-
-    fn sample(&mut self) {
-        let now = self.core.now;
-        let o = &self.observe;
-        let s = &mut self.samples;
-        for (i, f) in o.throughput_flows.iter().enumerate() {
-            let acked = self.flows[*f as usize].snd_una;
-            s.series[i].samples.push((now, acked - s.last_flow_bytes[i]));
-            s.last_flow_bytes[i] = acked;
-        }
-        let offset = o.throughput_flows.len();
-        for (i, (node, port)) in o.throughput_ports.iter().enumerate() {
-            let tx = match self.node_ref[*node as usize] {
-                NodeRef::Switch(sw) => self.switches[sw as usize].ports[*port as usize].stats.tx_bytes,
-                NodeRef::Host(h) => self.hosts[h as usize].nic.stats.tx_bytes,
-            };
-            s.series[offset + i].samples.push((now, tx - s.last_port_bytes[i]));
-            s.last_port_bytes[i] = tx;
-        }
-        self.core.schedule(now + o.sample_interval, Event::Sample);
     }
 
     fn finish(self) -> SimOutput {
@@ -381,6 +328,88 @@ impl Simulation {
             counters: c,
             peak_packets: self.core.arena.peak(),
         }
+    }
+}
+
+/// The mutable elements of a running simulation and the read-only pieces their handlers need.
+struct Parts<'a> {
+    core: &'a mut Core,
+    switches: &'a mut [Switch],
+    hosts: &'a mut [Host],
+    flows: &'a mut [Flow],
+    samples: &'a mut Sampler,
+    node_ref: &'a [NodeRef],
+    observe: &'a Observe,
+    link: &'a LinkConfig,
+    factory: &'a dyn Factory,
+}
+
+impl Parts<'_> {
+    /// Hands `event` to the element it concerns.
+    fn dispatch(&mut self, event: Event, fabric: &Fabric, env: &HostEnv) {
+        let core = &mut *self.core;
+        let flows = &mut *self.flows;
+        match event {
+            Event::Arrive { node, port, pkt } => match self.node_ref[node as usize] {
+                NodeRef::Switch(s) => self.switches[s as usize].receive(core, fabric, port, pkt),
+                NodeRef::Host(h) => self.hosts[h as usize].receive(core, env, flows, pkt),
+            },
+            Event::PortFree { node, port } => match self.node_ref[node as usize] {
+                NodeRef::Switch(s) => self.switches[s as usize].port_free(core, fabric, port),
+                NodeRef::Host(h) => self.hosts[h as usize].on_port_free(core, env, flows),
+            },
+            Event::Pfc { node, port, queue, pause } => match self.node_ref[node as usize] {
+                NodeRef::Switch(s) => self.switches[s as usize].pfc(core, fabric, port, queue, pause),
+                NodeRef::Host(h) => self.hosts[h as usize].on_pfc(core, env, flows, queue, pause),
+            },
+            Event::HostWake { host } => {
+                let NodeRef::Host(h) = self.node_ref[host as usize] else { unreachable!("wake for a switch") };
+                self.hosts[h as usize].on_wake(core, env, flows);
+            }
+            Event::FlowStart { flow } => {
+                let src = flows[flow as usize].src as usize;
+                let line_rate = self.hosts[src].nic.rate;
+                start_controller(core, self.link, line_rate, self.factory, &mut flows[flow as usize], flow);
+                self.hosts[src].start_flow(core, env, flows, flow);
+            }
+            Event::FlowStop { flow } => {
+                let f = &mut flows[flow as usize];
+                f.size = f.max_sent.max(f.snd_una);
+                if f.snd_una >= f.size && f.finish.is_none() {
+                    crate::host::finish(core, f);
+                }
+            }
+            Event::CcTimer { flow, id, gen } => {
+                let src = flows[flow as usize].src as usize;
+                self.hosts[src].on_cc_timer(core, env, flows, flow, id, gen);
+            }
+            Event::Rto { flow } => {
+                let src = flows[flow as usize].src as usize;
+                self.hosts[src].on_rto(core, env, flows, flow);
+            }
+            Event::Sample => self.sample(),
+        }
+    }
+
+    fn sample(&mut self) {
+        let now = self.core.now;
+        let o = self.observe;
+        let s = &mut *self.samples;
+        for (i, f) in o.throughput_flows.iter().enumerate() {
+            let acked = self.flows[*f as usize].snd_una;
+            s.series[i].samples.push((now, acked - s.last_flow_bytes[i]));
+            s.last_flow_bytes[i] = acked;
+        }
+        let offset = o.throughput_flows.len();
+        for (i, (node, port)) in o.throughput_ports.iter().enumerate() {
+            let tx = match self.node_ref[*node as usize] {
+                NodeRef::Switch(sw) => self.switches[sw as usize].ports[*port as usize].stats.tx_bytes,
+                NodeRef::Host(h) => self.hosts[h as usize].nic.stats.tx_bytes,
+            };
+            s.series[offset + i].samples.push((now, tx - s.last_port_bytes[i]));
+            s.last_port_bytes[i] = tx;
+        }
+        self.core.schedule(now + o.sample_interval, Event::Sample);
     }
 }
 
