@@ -216,7 +216,7 @@ impl<T: Copy> WheelQueue<T> {
         self.base + ((SLOTS as Time) << SLOT_BITS)
     }
 
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, time: Time, item: T) {
         let slot = ((time >> SLOT_BITS) as usize) & (SLOTS - 1);
         if slot == self.cursor && self.sorted {
