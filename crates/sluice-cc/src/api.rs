@@ -48,25 +48,75 @@ pub struct IntHop {
     pub rate: Rate,
 }
 
-/// An acknowledgment that advanced (or duplicated) the flow's cumulative ACK point.
+/// Acknowledgments: one ACK when the algorithm reports per ACK, or every ACK of a reporting period folded
+/// together (accumulable fields summed, flags merged, raw samples listed) when it reports less often.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ack<'a> {
+    /// ACKs folded into this report (1 when reporting per ACK).
+    pub acks: u32,
     /// Newly acknowledged payload bytes (0 for a duplicate ACK).
     pub acked_bytes: u64,
     /// Newly acknowledged packets.
     pub acked_packets: u32,
-    /// The ACK echoes an ECN Congestion Experienced mark (ECE).
+    /// Newly acknowledged bytes whose ACK echoed an ECN Congestion Experienced mark (ECE).
+    pub ecn_bytes: u64,
+    /// Newly acknowledged packets whose ACK echoed ECE.
+    pub ecn_packets: u32,
+    /// Some folded ACK echoed ECE (`ecn_packets > 0` unless the ACK acknowledged nothing new).
     pub ecn_echo: bool,
-    /// RTT sample from the packet this ACK answers, if the datapath measured one.
+    /// The latest RTT sample, if the datapath measured one.
     pub rtt: Option<Time>,
+    /// Every RTT sample since the last report, oldest first (raw signal; `[rtt]` per ACK).
+    pub rtt_samples: &'a [Time],
+    /// Delivery rate of the latest ACK: bytes acknowledged between sending the acknowledged packet and
+    /// its ACK, over that interval (the rate sample of BBR; Cardwell et al., ACM Queue 2016).
+    pub delivery_rate: Option<Rate>,
     /// Cumulative ACK point after this ACK (first unacknowledged byte).
     pub snd_una: u64,
     /// Next byte the sender will send for the first time.
     pub snd_nxt: u64,
     /// In-flight bytes after this ACK.
     pub in_flight: u64,
-    /// INT records of the acknowledged data packet, in path order (empty without INT).
+    /// INT records of the latest acknowledged data packet, in path order (empty without INT).
     pub int: &'a [IntHop],
+    /// Time the latest ACK spent at the receiver, from its data packet's arrival to its own departure
+    /// (endpoint delay; Swift's remote-host component), if the datapath measures it.
+    pub remote_delay: Option<Time>,
+    /// When the first folded ACK reached the datapath (reports may be handled later than that).
+    pub first_at: Time,
+}
+
+impl Ack<'_> {
+    /// A report of one ACK (`acks = 1`); the other fields as given.
+    #[allow(clippy::too_many_arguments)]
+    pub fn single<'a>(
+        acked_bytes: u64,
+        acked_packets: u32,
+        ecn_echo: bool,
+        rtt: Option<Time>,
+        snd_una: u64,
+        snd_nxt: u64,
+        in_flight: u64,
+        at: Time,
+    ) -> Ack<'a> {
+        Ack {
+            acks: 1,
+            acked_bytes,
+            acked_packets,
+            ecn_bytes: if ecn_echo { acked_bytes } else { 0 },
+            ecn_packets: if ecn_echo { acked_packets } else { 0 },
+            ecn_echo,
+            rtt,
+            rtt_samples: &[],
+            delivery_rate: None,
+            snd_una,
+            snd_nxt,
+            in_flight,
+            int: &[],
+            remote_delay: None,
+            first_at: at,
+        }
+    }
 }
 
 /// What kind of loss the datapath detected.
@@ -80,24 +130,76 @@ pub enum LossKind {
     Timeout,
 }
 
-/// A detected loss.
+/// A detected loss (coalescent: losses of one reporting period arrive as one, with their count).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Loss {
-    /// How the loss was detected.
+    /// How the loss was detected (the first one of the period).
     pub kind: LossKind,
+    /// Loss signals merged into this one.
+    pub count: u32,
     /// Bytes in flight when the loss was detected.
     pub in_flight: u64,
     /// Next byte the sender will send for the first time.
     pub snd_nxt: u64,
 }
 
-/// Bytes handed to the wire for this flow.
+/// Data handed to the wire for this flow since the last report (one packet when reporting per event).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sent {
-    /// Payload bytes of the packet.
-    pub bytes: u32,
-    /// Whether it was a retransmission.
-    pub retransmit: bool,
+    /// Payload bytes sent.
+    pub bytes: u64,
+    /// Packets sent.
+    pub packets: u32,
+    /// Of `bytes`, those sent again.
+    pub retransmitted_bytes: u64,
+}
+
+/// Feedback a switch or the receiver sent beyond ACKs (custom signals).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Feedback {
+    /// A switch whose queue passed its threshold tells the sender directly (Bolt's sub-RTT control
+    /// packet; Arslan et al. SIGCOMM'23): the queue it saw and its egress link.
+    QueueNotification {
+        /// Queue length at the switch, bytes.
+        queue: u64,
+        /// Egress link rate of that queue.
+        link_rate: Rate,
+        /// When the switch generated it.
+        at: Time,
+    },
+}
+
+/// How often the datapath reports signals to the algorithm (the signal-level aggregation period).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportEvery {
+    /// Every ACK (and every sent packet, for algorithms that bind TX).
+    Ack,
+    /// Every `n` ACKs.
+    Acks(u32),
+    /// Whenever this many bytes were acknowledged.
+    Bytes(u64),
+    /// Once per round trip (when the ACK point passes the data outstanding at the previous report).
+    Rtt,
+    /// Every interval (picoseconds).
+    Interval(Time),
+}
+
+/// What an algorithm asks of the datapath's reporting (CCP's control program, TAURUS's report engine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportPolicy {
+    /// The aggregation period of accumulable and coalescent signals.
+    pub every: ReportEvery,
+    /// Report a loss or timeout at once, bypassing aggregation.
+    pub urgent_loss: bool,
+    /// Report an ECN echo or CNP at once, bypassing aggregation.
+    pub urgent_ecn: bool,
+}
+
+impl Default for ReportPolicy {
+    /// Per ACK; losses urgent (CCP: "urgent events" bypass batching).
+    fn default() -> Self {
+        ReportPolicy { every: ReportEvery::Ack, urgent_loss: true, urgent_ecn: false }
+    }
 }
 
 /// A timer an algorithm owns; each id has at most one pending deadline.
@@ -122,6 +224,10 @@ impl Events {
     pub const TX: Events = Events(1 << 3);
     /// Timers ([`CongestionControl::on_timer`]).
     pub const TIMER: Events = Events(1 << 4);
+    /// Custom feedback ([`CongestionControl::on_feedback`]).
+    pub const FEEDBACK: Events = Events(1 << 5);
+    /// RTT probe results ([`CongestionControl::on_probe`]).
+    pub const PROBE: Events = Events(1 << 6);
 
     /// Whether every bit of `other` is set.
     pub const fn contains(self, other: Events) -> bool {
@@ -158,6 +264,10 @@ pub struct Decisions {
     pub set_timers: [Option<Time>; MAX_TIMERS],
     /// Timers to cancel.
     pub cancel_timers: [bool; MAX_TIMERS],
+    /// Send an RTT probe now; the result arrives through [`CongestionControl::on_probe`].
+    pub probe: bool,
+    /// A new reporting policy, if changed.
+    pub report: Option<ReportPolicy>,
 }
 
 /// The handle an algorithm gets with each event: the current time and a place for its decisions.
@@ -207,6 +317,16 @@ impl Ctx {
         self.decisions.cancel_timers[i] = true;
     }
 
+    /// Asks the datapath to measure the RTT with a probe packet.
+    pub fn request_probe(&mut self) {
+        self.decisions.probe = true;
+    }
+
+    /// Changes how often signals are reported from now on.
+    pub fn set_report(&mut self, policy: ReportPolicy) {
+        self.decisions.report = Some(policy);
+    }
+
     /// The decisions written so far; the datapath applies them after the handler returns.
     pub fn decisions(&self) -> &Decisions {
         &self.decisions
@@ -216,6 +336,10 @@ impl Ctx {
 /// A congestion-control algorithm instance controlling one flow.
 ///
 /// Handlers default to doing nothing; an algorithm overrides those it [binds](CongestionControl::events).
+///
+/// Lifecycle: the datapath creates the controller through its algorithm's [`crate::Factory`] (setup),
+/// calls [`CongestionControl::on_start`] once, then the bound handlers; each handler publishes its
+/// decisions (result update) through the [`Ctx`]; dropping the controller tears it down.
 pub trait CongestionControl: Send {
     /// The registered algorithm name (`"dctcp"`).
     fn name(&self) -> &'static str;
@@ -240,6 +364,18 @@ pub trait CongestionControl: Send {
 
     /// Timer `id` fired.
     fn on_timer(&mut self, _id: TimerId, _ctx: &mut Ctx) {}
+
+    /// Custom feedback arrived.
+    fn on_feedback(&mut self, _feedback: &Feedback, _ctx: &mut Ctx) {}
+
+    /// An RTT probe came back after `rtt`.
+    fn on_probe(&mut self, _rtt: Time, _ctx: &mut Ctx) {}
+
+    /// How the datapath should report signals; asked once when the flow starts (change it later with
+    /// [`Ctx::set_report`]).
+    fn report_policy(&self) -> ReportPolicy {
+        ReportPolicy::default()
+    }
 
     /// Reports the algorithm's state variables for per-flow traces, as `(name, value)` pairs in a fixed
     /// order (the first call fixes the column set).

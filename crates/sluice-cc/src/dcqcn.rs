@@ -480,7 +480,7 @@ impl CongestionControl for Dcqcn {
         if !self.started || self.config.variant != DcqcnVariant::Paper {
             return;
         }
-        self.bytes_sent += sent.bytes as u64;
+        self.bytes_sent += sent.bytes;
         if self.bytes_sent < b {
             return;
         }

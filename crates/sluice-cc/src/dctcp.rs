@@ -203,9 +203,7 @@ impl Dctcp {
     /// RFC 8257 §3.3: counts the ACK and updates alpha once per window.
     fn update_alpha(&mut self, ack: &Ack<'_>) {
         self.bytes_acked += ack.acked_bytes;
-        if ack.ecn_echo {
-            self.bytes_marked += ack.acked_bytes;
-        }
+        self.bytes_marked += ack.ecn_bytes;
         if ack.acked_bytes == 0 || ack.snd_una < self.window_end {
             return;
         }

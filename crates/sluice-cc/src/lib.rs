@@ -15,5 +15,8 @@ pub mod dcqcn;
 pub mod dctcp;
 pub mod none;
 
-pub use api::{Ack, CongestionControl, Ctx, Decisions, Events, FlowInfo, IntHop, Loss, LossKind, Needs, Sent, TimerId};
+pub use api::{
+    Ack, CongestionControl, Ctx, Decisions, Events, Feedback, FlowInfo, IntHop, Loss, LossKind, Needs, ReportEvery,
+    ReportPolicy, Sent, TimerId,
+};
 pub use registry::{lookup, registry, Algorithm, Control, Factory, ParamError};

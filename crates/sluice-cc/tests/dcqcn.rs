@@ -41,7 +41,7 @@ fn fire(cc: &mut Dcqcn, id: TimerId, at: Time) -> Decisions {
 
 fn sent(cc: &mut Dcqcn, bytes: u32) -> Decisions {
     let mut ctx = sluice_cc::Ctx::new(0);
-    cc.on_sent(&Sent { bytes, retransmit: false }, &mut ctx);
+    cc.on_sent(&Sent { bytes: bytes.into(), packets: 1, retransmitted_bytes: 0 }, &mut ctx);
     *ctx.decisions()
 }
 

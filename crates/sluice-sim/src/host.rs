@@ -131,7 +131,11 @@ impl Host {
             return false;
         }
         let id = self.nic.queues[q][0];
-        let wire = core.arena.get(id).wire;
+        let p = core.arena.get_mut(id);
+        if p.kind == Kind::Ack {
+            p.host_delay = (core.now - p.sack).min(u32::MAX as Time) as u32;
+        }
+        let wire = p.wire;
         self.nic.dequeue(core.now, q, wire);
         self.nic.transmit(core, id, wire);
         true
@@ -173,11 +177,13 @@ impl Host {
         let packet = Packet {
             seq,
             sent_at: core.now,
+            delivered: f.snd_una,
             flow: id,
             wire,
             payload,
             sack: 0,
             dst: f.dst,
+            host_delay: 0,
             kind: Kind::Data,
             queue: env.data_queue,
             flags: ect,
@@ -197,7 +203,12 @@ impl Host {
             core.now + sluice_core::serialization_ps(wire as u64, f.rate)
         };
         if f.events.contains(Events::TX) {
-            with_cc(core, f, id, |cc, ctx| cc.on_sent(&Sent { bytes: payload, retransmit }, ctx));
+            let sent = Sent {
+                bytes: payload as u64,
+                packets: 1,
+                retransmitted_bytes: if retransmit { payload as u64 } else { 0 },
+            };
+            with_cc(core, f, id, |cc, ctx| cc.on_sent(&sent, ctx));
         }
         if !f.rto_pending {
             f.rto_pending = true;
@@ -236,11 +247,13 @@ impl Host {
         Packet {
             seq,
             sent_at: 0,
+            delivered: 0,
             flow,
             wire: env.link.control_bytes,
             payload: 0,
             sack: 0,
             dst: to,
+            host_delay: 0,
             kind,
             queue: env.control_queue,
             flags: 0,
@@ -290,6 +303,8 @@ impl Host {
     fn send_ack(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
         let mut ack = Self::control_packet(env, Kind::Ack, p.flow, f.src, f.rcv_nxt);
         ack.sent_at = p.sent_at;
+        ack.delivered = p.delivered;
+        ack.sack = core.now;
         if f.rcv_ce {
             ack.flags |= FLAG_ECE;
         }
@@ -346,16 +361,14 @@ impl Host {
             let hops = core.arena.int(pkt);
             int[..hops.len()].copy_from_slice(hops);
             let n = hops.len();
-            let ack = Ack {
-                acked_bytes: newly,
-                acked_packets: newly.div_ceil(env.link.mtu as u64) as u32,
-                ecn_echo: ece,
-                rtt: Some(core.now - p.sent_at),
-                snd_una: f.snd_una,
-                snd_nxt: f.snd_nxt,
-                in_flight: f.in_flight(),
-                int: &int[..n],
-            };
+            let rtt = core.now - p.sent_at;
+            let packets = newly.div_ceil(env.link.mtu as u64) as u32;
+            let mut ack = Ack::single(newly, packets, ece, Some(rtt), f.snd_una, f.snd_nxt, f.in_flight(), core.now);
+            let samples = [rtt];
+            ack.rtt_samples = &samples;
+            ack.delivery_rate = delivery_rate(f.snd_una - p.delivered.min(f.snd_una), rtt);
+            ack.remote_delay = Some(p.host_delay as Time);
+            ack.int = &int[..n];
             with_cc(core, f, p.flow, |cc, ctx| cc.on_ack(&ack, ctx));
         }
         if ece && env.needs.cnp && env.cnp_interval == 0 && f.events.contains(Events::CNP) {
@@ -377,7 +390,7 @@ impl Host {
             LossRecovery::Selective => queue_holes(f, p.sack, env.link.mtu),
         };
         if lost && f.events.contains(Events::LOSS) {
-            let loss = Loss { kind: LossKind::Nack, in_flight: f.in_flight(), snd_nxt: f.snd_nxt };
+            let loss = Loss { kind: LossKind::Nack, count: 1, in_flight: f.in_flight(), snd_nxt: f.snd_nxt };
             with_cc(core, f, p.flow, |cc, ctx| cc.on_loss(&loss, ctx));
         }
         if f.snd_una >= f.size {
@@ -406,7 +419,8 @@ impl Host {
         f.rtx_high = f.snd_una;
         f.next_tx = core.now;
         if f.events.contains(Events::LOSS) {
-            let loss = Loss { kind: LossKind::Timeout, in_flight: f.max_sent - f.snd_una, snd_nxt: f.snd_nxt };
+            let loss =
+                Loss { kind: LossKind::Timeout, count: 1, in_flight: f.max_sent - f.snd_una, snd_nxt: f.snd_nxt };
             with_cc(core, f, id, |cc, ctx| cc.on_loss(&loss, ctx));
         }
         if f.in_pacing {
@@ -459,6 +473,11 @@ fn queue_holes(f: &mut Flow, sack: u64, mtu: u32) -> bool {
     }
     f.rtx_high = f.rtx_high.max(sack + f.payload_at(sack, mtu) as u64);
     found
+}
+
+/// Bytes delivered over `interval`, as a rate (None for an empty interval).
+fn delivery_rate(bytes: u64, interval: Time) -> Option<sluice_core::Rate> {
+    (interval > 0).then(|| (bytes as u128 * 8 * sluice_core::PS_PER_S as u128 / interval as u128) as u64)
 }
 
 /// Records that flow `f` has delivered everything and releases its controller.

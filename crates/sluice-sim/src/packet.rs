@@ -1,6 +1,6 @@
 //! Packets and the arena that holds them.
 //!
-//! A packet in flight is a 56-byte record in one `Vec`, named by its index; freed slots are reused, so the
+//! A packet in flight is a 64-byte record in one `Vec`, named by its index; freed slots are reused, so the
 //! steady state allocates nothing per packet. INT records live in a parallel arena that exists only when
 //! switches stamp INT.
 
@@ -38,16 +38,23 @@ pub struct Packet {
     pub seq: u64,
     /// Data: when the sender sent it; ACK: echoed from the data packet it answers.
     pub sent_at: Time,
+    /// Data: bytes the flow had delivered (acknowledged) when this packet was sent; ACK: echoed. Gives
+    /// the delivery-rate sample of each ACK.
+    pub delivered: u64,
     /// Flow index.
     pub flow: u32,
     /// Bytes on the wire (payload + headers + framing).
     pub wire: u32,
     /// Payload bytes.
     pub payload: u32,
-    /// Selective repeat: the out-of-order sequence a NACK reports.
+    /// NACK (selective repeat): the out-of-order sequence it reports. ACK: when it was created, until it
+    /// leaves the receiver's NIC.
     pub sack: u64,
     /// Destination host index.
     pub dst: u32,
+    /// ACK: picoseconds between the acknowledged data packet's arrival at the receiver and the ACK
+    /// leaving the receiver's NIC (the endpoint delay Swift separates from fabric delay).
+    pub host_delay: u32,
     /// Kind.
     pub kind: Kind,
     /// Priority queue index.

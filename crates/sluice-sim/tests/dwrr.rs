@@ -25,11 +25,13 @@ fn packet(queue: u8, wire: u32) -> Packet {
     Packet {
         seq: 0,
         sent_at: 0,
+        delivered: 0,
         flow: queue as u32,
         wire,
         payload: wire.saturating_sub(82),
         sack: 0,
         dst: 0,
+        host_delay: 0,
         kind: Kind::Data,
         queue,
         flags: 0,

@@ -26,21 +26,12 @@ pub fn flow(line_rate: Rate) -> FlowInfo {
 
 /// An ACK of `acked` new bytes that moves the ACK point to `snd_una`, with `snd_nxt` sent so far.
 pub fn ack(acked: u64, snd_una: u64, snd_nxt: u64, ecn_echo: bool) -> Ack<'static> {
-    Ack {
-        acked_bytes: acked,
-        acked_packets: acked.div_ceil(MSS) as u32,
-        ecn_echo,
-        rtt: None,
-        snd_una,
-        snd_nxt,
-        in_flight: snd_nxt - snd_una,
-        int: &[],
-    }
+    Ack::single(acked, acked.div_ceil(MSS) as u32, ecn_echo, None, snd_una, snd_nxt, snd_nxt - snd_una, 0)
 }
 
 /// A loss of `kind` with `in_flight` bytes outstanding and `snd_nxt` sent so far.
 pub fn loss(kind: LossKind, in_flight: u64, snd_nxt: u64) -> Loss {
-    Loss { kind, in_flight, snd_nxt }
+    Loss { kind, count: 1, in_flight, snd_nxt }
 }
 
 /// The trace of a controller as `(name, value)` pairs.
