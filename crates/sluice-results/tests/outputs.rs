@@ -123,11 +123,23 @@ fn writing_twice_replaces_the_directory() {
     let out = root.join("run");
     let d = data(5);
     write_outputs(&out, &outputs(&d, "first\n")).unwrap();
-    fs::write(out.join("stray.txt"), "from an earlier run").unwrap();
     write_outputs(&out, &outputs(&d, "second\n")).unwrap();
     assert_eq!(fs::read_to_string(out.join("scenario.resolved.toml")).unwrap(), "second\n");
-    assert!(!out.join("stray.txt").exists(), "the old directory is replaced, not merged");
     assert_eq!(entries(&root), ["run"], "no temporary or backup directory is left behind");
+}
+
+#[test]
+fn a_directory_holding_other_files_is_never_replaced() {
+    let root = scratch("foreign_files");
+    let out = root.join("run");
+    let d = data(5);
+    write_outputs(&out, &outputs(&d, "first\n")).unwrap();
+    fs::write(out.join("notes.txt"), "the user's").unwrap();
+    let err = write_outputs(&out, &outputs(&d, "second\n")).unwrap_err();
+    assert!(err.to_string().contains("notes.txt"), "the error names the foreign file: {err}");
+    assert_eq!(fs::read_to_string(out.join("notes.txt")).unwrap(), "the user's");
+    assert_eq!(fs::read_to_string(out.join("scenario.resolved.toml")).unwrap(), "first\n");
+    assert_eq!(entries(&root), ["run"], "no temporary directory is left behind");
 }
 
 #[test]
