@@ -11,9 +11,16 @@
 pub mod api;
 pub mod registry;
 
+pub mod bbr;
+pub mod cubic;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod hpcc;
 pub mod none;
+pub mod reno;
+pub mod swift;
+pub mod timely;
+pub mod vegas;
 
 pub use api::{
     Ack, CongestionControl, Ctx, Decisions, Events, Feedback, FlowInfo, IntHop, Loss, LossKind, Needs, ReportEvery,

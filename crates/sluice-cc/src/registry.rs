@@ -89,7 +89,18 @@ pub fn lookup(name: &str) -> Option<&'static Algorithm> {
     REGISTRY.iter().find(|a| a.name == name)
 }
 
-static REGISTRY: [Algorithm; 3] = [crate::none::ALGORITHM, crate::dctcp::ALGORITHM, crate::dcqcn::ALGORITHM];
+static REGISTRY: [Algorithm; 10] = [
+    crate::none::ALGORITHM,
+    crate::reno::ALGORITHM,
+    crate::cubic::ALGORITHM,
+    crate::vegas::ALGORITHM,
+    crate::dctcp::ALGORITHM,
+    crate::dcqcn::ALGORITHM,
+    crate::timely::ALGORITHM,
+    crate::hpcc::ALGORITHM,
+    crate::swift::ALGORITHM,
+    crate::bbr::ALGORITHM,
+];
 
 /// Overlays user parameters on a default config: every key of `params` must be a field of `C`.
 pub fn merge_params<C: Serialize + DeserializeOwned>(defaults: &C, params: &toml::Table) -> Result<C, ParamError> {

@@ -130,6 +130,7 @@ fn into_scenario(file: ScenarioFile, source: &Path, dir: &Path, provenance: Prov
         host: file.host,
         workloads: file.workload,
         cc: file.cc,
+        plane: file.plane,
         output,
         source: source.to_path_buf(),
         base_dir,

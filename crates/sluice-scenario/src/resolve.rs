@@ -198,6 +198,7 @@ pub fn resolved_toml(resolved: &Resolved) -> String {
         host: s.host.clone(),
         workload: s.workloads.clone(),
         cc: s.cc.clone(),
+        plane: s.plane.clone(),
         output: s.output.clone(),
     };
     let header = format!(

@@ -39,6 +39,8 @@ pub struct Scenario {
     pub workloads: Vec<WorkloadSpec>,
     /// `[cc]`.
     pub cc: CcSpec,
+    /// `[plane]`: where the CC algorithm runs (native or offloaded) and the channel's costs.
+    pub plane: sluice_plane::PlaneConfig,
     /// `[output]`, with `dir` filled in.
     pub output: OutputSpec,
     /// The scenario file (or the origin name given to [`crate::load_str`]).

@@ -46,6 +46,8 @@ pub(crate) struct ScenarioFile {
     #[serde(default)]
     pub cc: CcSpec,
     #[serde(default)]
+    pub plane: sluice_plane::PlaneConfig,
+    #[serde(default)]
     pub output: OutputSpec,
 }
 

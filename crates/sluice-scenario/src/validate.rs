@@ -16,7 +16,7 @@ type Check = fn(&Scenario) -> Result<(), Problem>;
 
 /// Runs every check, reporting the first failure at the line (or `--set`) that wrote the key.
 pub(crate) fn scenario(s: &Scenario) -> Result<(), ScenarioError> {
-    let checks: [Check; 7] = [top_level, simulation, link, switch, workloads, algorithm, output];
+    let checks: [Check; 8] = [top_level, simulation, link, switch, workloads, algorithm, plane, output];
     for check in checks {
         check(s).map_err(|(key, message)| s.error_at(&key, message))?;
     }
@@ -53,6 +53,10 @@ fn simulation(s: &Scenario) -> Result<(), Problem> {
         return Err(problem("simulation.time_limit", "must be positive, such as \"1s\""));
     }
     Ok(())
+}
+
+fn plane(s: &Scenario) -> Result<(), Problem> {
+    s.plane.validate().map_err(|(field, message)| (format!("plane.{field}"), message))
 }
 
 fn link(s: &Scenario) -> Result<(), Problem> {

@@ -38,6 +38,7 @@ fn main() {
         seed: 1,
         stop: StopRule { duration: None, time_limit: 1_000_000_000_000 },
         observe: Observe::default(),
+        plane: Default::default(),
     };
     let t = Instant::now();
     let out = Simulation::new(input).run(&mut |_| {});

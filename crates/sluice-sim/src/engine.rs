@@ -26,6 +26,16 @@ pub enum Event {
     Pfc { node: u32, port: u16, queue: u8, pause: bool },
     /// Throughput sampling tick.
     Sample,
+    /// A flow's folded signals reached their hold deadline.
+    PlaneFlush { flow: u32 },
+    /// The message batcher of host node `host` reached its deadline.
+    PlaneBatch { host: u32 },
+    /// A transfer from host node `host`'s datapath reached its plane.
+    PlaneArrive { host: u32 },
+    /// Host node `host`'s plane core finished a message.
+    PlaneDone { host: u32 },
+    /// Decisions from host node `host`'s plane reached its datapath.
+    DecisionArrive { host: u32 },
 }
 
 /// Run-wide counters.

@@ -110,6 +110,10 @@ pub struct Flow {
 
     /// CC variable trace, for traced flows.
     pub trace: Option<Box<FlowTrace>>,
+    /// The CC plane's state of this flow.
+    pub plane: crate::plane::FlowPlane,
+    /// The algorithm asked for an RTT probe that has not gone out yet.
+    pub probe_requested: bool,
 }
 
 impl Flow {
@@ -152,6 +156,8 @@ impl Flow {
             last_nack: None,
             ooo: BTreeSet::new(),
             trace: None,
+            plane: crate::plane::FlowPlane::default(),
+            probe_requested: false,
         }
     }
 

@@ -4,14 +4,14 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use sluice_cc::api::MAX_TIMERS;
-use sluice_cc::{Ack, Ctx, Events, IntHop, Loss, LossKind, Needs, Sent, TimerId};
+use sluice_cc::{Ack, Events, IntHop, Loss, LossKind, Needs, Sent};
 use sluice_core::Time;
 
 use crate::config::{HostConfig, LinkConfig, LossRecovery};
 use crate::engine::{Core, Event};
 use crate::flow::{Flow, SendState};
 use crate::packet::{Kind, Packet, FLAG_CE, FLAG_ECE, FLAG_ECT, MAX_INT_HOPS};
+use crate::plane::HostPlane;
 use crate::port::Port;
 
 /// What every host shares: settings.
@@ -29,6 +29,8 @@ pub struct HostEnv<'a> {
     pub control_queue: u8,
     /// Queue of data packets.
     pub data_queue: u8,
+    /// The CC plane's settings.
+    pub plane: &'a sluice_plane::PlaneConfig,
 }
 
 /// A host.
@@ -41,12 +43,24 @@ pub struct Host {
     ready: VecDeque<u32>,
     pacing: BinaryHeap<Reverse<(Time, u32)>>,
     wake_at: Time,
+    /// The flows this host sends.
+    pub(crate) senders: Vec<u32>,
+    /// This host's CC plane.
+    pub(crate) plane: HostPlane,
 }
 
 impl Host {
     /// A host at `node` with NIC `nic`.
     pub fn new(node: u32, nic: Port) -> Host {
-        Host { node, nic, ready: VecDeque::new(), pacing: BinaryHeap::new(), wake_at: Time::MAX }
+        Host {
+            node,
+            nic,
+            ready: VecDeque::new(),
+            pacing: BinaryHeap::new(),
+            wake_at: Time::MAX,
+            senders: Vec::new(),
+            plane: HostPlane::default(),
+        }
     }
 
     /// Queues flow `id` for sending if it has something to send.
@@ -208,7 +222,7 @@ impl Host {
                 packets: 1,
                 retransmitted_bytes: if retransmit { payload as u64 } else { 0 },
             };
-            with_cc(core, f, id, |cc, ctx| cc.on_sent(&sent, ctx));
+            self.signal_sent(core, env, f, id, &sent);
         }
         if !f.rto_pending {
             f.rto_pending = true;
@@ -223,15 +237,26 @@ impl Host {
             Kind::Data => self.receive_data(core, env, flows, pkt, &p),
             Kind::Ack => self.receive_ack(core, env, flows, pkt, &p),
             Kind::Nack => self.receive_nack(core, env, flows, &p),
+            Kind::Probe => {
+                let mut echo = Self::control_packet(env, Kind::ProbeAck, p.flow, flows[p.flow as usize].src, 0);
+                echo.sent_at = p.sent_at;
+                self.queue_control(core, env, echo);
+            }
+            Kind::ProbeAck => {
+                let f = &mut flows[p.flow as usize];
+                if f.finish.is_none() && f.events.contains(Events::PROBE) {
+                    self.signal_probe(core, env, f, p.flow, core.now - p.sent_at);
+                }
+            }
             Kind::Cnp => {
                 let f = &mut flows[p.flow as usize];
                 if f.finish.is_none() && f.events.contains(Events::CNP) {
-                    with_cc(core, f, p.flow, |cc, ctx| cc.on_cnp(ctx));
+                    self.signal_cnp(core, env, f, p.flow);
                 }
             }
         }
         core.arena.free(pkt);
-        if p.kind != Kind::Data {
+        if !matches!(p.kind, Kind::Data | Kind::Probe) {
             self.activate(flows, p.flow, core.now, env.link.mtu);
         }
         self.try_send(core, env, flows);
@@ -356,7 +381,8 @@ impl Host {
         }
         let newly = Self::advance(core, f, p.seq);
         let ece = p.flags & FLAG_ECE != 0;
-        if f.events.contains(Events::ACK) {
+        let cnp = ece && env.needs.cnp && env.cnp_interval == 0 && f.events.contains(Events::CNP);
+        if f.events.contains(Events::ACK) || cnp {
             let mut int = [IntHop::default(); MAX_INT_HOPS];
             let hops = core.arena.int(pkt);
             int[..hops.len()].copy_from_slice(hops);
@@ -369,10 +395,7 @@ impl Host {
             ack.delivery_rate = delivery_rate(f.snd_una - p.delivered.min(f.snd_una), rtt);
             ack.remote_delay = Some(p.host_delay as Time);
             ack.int = &int[..n];
-            with_cc(core, f, p.flow, |cc, ctx| cc.on_ack(&ack, ctx));
-        }
-        if ece && env.needs.cnp && env.cnp_interval == 0 && f.events.contains(Events::CNP) {
-            with_cc(core, f, p.flow, |cc, ctx| cc.on_cnp(ctx));
+            self.signal_ack(core, env, f, p.flow, &ack, cnp);
         }
         if f.snd_una >= f.size {
             finish(core, f);
@@ -391,7 +414,7 @@ impl Host {
         };
         if lost && f.events.contains(Events::LOSS) {
             let loss = Loss { kind: LossKind::Nack, count: 1, in_flight: f.in_flight(), snd_nxt: f.snd_nxt };
-            with_cc(core, f, p.flow, |cc, ctx| cc.on_loss(&loss, ctx));
+            self.signal_loss(core, env, f, p.flow, &loss);
         }
         if f.snd_una >= f.size {
             finish(core, f);
@@ -421,7 +444,7 @@ impl Host {
         if f.events.contains(Events::LOSS) {
             let loss =
                 Loss { kind: LossKind::Timeout, count: 1, in_flight: f.max_sent - f.snd_una, snd_nxt: f.snd_nxt };
-            with_cc(core, f, id, |cc, ctx| cc.on_loss(&loss, ctx));
+            self.signal_loss(core, env, f, id, &loss);
         }
         if f.in_pacing {
             f.in_pacing = false;
@@ -437,7 +460,23 @@ impl Host {
         if f.finish.is_some() || f.timer_gen[timer as usize] != gen {
             return;
         }
-        with_cc(core, f, id, |cc, ctx| cc.on_timer(TimerId(timer), ctx));
+        self.cc_timer(core, env, f, id, timer);
+        self.after_decisions(core, env, flows, id);
+    }
+
+    /// Sends the RTT probe flow `f` asked for, if any.
+    pub(crate) fn maybe_probe(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
+        if !f.probe_requested {
+            return;
+        }
+        f.probe_requested = false;
+        let mut probe = Self::control_packet(env, Kind::Probe, id, f.dst, 0);
+        probe.sent_at = core.now;
+        self.queue_control(core, env, probe);
+    }
+
+    /// Queues flow `id` if decisions opened its window or pacing, and sends if the NIC is free.
+    pub(crate) fn after_decisions(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
         self.activate(flows, id, core.now, env.link.mtu);
         self.try_send(core, env, flows);
     }
@@ -488,53 +527,4 @@ pub fn finish(core: &mut Core, f: &mut Flow) {
     for gen in &mut f.timer_gen {
         *gen = gen.wrapping_add(1);
     }
-}
-
-/// Calls the flow's controller and applies its decisions: window, rate (capped at line rate), timers,
-/// and a trace row for traced flows.
-pub fn with_cc(
-    core: &mut Core,
-    f: &mut Flow,
-    id: u32,
-    call: impl FnOnce(&mut dyn sluice_cc::CongestionControl, &mut Ctx),
-) {
-    let Some(cc) = f.cc.as_mut() else { return };
-    let mut ctx = Ctx::new(core.now);
-    call(cc.as_mut(), &mut ctx);
-    let d = ctx.decisions();
-    if let Some(cwnd) = d.cwnd {
-        f.cwnd = cwnd.max(1);
-    }
-    if let Some(rate) = d.rate {
-        f.rate = rate.max(1);
-    }
-    for i in 0..MAX_TIMERS {
-        if d.cancel_timers[i] || d.set_timers[i].is_some() {
-            f.timer_gen[i] = f.timer_gen[i].wrapping_add(1);
-        }
-        if let Some(at) = d.set_timers[i] {
-            core.schedule(at, Event::CcTimer { flow: id, id: i as u8, gen: f.timer_gen[i] });
-        }
-    }
-    if let Some(trace) = f.trace.as_mut() {
-        record_trace(trace, f.cc.as_deref(), core.now);
-    }
-}
-
-fn record_trace(trace: &mut crate::flow::FlowTrace, cc: Option<&dyn sluice_cc::CongestionControl>, now: Time) {
-    let Some(cc) = cc else { return };
-    if trace.last.is_some_and(|t| now < t + trace.interval) {
-        return;
-    }
-    trace.last = Some(now);
-    let mut names = Vec::new();
-    let mut values = Vec::new();
-    cc.trace(&mut |name, value| {
-        names.push(name);
-        values.push(value);
-    });
-    if trace.names.is_empty() {
-        trace.names = names;
-    }
-    trace.rows.push((now, values));
 }

@@ -13,6 +13,7 @@ pub mod engine;
 pub mod flow;
 pub mod host;
 pub mod packet;
+pub mod plane;
 pub mod port;
 pub mod queue;
 pub mod sim;

@@ -19,6 +19,10 @@ pub enum Kind {
     Nack,
     /// Congestion notification packet (DCQCN).
     Cnp,
+    /// RTT probe toward the receiver (`sent_at` = when it left).
+    Probe,
+    /// The receiver's echo of a probe.
+    ProbeAck,
 }
 
 /// The packet carries an ECN Congestion Experienced mark.

@@ -11,10 +11,12 @@ use sluice_topo::{NodeKind, Routes, Topology};
 use crate::config::{EcnThresholds, HostConfig, LinkConfig, SwitchConfig};
 use crate::engine::{Core, Counters, Event};
 use crate::flow::{Flow, FlowTrace};
-use crate::host::{with_cc, Host, HostEnv};
+use crate::host::{Host, HostEnv};
+use crate::plane::{apply, run_cc};
 use crate::port::Port;
 use crate::queue::EventQueue;
 use crate::switch::{Fabric, Switch};
+use sluice_plane::{PlaneConfig, PlaneCounters};
 
 /// A flow to simulate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +85,8 @@ pub struct SimInput {
     pub stop: StopRule,
     /// Extra recording.
     pub observe: Observe,
+    /// Where the CC algorithm runs and what moving it off the datapath costs.
+    pub plane: PlaneConfig,
 }
 
 /// A snapshot for progress displays.
@@ -119,6 +123,8 @@ pub struct SimOutput {
     pub counters: Counters,
     /// Most packets in flight at once.
     pub peak_packets: usize,
+    /// What the CC plane did, summed over hosts.
+    pub plane: PlaneCounters,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -145,6 +151,7 @@ pub struct Simulation {
     seed: u64,
     stop: StopRule,
     observe: Observe,
+    plane: PlaneConfig,
     samples: Sampler,
 }
 
@@ -158,8 +165,21 @@ struct Sampler {
 impl Simulation {
     /// Builds the network and schedules every flow's start.
     pub fn new(input: SimInput) -> Simulation {
-        let SimInput { topology, routes, link, switch, host, flows, factory, needs, cnp_interval, seed, stop, observe } =
-            input;
+        let SimInput {
+            topology,
+            routes,
+            link,
+            switch,
+            host,
+            flows,
+            factory,
+            needs,
+            cnp_interval,
+            seed,
+            stop,
+            observe,
+            plane,
+        } = input;
         let mut core = Core::new(switch.int);
         let queues = switch.queues.max(switch.control_queue + 1).max(switch.data_queue + 1);
         let make_port =
@@ -183,6 +203,9 @@ impl Simulation {
             }
         }
         let flows = build_flows(&topology, &routes, &link, &flows, &observe, &mut core);
+        for (id, f) in flows.iter().enumerate() {
+            hosts[f.src as usize].senders.push(id as u32);
+        }
         let mut sim = Simulation {
             core,
             switches,
@@ -200,6 +223,7 @@ impl Simulation {
             seed,
             stop,
             observe,
+            plane,
             samples: Sampler::default(),
         };
         sim.start_sampling();
@@ -247,6 +271,7 @@ impl Simulation {
             cnp_interval: self.cnp_interval,
             control_queue: self.switch_config.control_queue,
             data_queue: self.switch_config.data_queue,
+            plane: &self.plane,
         };
         let mut parts = Parts {
             core: &mut self.core,
@@ -301,6 +326,10 @@ impl Simulation {
             switches.push(SwitchRecord { node: names(sw.node), max_buffer: sw.buffer.max, avg_buffer: avg });
         }
         let traces = collect_traces(&self.flows);
+        let mut plane_counters = PlaneCounters::default();
+        for h in &self.hosts {
+            plane_counters.add(&h.plane.counters);
+        }
         let c = self.core.counters.clone();
         let pause_time = ports.iter().map(|p: &PortRecord| p.pfc_paused_time).sum::<Time>()
             + self.hosts.iter().map(|h| h.nic.stats.paused_time).sum::<Time>();
@@ -327,6 +356,7 @@ impl Simulation {
             run,
             counters: c,
             peak_packets: self.core.arena.peak(),
+            plane: plane_counters,
         }
     }
 }
@@ -370,6 +400,7 @@ impl Parts<'_> {
                 let src = flows[flow as usize].src as usize;
                 let line_rate = self.hosts[src].nic.rate;
                 start_controller(core, self.link, line_rate, self.factory, &mut flows[flow as usize], flow);
+                Host::start_plane(&mut flows[flow as usize], env.plane);
                 self.hosts[src].start_flow(core, env, flows, flow);
             }
             Event::FlowStop { flow } => {
@@ -388,6 +419,14 @@ impl Parts<'_> {
                 self.hosts[src].on_rto(core, env, flows, flow);
             }
             Event::Sample => self.sample(),
+            Event::PlaneFlush { flow } => {
+                let src = flows[flow as usize].src as usize;
+                self.hosts[src].on_plane_flush(core, env, flows, flow);
+            }
+            Event::PlaneBatch { host } => self.hosts[host_of(self.node_ref, host)].on_plane_batch(core, env),
+            Event::PlaneArrive { host } => self.hosts[host_of(self.node_ref, host)].on_plane_arrive(core, env, flows),
+            Event::PlaneDone { host } => self.hosts[host_of(self.node_ref, host)].on_plane_done(core, env, flows),
+            Event::DecisionArrive { host } => self.hosts[host_of(self.node_ref, host)].on_decision(core, env, flows),
         }
     }
 
@@ -410,6 +449,14 @@ impl Parts<'_> {
             s.last_port_bytes[i] = tx;
         }
         self.core.schedule(now + o.sample_interval, Event::Sample);
+    }
+}
+
+/// The host index of host node `node`.
+fn host_of(node_ref: &[NodeRef], node: u32) -> usize {
+    match node_ref[node as usize] {
+        NodeRef::Host(h) => h as usize,
+        NodeRef::Switch(_) => unreachable!("a host event for switch node {node}"),
     }
 }
 
@@ -475,7 +522,10 @@ fn start_controller(core: &mut Core, link: &LinkConfig, line_rate: u64, factory:
     f.rate = line_rate;
     f.started = true;
     f.last_progress = core.now;
-    with_cc(core, f, id, |cc, ctx| cc.on_start(&info, ctx));
+    // The algorithm is set up with the flow, before its first packet, in either plane mode.
+    if let Some(d) = run_cc(core, f, id, |cc, ctx| cc.on_start(&info, ctx)) {
+        apply(f, &d, line_rate);
+    }
 }
 
 fn flow_record(id: usize, f: &Flow) -> FlowRecord {

@@ -51,7 +51,24 @@ pub fn simulation_input(resolved: &Resolved) -> SimInput {
         seed: s.seed,
         stop: StopRule { duration: s.simulation.duration, time_limit: s.simulation.time_limit },
         observe,
+        plane: s.plane.clone(),
     }
+}
+
+/// The plane section of summary.json: the mode, every counter, the communication efficiency and the
+/// plane cores' busy fraction.
+fn plane_summary(resolved: &Resolved, output: &SimOutput) -> serde_json::Value {
+    let c = &output.plane;
+    let hosts = resolved.topology.num_hosts().max(1) as f64;
+    let sim_time = output.run.sim_time.max(1) as f64;
+    let mut value = serde_json::to_value(c).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        let mode = serde_json::to_value(resolved.scenario.plane.mode).unwrap_or_default();
+        map.insert("mode".into(), mode);
+        map.insert("efficiency".into(), sluice_results::round6(c.efficiency()).into());
+        map.insert("busy_fraction".into(), sluice_results::round6(c.busy_time as f64 / (sim_time * hosts)).into());
+    }
+    value
 }
 
 /// Runs `resolved`, calling `progress` now and then, and writes every output file into `out_dir`
@@ -68,6 +85,7 @@ pub fn run_scenario(
     let wall_seconds = started.elapsed().as_secs_f64();
     output.run.wall_seconds = wall_seconds;
     let mut summary = Summary::compute(&output.flows, &output.ports, &output.switches, &output.run, &buckets);
+    summary.extra.insert("plane".into(), plane_summary(resolved, &output));
     summary.wall_seconds = wall_seconds;
     if let Some(dir) = out_dir {
         let scenario_toml = resolved_toml(resolved);

@@ -619,15 +619,15 @@ fn missing_cdf_files_are_named() {
 
 #[test]
 fn unknown_algorithms_list_the_registered_ones() {
-    let text = replace(POISSON, "algorithm = \"dcqcn\"", "algorithm = \"hpcc\"");
+    let text = replace(POISSON, "algorithm = \"dcqcn\"", "algorithm = \"hpcx\"");
     let message = rejected(&text, &[]);
     assert_message(
         &message,
-        &format!("bad.toml:{}: cc.algorithm: ", line_of(&text, "\"hpcc\"")),
-        &["\"hpcc\"", "dcqcn", "dctcp"],
+        &format!("bad.toml:{}: cc.algorithm: ", line_of(&text, "\"hpcx\"")),
+        &["\"hpcx\"", "dcqcn", "dctcp"],
     );
-    let message = rejected(POISSON, &["--set", "cc.algorithm=cubic"]);
-    assert_message(&message, "--set cc.algorithm=cubic: cc.algorithm: ", &["\"cubic\"", "dcqcn"]);
+    let message = rejected(POISSON, &["--set", "cc.algorithm=kubic"]);
+    assert_message(&message, "--set cc.algorithm=kubic: cc.algorithm: ", &["\"kubic\"", "dcqcn", "cubic"]);
 }
 
 #[test]

@@ -121,6 +121,7 @@ impl Run {
             seed: self.seed,
             stop: self.stop,
             observe: self.observe,
+            plane: Default::default(),
         };
         Simulation::new(input).run(&mut |_| {})
     }
