@@ -87,7 +87,7 @@ impl Host {
             }
             return;
         }
-        self.release_paced(core.now);
+        self.release_paced(core.now, flows);
         let sent = self.send_control(core, env) || self.send_data(core, env, flows);
         if sent && self.has_work() {
             self.nic.wake_when_free(core, self.node, 0);
@@ -129,12 +129,16 @@ impl Host {
         }
     }
 
-    fn release_paced(&mut self, now: Time) {
+    /// Moves paced flows whose time has come back to the ready list.
+    fn release_paced(&mut self, now: Time, flows: &mut [Flow]) {
         while let Some(Reverse((t, id))) = self.pacing.peek().copied() {
             if t > now {
                 break;
             }
             self.pacing.pop();
+            let f = &mut flows[id as usize];
+            f.in_pacing = false;
+            f.in_ready = true;
             self.ready.push_back(id);
         }
     }
