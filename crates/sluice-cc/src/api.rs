@@ -84,6 +84,12 @@ pub struct Ack<'a> {
     pub remote_delay: Option<Time>,
     /// When the first folded ACK reached the datapath (reports may be handled later than that).
     pub first_at: Time,
+    /// Path flags ([`PATH_FIRST`], [`PATH_LAST`], [`PATH_INCWIN`], [`PATH_DECWIN`], [`PATH_AI`]) of the
+    /// acknowledged data packet as it reached the receiver, echoed on the ACK: the bits the sender set
+    /// through [`CongestionControl::packet_flags`] as the switches left them (Bolt's switches strip
+    /// `PATH_INCWIN` and add `PATH_DECWIN`). When ACKs are folded, the union of their flags. 0 for
+    /// algorithms that set none.
+    pub path_flags: u8,
 }
 
 impl Ack<'_> {
@@ -115,6 +121,7 @@ impl Ack<'_> {
             int: &[],
             remote_delay: None,
             first_at: at,
+            path_flags: 0,
         }
     }
 }
@@ -166,6 +173,9 @@ pub enum Feedback {
         link_rate: Rate,
         /// When the switch generated it.
         at: Time,
+        /// When the sender sent the data packet that triggered it (echoed by the switch), so that
+        /// `now - sent_at` is the notification's round trip (Bolt's `rtt_src`).
+        sent_at: Time,
     },
 }
 
@@ -228,6 +238,8 @@ impl Events {
     pub const FEEDBACK: Events = Events(1 << 5);
     /// RTT probe results ([`CongestionControl::on_probe`]).
     pub const PROBE: Events = Events(1 << 6);
+    /// Path flags on every data packet sent ([`CongestionControl::packet_flags`]).
+    pub const PACKET_FLAGS: Events = Events(1 << 7);
 
     /// Whether every bit of `other` is set.
     pub const fn contains(self, other: Events) -> bool {
@@ -251,7 +263,27 @@ pub struct Needs {
     pub cnp: bool,
     /// Switches stamp INT records and ACKs carry them back.
     pub int: bool,
+    /// Switches run Bolt's programmable egress queue (Arslan et al. SIGCOMM'23 section 3): they send a
+    /// queue notification back to the sender of a data packet that finds the queue at or above its
+    /// threshold (sub-RTT control), and keep or strip `PATH_INCWIN` on data packets by proactive
+    /// ramp-up tokens and supply matching; receivers echo the path flags on ACKs.
+    pub bolt: bool,
 }
+
+/// Path flag: the packet belongs to the flow's first window (no ACK had come back when it left).
+pub const PATH_FIRST: u8 = 1;
+/// Path flag: the packet belongs to the flow's last window (the flow will not send a new packet when it is
+/// acknowledged).
+pub const PATH_LAST: u8 = 1 << 1;
+/// Path flag: the sender asks to grow its window by one packet; switches keep it only where there is
+/// spare capacity.
+pub const PATH_INCWIN: u8 = 1 << 2;
+/// Path flag: a switch on the path already notified the sender about this packet (set by switches).
+pub const PATH_DECWIN: u8 = 1 << 3;
+/// Path flag: the sender's once-per-round-trip additive-increase marker.
+pub const PATH_AI: u8 = 1 << 4;
+/// Every path flag bit.
+pub const PATH_FLAGS_MASK: u8 = PATH_FIRST | PATH_LAST | PATH_INCWIN | PATH_DECWIN | PATH_AI;
 
 /// The decisions an algorithm made while handling one event.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -370,6 +402,15 @@ pub trait CongestionControl: Send {
 
     /// An RTT probe came back after `rtt`.
     fn on_probe(&mut self, _rtt: Time, _ctx: &mut Ctx) {}
+
+    /// The path flags (`PATH_*` bits, within [`PATH_FLAGS_MASK`]) to stamp on the data packet about to
+    /// leave, whose first payload byte is `seq`; `bytes_left` is the flow's bytes from `seq` to its end
+    /// (`u64::MAX` when the flow has no known size). Called by the datapath for every data packet, new or
+    /// resent, only for algorithms that bind [`Events::PACKET_FLAGS`]; it runs with the datapath as the
+    /// packet leaves (in either plane mode) and makes no decisions. Default: no flags.
+    fn packet_flags(&mut self, _seq: u64, _bytes_left: u64) -> u8 {
+        0
+    }
 
     /// How the datapath should report signals; asked once when the flow starts (change it later with
     /// [`Ctx::set_report`]).

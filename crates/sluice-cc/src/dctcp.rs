@@ -116,7 +116,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "dctcp",
     summary: "DCTCP (RFC 8257): window cut by the ECN-marked fraction alpha/2, Reno growth and loss recovery",
     control: Control::Window,
-    needs: Needs { ecn: true, cnp: false, int: false },
+    needs: Needs { ecn: true, cnp: false, int: false, bolt: false },
     build,
 };
 

@@ -12,6 +12,7 @@ pub mod api;
 pub mod registry;
 
 pub mod bbr;
+pub mod bolt;
 pub mod cubic;
 pub mod dcqcn;
 pub mod dctcp;

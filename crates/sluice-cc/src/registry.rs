@@ -89,7 +89,7 @@ pub fn lookup(name: &str) -> Option<&'static Algorithm> {
     REGISTRY.iter().find(|a| a.name == name)
 }
 
-static REGISTRY: [Algorithm; 10] = [
+static REGISTRY: [Algorithm; 11] = [
     crate::none::ALGORITHM,
     crate::reno::ALGORITHM,
     crate::cubic::ALGORITHM,
@@ -100,6 +100,7 @@ static REGISTRY: [Algorithm; 10] = [
     crate::hpcc::ALGORITHM,
     crate::swift::ALGORITHM,
     crate::bbr::ALGORITHM,
+    crate::bolt::ALGORITHM,
 ];
 
 /// Overlays user parameters on a default config: every key of `params` must be a field of `C`.

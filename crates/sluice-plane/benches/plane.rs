@@ -64,7 +64,7 @@ impl Pipeline {
     fn ack(&mut self) {
         self.now += 20_000;
         self.snd_una += MSS;
-        let ece = self.snd_una % (32 * MSS) == 0;
+        let ece = self.snd_una.is_multiple_of(32 * MSS);
         let samples = [8_000_000];
         let mut ack =
             Ack::single(MSS, 1, ece, Some(8_000_000), self.snd_una, self.snd_una + 64 * MSS, 64 * MSS, self.now);

@@ -199,7 +199,7 @@ mod tests {
         assert_eq!(core.arrive(vec![message(1, 100, 0), message(2, 100, 0)], &config, &mut counters), None);
         // Flow 1 merges into its older message; flow 3 (with raw feedback) evicts the oldest.
         let mut unmergeable = message(3, 100, 1);
-        unmergeable.report.add_feedback(Feedback::QueueNotification { queue: 1, link_rate: 1, at: 1 }, 1);
+        unmergeable.report.add_feedback(Feedback::QueueNotification { queue: 1, link_rate: 1, at: 1, sent_at: 0 }, 1);
         let stretch = core.arrive(vec![message(1, 50, 1), unmergeable], &config, &mut counters);
         assert_eq!(stretch, Some(2));
         assert_eq!((counters.merges, counters.evictions, counters.overflows), (1, 1, 1));

@@ -57,6 +57,8 @@ pub struct Fold {
     pub first_at: Option<Time>,
     /// Signals folded.
     pub signals: u32,
+    /// Union of the path flags of the folded ACKs.
+    pub path_flags: u8,
 }
 
 impl Fold {
@@ -79,6 +81,7 @@ impl Fold {
         self.ecn_bytes += ack.ecn_bytes;
         self.ecn_packets += ack.ecn_packets;
         self.ecn_echo |= ack.ecn_echo;
+        self.path_flags |= ack.path_flags;
         if ack.rtt.is_some() {
             self.rtt = ack.rtt;
         }
@@ -149,6 +152,7 @@ impl Fold {
         self.ecn_bytes += later.ecn_bytes;
         self.ecn_packets += later.ecn_packets;
         self.ecn_echo |= later.ecn_echo;
+        self.path_flags |= later.path_flags;
         self.sent_bytes += later.sent_bytes;
         self.sent_packets += later.sent_packets;
         self.retransmitted_bytes += later.retransmitted_bytes;
@@ -220,6 +224,7 @@ impl Fold {
             int: &self.int,
             remote_delay: self.remote_delay,
             first_at: self.first_at.unwrap_or(0),
+            path_flags: self.path_flags,
         }
     }
 

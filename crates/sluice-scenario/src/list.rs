@@ -44,7 +44,7 @@ fn describe(a: &Algorithm) -> String {
 }
 
 fn needs(n: &Needs) -> String {
-    let list: Vec<&str> = [(n.ecn, "ECN"), (n.cnp, "CNP"), (n.int, "INT")]
+    let list: Vec<&str> = [(n.ecn, "ECN"), (n.cnp, "CNP"), (n.int, "INT"), (n.bolt, "Bolt switches")]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))
         .collect();

@@ -19,7 +19,8 @@ use crate::schema::{PortRef, ScenarioFile};
 /// A scenario made runnable: everything the simulator needs, built and checked.
 pub struct Resolved {
     /// The scenario with every default filled in: `switch.ecn.thresholds` (when ECN is on),
-    /// `switch.int` (when the algorithm needs INT) and `cc.params` (the algorithm's parameters in force).
+    /// `switch.int` (when the algorithm needs INT), `switch.bolt.enabled` (when it needs Bolt's switches)
+    /// and `cc.params` (the algorithm's parameters in force).
     pub scenario: Scenario,
     /// The built topology.
     pub topology: Topology,
@@ -55,10 +56,10 @@ impl fmt::Debug for Resolved {
 
 /// Builds the topology and its routes, checks the workloads against the host count and generates the
 /// flows, builds the algorithm from `cc.params` at host 0's NIC rate, applies what the algorithm needs
-/// (`needs.int` turns `switch.int` on; `needs.ecn` or `needs.cnp` with ECN off is an error), fills ECN
-/// thresholds for every link rate of the topology when the file gives none (DCTCP:
-/// [`EcnThresholds::dctcp_for_rate`]; every other algorithm: [`EcnThresholds::red_for_rate`]), and
-/// checks the output's flow and port references.
+/// (`needs.int` turns `switch.int` on, `needs.bolt` turns `switch.bolt.enabled` on; `needs.ecn` or
+/// `needs.cnp` with ECN off is an error), fills ECN thresholds for every link rate of the topology when
+/// the file gives none (DCTCP: [`EcnThresholds::dctcp_for_rate`]; every other algorithm:
+/// [`EcnThresholds::red_for_rate`]), and checks the output's flow and port references.
 pub fn resolve(scenario: &Scenario) -> Result<Resolved, ScenarioError> {
     let topology = sluice_topo::build(&scenario.topology, &scenario.base_dir).map_err(|e| topo_error(scenario, e))?;
     let line_rate = topology.nic(0).rate;
@@ -92,6 +93,9 @@ fn switch_for(s: &Scenario, algorithm: &Algorithm, topology: &Topology) -> Resul
     let needs = algorithm.needs;
     if needs.int {
         switch.int = true;
+    }
+    if needs.bolt {
+        switch.bolt.enabled = true;
     }
     if (needs.ecn || needs.cnp) && !switch.ecn.enabled {
         return Err(s.error_at(
@@ -243,7 +247,7 @@ mod tests {
     #[test]
     fn needing_int_turns_int_stamping_on() {
         let (s, topology) = scenario(&[]);
-        let needs = Needs { ecn: false, cnp: false, int: true };
+        let needs = Needs { ecn: false, cnp: false, int: true, bolt: false };
         let switch = switch_for(&s, &algorithm(needs), &topology).unwrap();
         assert!(switch.int);
         assert_eq!(switch.ecn.thresholds, vec![(25_000_000_000, EcnThresholds::red_for_rate(25_000_000_000))]);
@@ -252,9 +256,20 @@ mod tests {
     }
 
     #[test]
+    fn needing_bolt_turns_bolt_switches_on() {
+        let (s, topology) = scenario(&["switch.bolt.cc_thresh=20KB"]);
+        let needs = Needs { bolt: true, ..Needs::default() };
+        let switch = switch_for(&s, &algorithm(needs), &topology).unwrap();
+        assert!(switch.bolt.enabled);
+        assert_eq!(switch.bolt.cc_thresh, 20_000);
+        let switch = switch_for(&s, &algorithm(Needs::default()), &topology).unwrap();
+        assert!(!switch.bolt.enabled);
+    }
+
+    #[test]
     fn needing_cnp_needs_ecn_marks() {
         let (s, topology) = scenario(&["switch.ecn.enabled=false"]);
-        let needs = Needs { ecn: false, cnp: true, int: false };
+        let needs = Needs { ecn: false, cnp: true, int: false, bolt: false };
         let err = switch_for(&s, &algorithm(needs), &topology).unwrap_err();
         assert!(
             err.to_string().starts_with("--set switch.ecn.enabled=false: switch.ecn.enabled: algorithm probe"),

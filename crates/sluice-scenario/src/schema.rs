@@ -14,7 +14,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sluice_core::serde_units::{duration, opt_duration, opt_size, rate, size};
 use sluice_core::{Rate, Time, PS_PER_S, PS_PER_US};
 use sluice_sim::config::{
-    EcnConfig, EcnThresholds, HostConfig, LinkConfig, LoadBalance, MarkAt, PfcConfig, Scheduler, SwitchConfig,
+    BoltSwitchConfig, EcnConfig, EcnThresholds, HostConfig, LinkConfig, LoadBalance, MarkAt, PfcConfig, Scheduler,
+    SwitchConfig,
 };
 use sluice_topo::{PortNo, TopologySpec};
 use sluice_workload::WorkloadSpec;
@@ -233,6 +234,8 @@ pub(crate) struct SwitchSpec {
     pub pfc: PfcSpec,
     pub int: bool,
     pub load_balance: LoadBalance,
+    /// `[switch.bolt]` (see [`BoltSwitchConfig`]).
+    pub bolt: BoltSwitchConfig,
 }
 
 /// `[switch.ecn]` as written (see [`EcnConfig`]).
@@ -305,6 +308,7 @@ impl From<&SwitchConfig> for SwitchSpec {
             pfc: PfcSpec::from(&c.pfc),
             int: c.int,
             load_balance: c.load_balance,
+            bolt: c.bolt.clone(),
         }
     }
 }
@@ -322,6 +326,7 @@ impl From<SwitchSpec> for SwitchConfig {
             pfc: s.pfc.into(),
             int: s.int,
             load_balance: s.load_balance,
+            bolt: s.bolt,
         }
     }
 }

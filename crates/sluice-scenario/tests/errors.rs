@@ -175,8 +175,9 @@ fn errors_in_later_workloads_name_their_index() {
 #[test]
 fn unknown_algorithms_list_the_registered_ones() {
     assert_eq!(
-        error(&with("[cc]\nalgorithm = \"hpcc\"\n"), &[]),
-        "bad.toml:11: cc.algorithm: unknown algorithm \"hpcc\" (registered: none, dctcp, dcqcn)"
+        error(&with("[cc]\nalgorithm = \"hpcx\"\n"), &[]),
+        "bad.toml:11: cc.algorithm: unknown algorithm \"hpcx\" (registered: none, reno, cubic, vegas, dctcp, dcqcn, \
+         timely, hpcc, swift, bbr, bolt)"
     );
 }
 

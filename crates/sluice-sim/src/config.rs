@@ -157,7 +157,7 @@ pub enum Scheduler {
     /// Lower queue index first, always.
     Strict,
     /// Deficit weighted round robin (Shreedhar and Varghese, SIGCOMM'95) with a weight per queue; the
-    /// quantum of queue i is weights[i] x MTU.
+    /// quantum of queue `i` is `weights[i]` x MTU.
     Dwrr {
         /// One weight per queue.
         weights: Vec<u32>,
@@ -172,6 +172,62 @@ pub enum LoadBalance {
     FlowHash,
     /// Each packet picks a path at random (per-packet spraying, as NDP).
     PacketSpray,
+}
+
+/// Bolt's programmable egress queue (Arslan et al. SIGCOMM'23 section 3; the authors' ns-3 queue
+/// discipline, serhatarslan-hub/bolt_cc_ns3 `src/traffic-control/model/pfifo-bolt-queue-disc.cc`), run
+/// on every switch egress port when enabled. Per data packet entering an egress port:
+/// - sub-RTT control (SRC, section 3.1): if the port holds at least `cc_thresh` bytes, the switch strips
+///   the packet's INCWIN flag and, unless a switch upstream already did (DECWIN), marks it DECWIN and
+///   sends the sender a notification carrying the queue length, the link rate and the packet's send time;
+/// - proactive ramp-up (PRU, section 3.2): otherwise a packet of the last window (LAST, not FIRST)
+///   deposits a token (at most `max_pru_tokens`); an INCWIN packet takes a token and keeps its flag;
+/// - supply matching (SM, section 3.3): otherwise an INCWIN packet keeps its flag if the port's supply
+///   (bytes the link could have sent minus bytes that arrived, capped at `max_supply`) covers one full
+///   packet, which it consumes; else the switch strips INCWIN.
+///
+/// Every packet entering the port (data or control) counts against the supply, as in the ns-3 code.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BoltSwitchConfig {
+    /// Whether switches run Bolt's logic. Default false; the scenario layer turns it on when the algorithm
+    /// needs it (`Needs::bolt`), and so does the simulation for such an algorithm.
+    pub enabled: bool,
+    /// Queue length (bytes, whole port) at and above which a data packet triggers a notification
+    /// (`CCthresh`). Default 10 KB: the authors' evaluation scripts (bolt_cc_ns3
+    /// `scratch/bolt-64host-fattree.cc` `ccThreshold("10KB")`, passed as `CcThreshold`); the queue
+    /// discipline's own attribute default is 62 KB, about one BDP of those scripts' 100 Gbps fabric.
+    #[serde(with = "sluice_core::serde_units::size")]
+    pub cc_thresh: u64,
+    /// Most PRU tokens a port holds (`MaxNumPruTokens`). Default 256: the attribute default of
+    /// pfifo-bolt-queue-disc.cc.
+    pub max_pru_tokens: u32,
+    /// Cap of a port's supply for supply matching, bytes (`MaxInstAvailLoad`): the most spare capacity a
+    /// port hands out at once. Default 10 KB: the authors' scripts pass `MaxInstAvailLoad = 2 x MTU`
+    /// (bolt-64host-fattree.cc `IntegerValue(mtu * 2)`) with a 5000 B MTU on their 100 Gbps fabric, i.e.
+    /// 10 KB, the same as their `CCthresh`, so a burst of granted packets alone does not reach the
+    /// notification threshold; the attribute default is 30000 B. (Two of this simulator's 1 KB packets
+    /// would let a window-limited flow grow by only about two packets per round trip.)
+    #[serde(with = "sluice_core::serde_units::size")]
+    pub max_supply: u64,
+    /// Run proactive ramp-up (`EnablePru`). Default true: the scripts' `DEFAULT` mode (Bolt proper) turns
+    /// on notifications, PRU and supply matching together.
+    pub pru: bool,
+    /// Run supply matching (`EnableAbs`). Default true, as `pru`.
+    pub supply_matching: bool,
+}
+
+impl Default for BoltSwitchConfig {
+    fn default() -> Self {
+        BoltSwitchConfig {
+            enabled: false,
+            cc_thresh: 10_000,
+            max_pru_tokens: 256,
+            max_supply: 10_000,
+            pru: true,
+            supply_matching: true,
+        }
+    }
 }
 
 /// Switch settings (all switches of a run share them).
@@ -201,6 +257,8 @@ pub struct SwitchConfig {
     pub int: bool,
     /// Path choice among equal-cost next hops.
     pub load_balance: LoadBalance,
+    /// Bolt's programmable egress queue (needed by Bolt).
+    pub bolt: BoltSwitchConfig,
 }
 
 impl Default for SwitchConfig {
@@ -216,6 +274,7 @@ impl Default for SwitchConfig {
             pfc: PfcConfig::default(),
             int: false,
             load_balance: LoadBalance::FlowHash,
+            bolt: BoltSwitchConfig::default(),
         }
     }
 }
@@ -254,6 +313,13 @@ pub struct HostConfig {
     /// algorithm's own default (DCQCN paper 50 us; the HPCC artifact flags every ACK).
     #[serde(default, with = "sluice_core::serde_units::opt_duration", skip_serializing_if = "Option::is_none")]
     pub cnp_interval: Option<Time>,
+    /// Each data packet a host sends reaches the first switch up to this much later, uniformly at random
+    /// (seeded per host). Deterministic simulators lock flows into fixed phases that real hosts' timing
+    /// noise breaks up (Floyd and Jacobson, "On traffic phase effects in packet-switched gateways",
+    /// 1991, add random processing time for that reason). Keep it below one packet's serialization so
+    /// that a host's packets stay in order. Default 0 (off).
+    #[serde(with = "sluice_core::serde_units::duration")]
+    pub tx_jitter: Time,
 }
 
 impl Default for HostConfig {
@@ -265,6 +331,7 @@ impl Default for HostConfig {
             rto_min: 1_000 * PS_PER_US,
             nack_interval: 500 * PS_PER_US,
             cnp_interval: None,
+            tx_jitter: 0,
         }
     }
 }

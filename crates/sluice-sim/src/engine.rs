@@ -61,6 +61,8 @@ pub struct Counters {
     pub ecn_marks: u64,
     /// CNPs sent.
     pub cnps: u64,
+    /// Queue notifications switches sent to senders (Bolt's sub-RTT control packets).
+    pub notifications: u64,
     /// Retransmission timeouts that fired.
     pub timeouts: u64,
     /// Flows that delivered all their bytes.

@@ -4,13 +4,14 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use sluice_cc::{Ack, Events, IntHop, Loss, LossKind, Needs, Sent};
+use sluice_cc::api::PATH_FLAGS_MASK;
+use sluice_cc::{Ack, Events, Feedback, IntHop, Loss, LossKind, Needs, Sent};
 use sluice_core::Time;
 
 use crate::config::{HostConfig, LinkConfig, LossRecovery};
 use crate::engine::{Core, Event};
 use crate::flow::{Flow, SendState};
-use crate::packet::{Kind, Packet, FLAG_CE, FLAG_ECE, FLAG_ECT, MAX_INT_HOPS};
+use crate::packet::{Kind, Packet, FLAG_CE, FLAG_ECE, FLAG_ECT, MAX_INT_HOPS, PATH_FLAGS, PATH_SHIFT};
 use crate::plane::HostPlane;
 use crate::port::Port;
 
@@ -47,11 +48,13 @@ pub struct Host {
     pub(crate) senders: Vec<u32>,
     /// This host's CC plane.
     pub(crate) plane: HostPlane,
+    /// Draws the host's transmit jitter.
+    rng: sluice_core::Rng,
 }
 
 impl Host {
-    /// A host at `node` with NIC `nic`.
-    pub fn new(node: u32, nic: Port) -> Host {
+    /// A host at `node` with NIC `nic`; `seed` seeds its random stream.
+    pub fn new(node: u32, nic: Port, seed: u64) -> Host {
         Host {
             node,
             nic,
@@ -60,6 +63,7 @@ impl Host {
             wake_at: Time::MAX,
             senders: Vec::new(),
             plane: HostPlane::default(),
+            rng: sluice_core::Rng::named(seed, &format!("host.{node}")),
         }
     }
 
@@ -191,7 +195,13 @@ impl Host {
     fn send_packet(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
         let (seq, payload, retransmit) = f.take_next_seq(env.link.mtu);
         let wire = payload + env.link.header_bytes;
-        let ect = if env.needs.ecn || env.needs.cnp { FLAG_ECT } else { 0 };
+        let mut flags = if env.needs.ecn || env.needs.cnp { FLAG_ECT } else { 0 };
+        if f.events.contains(Events::PACKET_FLAGS) {
+            let bytes_left = if f.stop.is_some() { u64::MAX } else { f.size.saturating_sub(seq) };
+            if let Some(cc) = f.cc.as_mut() {
+                flags |= (cc.packet_flags(seq, bytes_left) & PATH_FLAGS_MASK) << PATH_SHIFT;
+            }
+        }
         let packet = Packet {
             seq,
             sent_at: core.now,
@@ -204,12 +214,16 @@ impl Host {
             host_delay: 0,
             kind: Kind::Data,
             queue: env.data_queue,
-            flags: ect,
+            flags,
             int_hops: 0,
             ingress: 0,
         };
         let pkt = core.arena.alloc(packet);
-        self.nic.transmit(core, pkt, wire);
+        let jitter = match env.config.tx_jitter {
+            0 => 0,
+            j => self.rng.below(j),
+        };
+        self.nic.transmit_delayed(core, pkt, wire, jitter);
         core.counters.bytes_sent += payload as u64;
         if retransmit {
             f.retransmitted += payload as u64;
@@ -256,6 +270,18 @@ impl Host {
                 let f = &mut flows[p.flow as usize];
                 if f.finish.is_none() && f.events.contains(Events::CNP) {
                     self.signal_cnp(core, env, f, p.flow);
+                }
+            }
+            Kind::Notify => {
+                let f = &mut flows[p.flow as usize];
+                if f.finish.is_none() && f.started && f.events.contains(Events::FEEDBACK) {
+                    let fb = Feedback::QueueNotification {
+                        queue: p.seq,
+                        link_rate: p.sack,
+                        at: p.delivered,
+                        sent_at: p.sent_at,
+                    };
+                    self.signal_feedback(core, env, f, p.flow, fb);
                 }
             }
         }
@@ -334,6 +360,7 @@ impl Host {
         ack.sent_at = p.sent_at;
         ack.delivered = p.delivered;
         ack.sack = core.now;
+        ack.flags |= p.flags & PATH_FLAGS;
         if f.rcv_ce {
             ack.flags |= FLAG_ECE;
         }
@@ -399,6 +426,7 @@ impl Host {
             ack.delivery_rate = delivery_rate(f.snd_una - p.delivered.min(f.snd_una), rtt);
             ack.remote_delay = Some(p.host_delay as Time);
             ack.int = &int[..n];
+            ack.path_flags = (p.flags & PATH_FLAGS) >> PATH_SHIFT;
             self.signal_ack(core, env, f, p.flow, &ack, cnp);
         }
         if f.snd_una >= f.size {

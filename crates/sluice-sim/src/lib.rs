@@ -1,9 +1,9 @@
 //! sluice's packet-level datacenter network simulator, the embedded default datapath.
 //!
 //! Discrete events in integer picoseconds on a radix-heap queue; packets live in an arena; output-queued
-//! shared-buffer switches with priority queues, RED/ECN, PFC and INT; hosts whose NICs arbitrate among
-//! flows held to the window and rate their congestion controller (a [`sluice_cc::CongestionControl`])
-//! decides. The same scenario and seed always give the same results.
+//! shared-buffer switches with priority queues, RED/ECN, PFC, INT and Bolt's programmable egress queue;
+//! hosts whose NICs arbitrate among flows held to the window and rate their congestion controller (a
+//! [`sluice_cc::CongestionControl`]) decides. The same scenario and seed always give the same results.
 //!
 //! Elements do one job each: [`port::Port`] serializes and queues, [`switch::Switch`] forwards and
 //! admits, [`host::Host`] sends and receives, [`sim::Simulation`] wires them and runs the loop.
@@ -20,8 +20,8 @@ pub mod sim;
 pub mod switch;
 
 pub use config::{
-    EcnConfig, EcnThresholds, HostConfig, LinkConfig, LoadBalance, LossRecovery, MarkAt, PfcConfig, Scheduler,
-    SwitchConfig,
+    BoltSwitchConfig, EcnConfig, EcnThresholds, HostConfig, LinkConfig, LoadBalance, LossRecovery, MarkAt, PfcConfig,
+    Scheduler, SwitchConfig,
 };
 pub use engine::Counters;
 pub use sim::{FlowDesc, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};

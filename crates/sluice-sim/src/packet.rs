@@ -23,6 +23,10 @@ pub enum Kind {
     Probe,
     /// The receiver's echo of a probe.
     ProbeAck,
+    /// A switch's queue notification to the sender of a data packet (Bolt's sub-RTT control packet):
+    /// `seq` = the queue length in bytes, `sack` = the egress link rate in bit/s, `sent_at` = echoed from
+    /// the data packet, `delivered` = when the switch generated it.
+    Notify,
 }
 
 /// The packet carries an ECN Congestion Experienced mark.
@@ -31,6 +35,21 @@ pub const FLAG_CE: u8 = 1;
 pub const FLAG_ECE: u8 = 1 << 1;
 /// The data packet is ECN-capable (ECT): switches may mark it.
 pub const FLAG_ECT: u8 = 1 << 2;
+
+/// Path flags (`sluice_cc::api::PATH_*`) live in `Packet::flags` shifted left by this many bits.
+pub const PATH_SHIFT: u32 = 3;
+/// The data packet belongs to its flow's first window (Bolt FIRST).
+pub const FLAG_FIRST: u8 = sluice_cc::api::PATH_FIRST << PATH_SHIFT;
+/// The data packet belongs to its flow's last window (Bolt LAST).
+pub const FLAG_LAST: u8 = sluice_cc::api::PATH_LAST << PATH_SHIFT;
+/// The sender asks to grow its window by one packet (Bolt INCWIN).
+pub const FLAG_INCWIN: u8 = sluice_cc::api::PATH_INCWIN << PATH_SHIFT;
+/// A switch already notified the sender about this packet (Bolt DECWIN).
+pub const FLAG_DECWIN: u8 = sluice_cc::api::PATH_DECWIN << PATH_SHIFT;
+/// The sender's once-per-round-trip additive-increase marker (Bolt AI).
+pub const FLAG_AI: u8 = sluice_cc::api::PATH_AI << PATH_SHIFT;
+/// Every path flag bit of `Packet::flags`; receivers echo these on ACKs.
+pub const PATH_FLAGS: u8 = sluice_cc::api::PATH_FLAGS_MASK << PATH_SHIFT;
 
 /// Maximum INT records a packet carries (HPCC artifact maxHop = 5).
 pub const MAX_INT_HOPS: usize = 5;
@@ -63,7 +82,7 @@ pub struct Packet {
     pub kind: Kind,
     /// Priority queue index.
     pub queue: u8,
-    /// `FLAG_*` bits.
+    /// `FLAG_*` bits: ECN bits, then path flags (`PATH_FLAGS`).
     pub flags: u8,
     /// INT records stamped so far.
     pub int_hops: u8,

@@ -191,11 +191,17 @@ impl Port {
     /// transmitter busy. Returns when the transmitter frees.
     #[inline]
     pub fn transmit(&mut self, core: &mut Core, pkt: u32, wire: u32) -> Time {
+        self.transmit_delayed(core, pkt, wire, 0)
+    }
+
+    /// As [`Port::transmit`], with the packet reaching the peer `extra` picoseconds later (host jitter).
+    #[inline]
+    pub fn transmit_delayed(&mut self, core: &mut Core, pkt: u32, wire: u32, extra: Time) -> Time {
         let end = core.now + self.serialization(wire);
         self.busy_until = end;
         self.stats.tx_bytes += wire as u64;
         core.counters.packet_hops += 1;
-        core.schedule(end + self.delay, Event::Arrive { node: self.peer, port: self.peer_port, pkt });
+        core.schedule(end + self.delay + extra, Event::Arrive { node: self.peer, port: self.peer_port, pkt });
         end
     }
 

@@ -67,7 +67,8 @@ pub struct SimInput {
     pub routes: Routes,
     /// Packet sizes.
     pub link: LinkConfig,
-    /// Switch settings (ECN thresholds filled per port speed).
+    /// Switch settings (ECN thresholds filled per port speed; Bolt's switch logic is turned on when
+    /// `needs.bolt`).
     pub switch: SwitchConfig,
     /// Host settings.
     pub host: HostConfig,
@@ -153,6 +154,8 @@ pub struct Simulation {
     observe: Observe,
     plane: PlaneConfig,
     samples: Sampler,
+    /// Sending host of each flow (only with Bolt's switch logic).
+    flow_src: Vec<u32>,
 }
 
 #[derive(Debug, Default)]
@@ -169,7 +172,7 @@ impl Simulation {
             topology,
             routes,
             link,
-            switch,
+            mut switch,
             host,
             flows,
             factory,
@@ -180,6 +183,8 @@ impl Simulation {
             observe,
             plane,
         } = input;
+        // An algorithm that needs Bolt's switches gets them, whoever built the settings.
+        switch.bolt.enabled |= needs.bolt;
         let mut core = Core::new(switch.int);
         let queues = switch.queues.max(switch.control_queue + 1).max(switch.data_queue + 1);
         let make_port =
@@ -187,14 +192,14 @@ impl Simulation {
         let mut node_ref = Vec::with_capacity(topology.nodes.len());
         let mut switches = Vec::new();
         let mut hosts = Vec::new();
-        let fabric = Fabric { config: &switch, link: &link, routes: &routes };
+        let fabric = Fabric { config: &switch, link: &link, routes: &routes, flow_src: &[] };
         for (id, node) in topology.nodes.iter().enumerate() {
             let ports: Vec<Port> = topology.ports[id].iter().map(make_port).collect();
             match node.kind {
                 NodeKind::Host => {
                     node_ref.push(NodeRef::Host(hosts.len() as u32));
                     let nic = ports.into_iter().next().expect("a host has one port");
-                    hosts.push(Host::new(id as u32, nic));
+                    hosts.push(Host::new(id as u32, nic, seed));
                 }
                 NodeKind::Switch => {
                     node_ref.push(NodeRef::Switch(switches.len() as u32));
@@ -202,6 +207,7 @@ impl Simulation {
                 }
             }
         }
+        let flow_src = if switch.bolt.enabled { flows.iter().map(|f| f.src).collect() } else { Vec::new() };
         let flows = build_flows(&topology, &routes, &link, &flows, &observe, &mut core);
         for (id, f) in flows.iter().enumerate() {
             hosts[f.src as usize].senders.push(id as u32);
@@ -225,6 +231,7 @@ impl Simulation {
             observe,
             plane,
             samples: Sampler::default(),
+            flow_src,
         };
         sim.start_sampling();
         sim
@@ -263,7 +270,8 @@ impl Simulation {
         let total = self.flows.len() as u64;
         let until_done = self.stop.duration.is_none();
         // The settings every handler reads are borrowed once for the whole run.
-        let fabric = Fabric { config: &self.switch_config, link: &self.link, routes: &self.routes };
+        let fabric =
+            Fabric { config: &self.switch_config, link: &self.link, routes: &self.routes, flow_src: &self.flow_src };
         let env = HostEnv {
             config: &self.host_config,
             link: &self.link,

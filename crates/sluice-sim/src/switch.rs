@@ -1,13 +1,14 @@
 //! An output-queued switch with a shared buffer: ECMP forwarding, dynamic-threshold admission (lossy) or
-//! PFC with headroom (lossless), RED/ECN marking at enqueue or dequeue, and INT stamping.
+//! PFC with headroom (lossless), RED/ECN marking at enqueue or dequeue, INT stamping, and Bolt's
+//! programmable egress queue (queue notifications, PRU tokens, supply matching).
 
 use sluice_cc::IntHop;
-use sluice_core::Rng;
+use sluice_core::{Rng, Time, PS_PER_S};
 use sluice_topo::Routes;
 
 use crate::config::{LinkConfig, LoadBalance, MarkAt, SwitchConfig};
 use crate::engine::{Core, Event};
-use crate::packet::{Kind, FLAG_CE, FLAG_ECT};
+use crate::packet::{Kind, Packet, FLAG_CE, FLAG_DECWIN, FLAG_ECT, FLAG_FIRST, FLAG_INCWIN, FLAG_LAST};
 use crate::port::Port;
 
 /// What every switch shares: settings and routes.
@@ -19,6 +20,9 @@ pub struct Fabric<'a> {
     pub link: &'a LinkConfig,
     /// Equal-cost next hops per node and destination host.
     pub routes: &'a Routes,
+    /// The sending host of each flow, where queue notifications go (empty unless Bolt's switch logic is
+    /// on).
+    pub flow_src: &'a [u32],
 }
 
 /// Shared-buffer occupancy statistics of a switch.
@@ -53,9 +57,25 @@ pub struct Switch {
     shared_used: u64,
     /// XOFF sent upstream, bit per queue, per ingress port.
     xoff: Vec<u8>,
+    /// Bolt state per egress port (empty unless Bolt's switch logic is on).
+    bolt: Vec<BoltPort>,
     /// Buffer left for the shared pool after headroom and reserves.
     pool: u64,
     rng: Rng,
+}
+
+/// Bolt state of one egress port (the authors' ns-3 `PfifoBoltQueueDisc` counters).
+#[derive(Debug, Clone, Copy, Default)]
+struct BoltPort {
+    /// Proactive ramp-up tokens (`m_nPruToken`).
+    tokens: u32,
+    /// Supply for supply matching, bytes: what the link could have sent since the last arrival minus
+    /// what arrived, accumulated and capped (`m_availLoad`; may go negative).
+    supply: i64,
+    /// Supply credit short of a whole byte, in bit-picoseconds over 8 (carried to the next arrival).
+    credit: u128,
+    /// When `supply` was last updated.
+    updated: Time,
 }
 
 /// Mixes a flow id and a switch id into an ECMP hash (SplitMix64 finalizer).
@@ -92,6 +112,7 @@ impl Switch {
             headroom,
             shared_used: 0,
             xoff: vec![0; n],
+            bolt: if cfg.bolt.enabled { vec![BoltPort::default(); n] } else { Vec::new() },
             pool: cfg.buffer.saturating_sub(reserved),
             rng: Rng::named(seed, &format!("switch.{node}")),
         }
@@ -101,6 +122,9 @@ impl Switch {
     pub fn receive(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, id: u32) {
         let p = *core.arena.get(id);
         let out = self.route(fabric, p.flow, p.dst) as usize;
+        if fabric.config.bolt.enabled {
+            self.bolt_enqueue(core, fabric, in_port, out, id);
+        }
         let queue = p.queue as usize;
         if self.ports[out].bytes == 0 && self.ports[out].idle(core.now) && self.ports[out].paused & (1 << queue) == 0 {
             // An idle port with empty queues sends at once: the packet would be admitted and dequeued at
@@ -121,6 +145,68 @@ impl Switch {
         core.arena.get_mut(id).ingress = in_port;
         self.ports[out].enqueue(core.now, p.queue, id, p.wire);
         self.try_transmit(core, fabric, out as u16);
+    }
+
+    /// Bolt's egress-queue logic for packet `id` entering port `out` (pfifo-bolt-queue-disc.cc
+    /// `DoEnqueue`; see [`crate::config::BoltSwitchConfig`]): every packet updates the port's supply; a
+    /// data packet meeting a queue of at least `cc_thresh` bytes loses INCWIN and, if no switch before
+    /// did so, gets DECWIN and makes this switch notify its sender; below the threshold a LAST packet
+    /// (not FIRST) deposits a PRU token, and an INCWIN packet keeps its flag by taking a token or one
+    /// packet of supply, or loses it.
+    fn bolt_enqueue(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32) {
+        let cfg = &fabric.config.bolt;
+        let full_packet = (fabric.link.mtu + fabric.link.header_bytes) as i64;
+        let cap = cfg.max_supply.min(i64::MAX as u64) as i64;
+        let (rate, queue) = (self.ports[out].rate, self.ports[out].bytes);
+        let state = &mut self.bolt[out];
+        let p = core.arena.get_mut(id);
+        let credit = rate as u128 * (core.now - state.updated) as u128 + state.credit;
+        let per_byte = 8 * PS_PER_S as u128;
+        state.credit = credit % per_byte;
+        state.updated = core.now;
+        let gained = (credit / per_byte).min(i64::MAX as u128 / 2) as i64;
+        state.supply = (state.supply - p.wire as i64).saturating_add(gained).min(cap);
+        if p.kind != Kind::Data {
+            return;
+        }
+        let flags = p.flags;
+        if queue >= cfg.cc_thresh {
+            p.flags &= !FLAG_INCWIN;
+            if flags & FLAG_DECWIN == 0 {
+                p.flags |= FLAG_DECWIN;
+                let notify = Packet {
+                    seq: queue,
+                    sent_at: p.sent_at,
+                    delivered: core.now,
+                    flow: p.flow,
+                    wire: fabric.link.control_bytes,
+                    payload: 0,
+                    sack: rate,
+                    dst: fabric.flow_src[p.flow as usize],
+                    host_delay: 0,
+                    kind: Kind::Notify,
+                    queue: fabric.config.control_queue,
+                    flags: 0,
+                    int_hops: 0,
+                    ingress: in_port,
+                };
+                let notify = core.arena.alloc(notify);
+                core.counters.notifications += 1;
+                self.receive(core, fabric, in_port, notify);
+            }
+        } else if cfg.pru && flags & FLAG_LAST != 0 {
+            if flags & FLAG_FIRST == 0 {
+                state.tokens = (state.tokens + 1).min(cfg.max_pru_tokens);
+            }
+        } else if flags & FLAG_INCWIN != 0 {
+            if cfg.pru && state.tokens > 0 {
+                state.tokens -= 1;
+            } else if cfg.supply_matching && state.supply >= full_packet {
+                state.supply -= full_packet;
+            } else {
+                p.flags &= !FLAG_INCWIN;
+            }
+        }
     }
 
     fn route(&mut self, fabric: &Fabric, flow: u32, dst: u32) -> u16 {

@@ -86,6 +86,7 @@ pub fn run_scenario(
     output.run.wall_seconds = wall_seconds;
     let mut summary = Summary::compute(&output.flows, &output.ports, &output.switches, &output.run, &buckets);
     summary.extra.insert("plane".into(), plane_summary(resolved, &output));
+    summary.extra.insert("switch_notifications".into(), output.counters.notifications.into());
     summary.wall_seconds = wall_seconds;
     if let Some(dir) = out_dir {
         let scenario_toml = resolved_toml(resolved);

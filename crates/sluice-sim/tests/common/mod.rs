@@ -154,3 +154,16 @@ pub fn bytes_in(series: &ThroughputSeries, from: Time, to: Time) -> u64 {
 pub fn port<'a>(out: &'a SimOutput, node: &str, port: u16) -> &'a PortRecord {
     out.ports.iter().find(|p| p.node == node && p.port == port).unwrap_or_else(|| panic!("no port {node}:p{port}"))
 }
+
+impl Run {
+    /// Turns on what the algorithm needs from the switches, as the scenario layer does: INT stamping
+    /// when `needs.int` (HPCC). [`Run::run`] leaves `switch.int` as given (the simulation turns Bolt's
+    /// switch logic on by itself).
+    pub fn with_needs(mut self) -> Run {
+        let algorithm = sluice_cc::lookup(self.algorithm).expect("algorithm registered");
+        if algorithm.needs.int {
+            self.switch.int = true;
+        }
+        self
+    }
+}
