@@ -64,14 +64,18 @@ impl Trigger {
         self.stretch = factor.max(1);
     }
 
-    /// Whether `fold`, just grown by a signal of `urgency` at `now`, is due.
-    pub fn due(&self, fold: &Fold, urgency: Urgency, now: Time) -> bool {
-        let urgent = match urgency {
+    /// Whether the policy reports a signal of `urgency` at once, bypassing aggregation.
+    pub fn urgent(&self, urgency: Urgency) -> bool {
+        match urgency {
             Urgency::Normal => false,
             Urgency::Loss => self.policy.urgent_loss,
             Urgency::Ecn => self.policy.urgent_ecn,
-        };
-        if urgent {
+        }
+    }
+
+    /// Whether `fold`, just grown by a signal of `urgency` at `now`, is due.
+    pub fn due(&self, fold: &Fold, urgency: Urgency, now: Time) -> bool {
+        if self.urgent(urgency) {
             return true;
         }
         let s = self.stretch;

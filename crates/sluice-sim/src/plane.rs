@@ -227,7 +227,7 @@ impl Host {
     fn folded(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, urgency: Urgency) {
         let Some(trigger) = f.plane.trigger.as_ref() else { return };
         if trigger.due(&f.plane.fold, urgency, core.now) {
-            if urgency != Urgency::Normal {
+            if trigger.urgent(urgency) {
                 self.plane.counters.urgent_reports += 1;
             }
             self.report(core, env, f, id);

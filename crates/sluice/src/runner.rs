@@ -56,10 +56,12 @@ pub fn simulation_input(resolved: &Resolved) -> SimInput {
 }
 
 /// The plane section of summary.json: the mode, every counter, the communication efficiency and the
-/// plane cores' busy fraction.
+/// busy fraction of the sending hosts' plane cores.
 fn plane_summary(resolved: &Resolved, output: &SimOutput) -> serde_json::Value {
     let c = &output.plane;
-    let hosts = resolved.topology.num_hosts().max(1) as f64;
+    // Only hosts that send run flows' controllers; the others' plane cores stay idle.
+    let senders: std::collections::BTreeSet<u32> = resolved.flows.iter().map(|f| f.src).collect();
+    let hosts = senders.len().max(1) as f64;
     let sim_time = output.run.sim_time.max(1) as f64;
     let mut value = serde_json::to_value(c).unwrap_or_default();
     if let Some(map) = value.as_object_mut() {
