@@ -179,6 +179,18 @@ pub enum Feedback {
     },
 }
 
+/// A host congestion signal, sampled at the sending or receiving host rather than carried by packets
+/// (TAURUS section 3.3 host signals; hostCC, Agarwal et al. SIGCOMM'23: IIO occupancy and PCIe use).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostSignal {
+    /// Occupancy of the NIC-to-memory (IIO) buffer, bytes.
+    pub iio_occupancy: u64,
+    /// Utilization of the host interconnect (PCIe / memory) toward the NIC, 0 to 1.
+    pub pcie_utilization: f64,
+    /// When it was sampled.
+    pub at: Time,
+}
+
 /// How often the datapath reports signals to the algorithm (the signal-level aggregation period).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportEvery {
@@ -240,6 +252,8 @@ impl Events {
     pub const PROBE: Events = Events(1 << 6);
     /// Path flags on every data packet sent ([`CongestionControl::packet_flags`]).
     pub const PACKET_FLAGS: Events = Events(1 << 7);
+    /// Host congestion signals ([`CongestionControl::on_host`]).
+    pub const HOST: Events = Events(1 << 8);
 
     /// Whether every bit of `other` is set.
     pub const fn contains(self, other: Events) -> bool {
@@ -402,6 +416,9 @@ pub trait CongestionControl: Send {
 
     /// An RTT probe came back after `rtt`.
     fn on_probe(&mut self, _rtt: Time, _ctx: &mut Ctx) {}
+
+    /// A host congestion signal was sampled.
+    fn on_host(&mut self, _signal: &HostSignal, _ctx: &mut Ctx) {}
 
     /// The path flags (`PATH_*` bits, within [`PATH_FLAGS_MASK`]) to stamp on the data packet about to
     /// leave, whose first payload byte is `seq`; `bytes_left` is the flow's bytes from `seq` to its end

@@ -24,7 +24,7 @@ pub mod timely;
 pub mod vegas;
 
 pub use api::{
-    Ack, CongestionControl, Ctx, Decisions, Events, Feedback, FlowInfo, IntHop, Loss, LossKind, Needs, ReportEvery,
-    ReportPolicy, Sent, TimerId,
+    Ack, CongestionControl, Ctx, Decisions, Events, Feedback, FlowInfo, HostSignal, IntHop, Loss, LossKind, Needs,
+    ReportEvery, ReportPolicy, Sent, TimerId,
 };
 pub use registry::{lookup, registry, Algorithm, Control, Factory, ParamError};

@@ -5,7 +5,7 @@
 //! records, custom feedback, probe results) are kept as they came. Latest-value fields (ACK point, RTT,
 //! delivery rate) keep the newest.
 
-use sluice_cc::{Ack, CongestionControl, Ctx, Events, Feedback, IntHop, Loss, Sent};
+use sluice_cc::{Ack, CongestionControl, Ctx, Events, Feedback, HostSignal, IntHop, Loss, Sent};
 use sluice_core::{Rate, Time};
 
 /// The signals of one flow folded over one reporting period. Taken whole, it is a report.
@@ -53,6 +53,8 @@ pub struct Fold {
     pub feedback: Vec<Feedback>,
     /// Probe results of the period.
     pub probes: Vec<Time>,
+    /// Host congestion signals of the period, in sampling order.
+    pub host: Vec<HostSignal>,
     /// When the first signal of the period reached the datapath.
     pub first_at: Option<Time>,
     /// Signals folded.
@@ -134,6 +136,12 @@ impl Fold {
         self.feedback.push(feedback);
     }
 
+    /// Folds a host congestion signal (raw).
+    pub fn add_host(&mut self, signal: HostSignal, at: Time) {
+        self.touch(at);
+        self.host.push(signal);
+    }
+
     /// Folds an RTT probe result.
     pub fn add_probe(&mut self, rtt: Time, at: Time) {
         self.touch(at);
@@ -176,12 +184,13 @@ impl Fold {
         self.rtt_samples.extend(later.rtt_samples);
         self.feedback.extend(later.feedback);
         self.probes.extend(later.probes);
+        self.host.extend(later.host);
     }
 
     /// Whether merging loses nothing but raw samples' separation: folds without raw feedback or probes
     /// merge; those carrying them are unmergeable and are evicted instead when the ring overflows.
     pub fn mergeable(&self) -> bool {
-        self.feedback.is_empty() && self.probes.is_empty()
+        self.feedback.is_empty() && self.probes.is_empty() && self.host.is_empty()
     }
 
     /// Size of this report as a message, bytes: a 16-byte header (flow, kind, count, timestamp), 16 for
@@ -202,7 +211,7 @@ impl Fold {
             bytes += 4;
         }
         bytes += 4 * (self.rtt_samples.len() + self.probes.len()) as u32;
-        bytes += 16 * (self.int.len() + self.feedback.len()) as u32;
+        bytes += 16 * (self.int.len() + self.feedback.len() + self.host.len()) as u32;
         bytes
     }
 
@@ -229,7 +238,7 @@ impl Fold {
     }
 
     /// Hands the report to the handlers `events` binds, in the order loss, CNP, sent, ACK, feedback,
-    /// probes; the decisions accumulate in `ctx` (the last one of a kind wins).
+    /// probes, host signals; the decisions accumulate in `ctx` (the last one of a kind wins).
     pub fn deliver(&self, cc: &mut dyn CongestionControl, events: Events, ctx: &mut Ctx) {
         if let (Some(loss), true) = (&self.loss, events.contains(Events::LOSS)) {
             cc.on_loss(loss, ctx);
@@ -258,21 +267,28 @@ impl Fold {
                 cc.on_probe(*rtt, ctx);
             }
         }
+        if events.contains(Events::HOST) {
+            for signal in &self.host {
+                cc.on_host(signal, ctx);
+            }
+        }
     }
 
     /// Empties the fold, keeping its allocations.
     pub fn clear(&mut self) {
-        let (mut samples, mut int, mut feedback, mut probes) = (
+        let (mut samples, mut int, mut feedback, mut probes, mut host) = (
             std::mem::take(&mut self.rtt_samples),
             std::mem::take(&mut self.int),
             std::mem::take(&mut self.feedback),
             std::mem::take(&mut self.probes),
+            std::mem::take(&mut self.host),
         );
         samples.clear();
         int.clear();
         feedback.clear();
         probes.clear();
-        *self = Fold { rtt_samples: samples, int, feedback, probes, ..Fold::default() };
+        host.clear();
+        *self = Fold { rtt_samples: samples, int, feedback, probes, host, ..Fold::default() };
     }
 }
 
@@ -313,6 +329,44 @@ mod tests {
         assert_eq!(f.signals, 4);
         // 16 header + 16 ACK sums + 4 loss + 2 x 4 RTT samples.
         assert_eq!(f.message_bytes(), 44);
+    }
+
+    /// Records which handlers a report reached.
+    struct Recorder(Vec<&'static str>);
+
+    impl CongestionControl for Recorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn events(&self) -> Events {
+            Events::ACK | Events::HOST
+        }
+        fn on_start(&mut self, _flow: &sluice_cc::FlowInfo, _ctx: &mut Ctx) {}
+        fn on_ack(&mut self, ack: &Ack<'_>, _ctx: &mut Ctx) {
+            assert_eq!(ack.acks, 2);
+            self.0.push("ack");
+        }
+        fn on_loss(&mut self, _loss: &Loss, _ctx: &mut Ctx) {
+            self.0.push("loss");
+        }
+        fn on_host(&mut self, signal: &HostSignal, _ctx: &mut Ctx) {
+            assert_eq!(signal.iio_occupancy, 4096);
+            self.0.push("host");
+        }
+    }
+
+    #[test]
+    fn a_report_reaches_only_the_bound_handlers() {
+        let mut f = Fold::default();
+        f.add_ack(&ack(1000, false, 5, 1000), 0);
+        f.add_ack(&ack(1000, false, 5, 2000), 1);
+        f.add_loss(&Loss { kind: LossKind::Timeout, count: 1, in_flight: 0, snd_nxt: 0 }, 2);
+        f.add_host(HostSignal { iio_occupancy: 4096, pcie_utilization: 0.9, at: 3 }, 3);
+        assert!(!f.mergeable(), "raw host samples are not merged away");
+        let mut cc = Recorder(Vec::new());
+        let events = cc.events();
+        f.deliver(&mut cc, events, &mut Ctx::new(4));
+        assert_eq!(cc.0, vec!["ack", "host"], "the loss is not bound, so it is not delivered");
     }
 
     #[test]

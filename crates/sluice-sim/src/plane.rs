@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use sluice_cc::api::MAX_TIMERS;
-use sluice_cc::{Ack, CongestionControl, Ctx, Decisions, Feedback, Loss, Sent, TimerId};
+use sluice_cc::{Ack, CongestionControl, Ctx, Decisions, Feedback, HostSignal, Loss, Sent, TimerId};
 use sluice_core::Time;
 use sluice_plane::trigger::Urgency;
 use sluice_plane::{Batcher, Filters, Fold, Message, Mode, PlaneConfig, PlaneCore, PlaneCounters, Trigger};
@@ -208,6 +208,19 @@ impl Host {
         }
         f.plane.fold.add_feedback(fb, core.now);
         self.folded(core, env, f, id, Urgency::Ecn);
+    }
+
+    /// A host congestion signal was sampled for flow `id` (host models call this).
+    pub fn signal_host(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, signal: HostSignal) {
+        self.plane.counters.signals += 1;
+        if Self::direct(env, f) {
+            if let Some(d) = run_cc(core, f, id, |cc, ctx| cc.on_host(&signal, ctx)) {
+                self.commit(core, env, f, id, d);
+            }
+            return;
+        }
+        f.plane.fold.add_host(signal, core.now);
+        self.folded(core, env, f, id, Urgency::Normal);
     }
 
     /// An RTT probe of flow `id` came back.
