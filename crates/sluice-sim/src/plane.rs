@@ -158,82 +158,98 @@ impl Host {
         self.folded(core, env, f, id, urgency);
     }
 
-    /// Data was sent for flow `id` (only for algorithms that bind TX).
-    pub(crate) fn signal_sent(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, sent: &Sent) {
+    /// One signal of flow `id`: handed straight to the algorithm (`direct`) when its reports are per event
+    /// in native mode, else folded (`fold`) and reported when due.
+    #[allow(clippy::too_many_arguments)]
+    fn signal(
+        &mut self,
+        core: &mut Core,
+        env: &HostEnv,
+        f: &mut Flow,
+        id: u32,
+        urgency: Urgency,
+        direct: impl FnOnce(&mut dyn CongestionControl, &mut Ctx),
+        fold: impl FnOnce(&mut Fold, Time),
+    ) {
         self.plane.counters.signals += 1;
         if Self::direct(env, f) {
-            if let Some(d) = run_cc(core, f, id, |cc, ctx| cc.on_sent(sent, ctx)) {
+            if let Some(d) = run_cc(core, f, id, direct) {
                 self.commit(core, env, f, id, d);
             }
             return;
         }
-        f.plane.fold.add_sent(sent, core.now);
-        self.folded(core, env, f, id, Urgency::Normal);
+        fold(&mut f.plane.fold, core.now);
+        self.folded(core, env, f, id, urgency);
+    }
+
+    /// Data was sent for flow `id` (only for algorithms that bind TX).
+    pub(crate) fn signal_sent(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, sent: &Sent) {
+        self.signal(
+            core,
+            env,
+            f,
+            id,
+            Urgency::Normal,
+            |cc, ctx| cc.on_sent(sent, ctx),
+            |fold, at| fold.add_sent(sent, at),
+        );
     }
 
     /// A loss was detected for flow `id`.
     pub(crate) fn signal_loss(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, loss: &Loss) {
-        self.plane.counters.signals += 1;
-        if Self::direct(env, f) {
-            if let Some(d) = run_cc(core, f, id, |cc, ctx| cc.on_loss(loss, ctx)) {
-                self.commit(core, env, f, id, d);
-            }
-            return;
-        }
-        f.plane.fold.add_loss(loss, core.now);
-        self.folded(core, env, f, id, Urgency::Loss);
+        self.signal(
+            core,
+            env,
+            f,
+            id,
+            Urgency::Loss,
+            |cc, ctx| cc.on_loss(loss, ctx),
+            |fold, at| fold.add_loss(loss, at),
+        );
     }
 
     /// A CNP arrived for flow `id`.
     pub(crate) fn signal_cnp(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
-        self.plane.counters.signals += 1;
-        if Self::direct(env, f) {
-            if let Some(d) = run_cc(core, f, id, |cc, ctx| cc.on_cnp(ctx)) {
-                self.commit(core, env, f, id, d);
-            }
-            return;
-        }
-        f.plane.fold.add_cnp(core.now);
-        self.folded(core, env, f, id, Urgency::Ecn);
+        self.signal(core, env, f, id, Urgency::Ecn, |cc, ctx| cc.on_cnp(ctx), |fold, at| fold.add_cnp(at));
     }
 
     /// Custom feedback arrived for flow `id`.
     pub fn signal_feedback(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, fb: Feedback) {
-        self.plane.counters.signals += 1;
-        if Self::direct(env, f) {
-            if let Some(d) = run_cc(core, f, id, |cc, ctx| cc.on_feedback(&fb, ctx)) {
-                self.commit(core, env, f, id, d);
-            }
-            return;
-        }
-        f.plane.fold.add_feedback(fb, core.now);
-        self.folded(core, env, f, id, Urgency::Ecn);
+        self.signal(
+            core,
+            env,
+            f,
+            id,
+            Urgency::Ecn,
+            |cc, ctx| cc.on_feedback(&fb, ctx),
+            |fold, at| fold.add_feedback(fb, at),
+        );
     }
 
     /// A host congestion signal was sampled for flow `id` (host models call this).
     pub fn signal_host(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, signal: HostSignal) {
-        self.plane.counters.signals += 1;
-        if Self::direct(env, f) {
-            if let Some(d) = run_cc(core, f, id, |cc, ctx| cc.on_host(&signal, ctx)) {
-                self.commit(core, env, f, id, d);
-            }
-            return;
-        }
-        f.plane.fold.add_host(signal, core.now);
-        self.folded(core, env, f, id, Urgency::Normal);
+        self.signal(
+            core,
+            env,
+            f,
+            id,
+            Urgency::Normal,
+            |cc, ctx| cc.on_host(&signal, ctx),
+            |fold, at| fold.add_host(signal, at),
+        );
     }
 
     /// An RTT probe of flow `id` came back.
     pub(crate) fn signal_probe(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, rtt: Time) {
-        self.plane.counters.signals += 1;
-        if Self::direct(env, f) {
-            if let Some(d) = run_cc(core, f, id, |cc, ctx| cc.on_probe(rtt, ctx)) {
-                self.commit(core, env, f, id, d);
-            }
-            return;
-        }
-        f.plane.fold.add_probe(rtt, core.now);
-        self.folded(core, env, f, id, Urgency::Normal);
+        self.signal(
+            core,
+            env,
+            f,
+            id,
+            Urgency::Normal,
+            |cc, ctx| cc.on_probe(rtt, ctx),
+            |fold, at| fold.add_probe(rtt, at),
+        );
     }
 
     /// A signal was folded: report if due, else make sure the fold is flushed by its deadline.
