@@ -72,6 +72,10 @@ pub struct PlaneConfig {
     /// Boundary filter: smallest window a decision may set, bytes. Default 1 B (any positive window; the
     /// datapath always lets one packet out).
     pub min_cwnd: u64,
+    /// Boundary filter: largest window a decision may set, bytes; `None` (default) = no limit beyond what
+    /// the algorithm sets.
+    #[serde(default, with = "sluice_core::serde_units::opt_size", skip_serializing_if = "Option::is_none")]
+    pub max_cwnd: Option<u64>,
     /// Drop decisions equal to the last one sent (TAURUS duplicate value filter). Default on.
     pub duplicate_filter: bool,
 }
@@ -90,6 +94,7 @@ impl Default for PlaneConfig {
             max_hold_rtts: 1.0,
             min_rate: 100_000,
             min_cwnd: 1,
+            max_cwnd: None,
             duplicate_filter: true,
         }
     }
@@ -116,6 +121,9 @@ impl PlaneConfig {
         }
         if self.min_rate == 0 {
             return bad("min_rate", "must be positive");
+        }
+        if self.max_cwnd.is_some_and(|max| max < self.min_cwnd.max(1)) {
+            return bad("max_cwnd", "must be at least min_cwnd");
         }
         Ok(())
     }

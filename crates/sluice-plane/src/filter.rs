@@ -27,7 +27,7 @@ impl Filters {
         }
         if let Some(cwnd) = d.cwnd {
             counters.decisions += 1;
-            let clamped = cwnd.max(config.min_cwnd);
+            let clamped = cwnd.max(config.min_cwnd).min(config.max_cwnd.unwrap_or(u64::MAX));
             if clamped != cwnd {
                 counters.filtered_boundary += 1;
             }
@@ -76,5 +76,9 @@ mod tests {
         let mut slow = Decisions { rate: Some(10), ..Decisions::default() };
         f.apply(&mut slow, 100_000_000_000, &config, &mut counters);
         assert_eq!(slow.rate, Some(100_000), "raised to the 100 Kbps floor");
+        let capped = PlaneConfig { max_cwnd: Some(64_000), ..PlaneConfig::default() };
+        let mut big = Decisions { cwnd: Some(1_000_000), ..Decisions::default() };
+        f.apply(&mut big, 100_000_000_000, &capped, &mut counters);
+        assert_eq!(big.cwnd, Some(64_000), "capped at max_cwnd");
     }
 }
