@@ -27,19 +27,7 @@ pub fn dumbbell(n: u32, host_rate: &str, bottleneck: &str) -> TopologySpec {
 
 /// A canonical k-ary fat-tree (k^3/4 hosts), every link at `rate` and 1 us.
 pub fn fat_tree(k: u32, rate: &str) -> TopologySpec {
-    TopologySpec::FatTree {
-        k,
-        pods: None,
-        tors_per_pod: None,
-        aggs_per_pod: None,
-        hosts_per_tor: None,
-        cores: None,
-        oversubscription: 1,
-        host_rate: parse_rate(rate).unwrap(),
-        tor_agg_rate: None,
-        agg_core_rate: None,
-        delay: parse_duration("1us").unwrap(),
-    }
+    TopologySpec::fat_tree(k, parse_rate(rate).unwrap())
 }
 
 /// A run of `algorithm` with `params` over `spec`.
