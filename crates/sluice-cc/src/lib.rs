@@ -9,6 +9,7 @@
 //! [`api::CongestionControl`], then add one [`registry::Algorithm`] entry in `src/registry.rs`.
 
 pub mod api;
+pub mod receiver;
 pub mod registry;
 
 pub mod bbr;
@@ -27,4 +28,5 @@ pub use api::{
     Ack, CongestionControl, Ctx, Decisions, Events, Feedback, FlowInfo, HostSignal, IntHop, Loss, LossKind, Needs,
     ReportEvery, ReportPolicy, Sent, TimerId,
 };
+pub use receiver::{AckKind, Arrival, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents};
 pub use registry::{lookup, registry, Algorithm, Control, Factory, ParamError};

@@ -9,6 +9,7 @@ use serde::Serialize;
 use sluice_core::Rate;
 
 use crate::api::{CongestionControl, FlowInfo, Needs};
+use crate::receiver::ReceiverControl;
 
 /// What an algorithm controls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +53,12 @@ pub trait Factory: Send + Sync {
     /// Receiver side: at most one congestion notification packet per flow per this interval (0 = flag
     /// every ACK of a marked packet); `None` when the algorithm uses no CNPs.
     fn cnp_interval(&self) -> Option<sluice_core::Time> {
+        None
+    }
+    /// The receiver-side controller for a new flow, for algorithms that decide at the receiver too
+    /// (token-based CC, endpoint acknowledgment policies); `None` (the default) leaves the receiver to the
+    /// datapath's own behaviour.
+    fn receiver(&self, _flow: &FlowInfo) -> Option<Box<dyn ReceiverControl>> {
         None
     }
 }
