@@ -24,6 +24,12 @@ pub mod swift;
 pub mod timely;
 pub mod vegas;
 
+pub mod expresspass;
+pub mod homa;
+pub mod ndp;
+pub mod tocc;
+pub mod token;
+
 pub use api::{
     Ack, CongestionControl, Ctx, Decisions, Events, Feedback, FlowInfo, HostSignal, IntHop, Loss, LossKind, Needs,
     ReportEvery, ReportPolicy, Sent, TimerId,

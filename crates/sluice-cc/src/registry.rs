@@ -61,6 +61,11 @@ pub trait Factory: Send + Sync {
     fn receiver(&self, _flow: &FlowInfo) -> Option<Box<dyn ReceiverControl>> {
         None
     }
+    /// The token (receiver-driven) transport settings the datapath must run for this algorithm; `None`
+    /// (the default) for sender-driven algorithms.
+    fn token_transport(&self) -> Option<crate::token::TokenTransport> {
+        None
+    }
 }
 
 /// A registered algorithm.
@@ -96,7 +101,7 @@ pub fn lookup(name: &str) -> Option<&'static Algorithm> {
     REGISTRY.iter().find(|a| a.name == name)
 }
 
-static REGISTRY: [Algorithm; 11] = [
+static REGISTRY: [Algorithm; 17] = [
     crate::none::ALGORITHM,
     crate::reno::ALGORITHM,
     crate::cubic::ALGORITHM,
@@ -108,6 +113,12 @@ static REGISTRY: [Algorithm; 11] = [
     crate::swift::ALGORITHM,
     crate::bbr::ALGORITHM,
     crate::bolt::ALGORITHM,
+    crate::expresspass::ALGORITHM,
+    crate::expresspass::ALGORITHM_AEOLUS,
+    crate::homa::ALGORITHM,
+    crate::ndp::ALGORITHM,
+    crate::tocc::ALGORITHM,
+    crate::tocc::ALGORITHM_NO_UNSCHEDULED,
 ];
 
 /// Overlays user parameters on a default config: every key of `params` must be a field of `C`.

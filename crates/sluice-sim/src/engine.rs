@@ -36,6 +36,16 @@ pub enum Event {
     PlaneDone { host: u32 },
     /// Decisions from host node `host`'s plane reached its datapath.
     DecisionArrive { host: u32 },
+    /// Host node `host`'s token pacer may release its next token (receiver-driven transport).
+    TokenPace { host: u32 },
+    /// The token limiter of `node`'s port `port` may release its next token.
+    TokenRelease { node: u32, port: u16 },
+    /// Flow `flow`'s rate-based token generator is due; stale when `gen` no longer matches.
+    TokenTick { flow: u32, gen: u32 },
+    /// A receiver-side timer of `flow`; stale when `gen` no longer matches.
+    RxTimer { flow: u32, id: u8, gen: u32 },
+    /// The receiver of `flow` checks whether the flow stalled (lost data or tokens).
+    RxCheck { flow: u32 },
 }
 
 /// Run-wide counters.
@@ -67,6 +77,8 @@ pub struct Counters {
     pub timeouts: u64,
     /// Flows that delivered all their bytes.
     pub flows_finished: u64,
+    /// Receiver-driven counters (all zero for sender-driven algorithms).
+    pub rd: crate::rd::RdCounters,
 }
 
 /// The clock, the queue, the packets and the counters; handed to every element's handlers.

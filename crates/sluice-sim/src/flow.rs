@@ -114,6 +114,8 @@ pub struct Flow {
     pub plane: crate::plane::FlowPlane,
     /// The algorithm asked for an RTT probe that has not gone out yet.
     pub probe_requested: bool,
+    /// Receiver-driven transport state, for flows of a token algorithm.
+    pub rd: Option<Box<crate::rd::RdFlow>>,
 }
 
 impl Flow {
@@ -158,6 +160,7 @@ impl Flow {
             trace: None,
             plane: crate::plane::FlowPlane::default(),
             probe_requested: false,
+            rd: None,
         }
     }
 
@@ -188,6 +191,9 @@ impl Flow {
     pub fn send_state(&mut self, now: Time, mtu: u32) -> SendState {
         if !self.started || self.finish.is_some() {
             return SendState::Idle;
+        }
+        if self.rd.is_some() {
+            return crate::rd::send_state(self, now);
         }
         self.prune_rtx();
         let resend = !self.rtx.is_empty();

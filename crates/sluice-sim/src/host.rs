@@ -32,6 +32,8 @@ pub struct HostEnv<'a> {
     pub data_queue: u8,
     /// The CC plane's settings.
     pub plane: &'a sluice_plane::PlaneConfig,
+    /// Receiver-driven transport settings, when a token algorithm runs.
+    pub rd: Option<&'a crate::rd::RdEnv>,
 }
 
 /// A host.
@@ -41,7 +43,7 @@ pub struct Host {
     pub node: u32,
     /// The NIC's egress port (control packets wait in its queues; data is pulled from flows).
     pub nic: Port,
-    ready: VecDeque<u32>,
+    pub(crate) ready: VecDeque<u32>,
     pacing: BinaryHeap<Reverse<(Time, u32)>>,
     wake_at: Time,
     /// The flows this host sends.
@@ -50,6 +52,8 @@ pub struct Host {
     pub(crate) plane: HostPlane,
     /// Draws the host's transmit jitter.
     rng: sluice_core::Rng,
+    /// Receiver-driven transport state (token pacer, incoming flows), when a token algorithm runs.
+    pub(crate) rd: Option<Box<crate::rd::RdHost>>,
 }
 
 impl Host {
@@ -64,6 +68,7 @@ impl Host {
             senders: Vec::new(),
             plane: HostPlane::default(),
             rng: sluice_core::Rng::named(seed, &format!("host.{node}")),
+            rd: None,
         }
     }
 
@@ -168,6 +173,9 @@ impl Host {
             return false;
         }
         let mtu = env.link.mtu;
+        if env.rd.is_some_and(|r| r.transport.srpt) {
+            self.rd_srpt_first(flows);
+        }
         for _ in 0..self.ready.len() {
             let id = self.ready.pop_front().expect("counted");
             let f = &mut flows[id as usize];
@@ -193,6 +201,9 @@ impl Host {
     }
 
     fn send_packet(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
+        if f.rd.is_some() {
+            return self.rd_send_packet(core, env, f, id);
+        }
         let (seq, payload, retransmit) = f.take_next_seq(env.link.mtu);
         let wire = payload + env.link.header_bytes;
         let mut flags = if env.needs.ecn || env.needs.cnp { FLAG_ECT } else { 0 };
@@ -217,6 +228,8 @@ impl Host {
             flags,
             int_hops: 0,
             ingress: 0,
+            token: 0,
+            rd: 0,
         };
         let pkt = core.arena.alloc(packet);
         let jitter = match env.config.tx_jitter {
@@ -284,6 +297,8 @@ impl Host {
                     self.signal_feedback(core, env, f, p.flow, fb);
                 }
             }
+            Kind::Rts => self.rd_receive_request(core, env, flows, &p),
+            Kind::Token => self.rd_receive_token(core, &mut flows[p.flow as usize], &p),
         }
         core.arena.free(pkt);
         if !matches!(p.kind, Kind::Data | Kind::Probe) {
@@ -292,13 +307,13 @@ impl Host {
         self.try_send(core, env, flows);
     }
 
-    fn queue_control(&mut self, core: &mut Core, env: &HostEnv, packet: Packet) -> u32 {
+    pub(crate) fn queue_control(&mut self, core: &mut Core, env: &HostEnv, packet: Packet) -> u32 {
         let id = core.arena.alloc(packet);
         self.nic.enqueue(core.now, env.control_queue, id, packet.wire);
         id
     }
 
-    fn control_packet(env: &HostEnv, kind: Kind, flow: u32, to: u32, seq: u64) -> Packet {
+    pub(crate) fn control_packet(env: &HostEnv, kind: Kind, flow: u32, to: u32, seq: u64) -> Packet {
         Packet {
             seq,
             sent_at: 0,
@@ -314,11 +329,16 @@ impl Host {
             flags: 0,
             int_hops: 0,
             ingress: 0,
+            token: 0,
+            rd: 0,
         }
     }
 
     fn receive_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32, p: &Packet) {
         core.counters.bytes_delivered += p.payload as u64;
+        if flows[p.flow as usize].rd.is_some() {
+            return self.rd_receive_data(core, env, flows, pkt, p);
+        }
         let f = &mut flows[p.flow as usize];
         let ce = p.flags & FLAG_CE != 0;
         if ce && env.needs.cnp && env.cnp_interval > 0 && f.last_cnp.is_none_or(|t| core.now - t >= env.cnp_interval) {
@@ -355,7 +375,7 @@ impl Host {
         }
     }
 
-    fn send_ack(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
+    pub(crate) fn send_ack(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
         let mut ack = Self::control_packet(env, Kind::Ack, p.flow, f.src, f.rcv_nxt);
         ack.sent_at = p.sent_at;
         ack.delivered = p.delivered;
@@ -440,6 +460,9 @@ impl Host {
             return;
         }
         Self::advance(core, f, p.seq);
+        if f.rd.is_some() {
+            return self.rd_receive_nack(f, p);
+        }
         let lost = match env.config.loss_recovery {
             LossRecovery::GoBackN => go_back(f, p.seq),
             LossRecovery::Selective => queue_holes(f, p.sack, env.link.mtu),

@@ -16,6 +16,8 @@ pub mod packet;
 pub mod plane;
 pub mod port;
 pub mod queue;
+pub mod rd;
+pub mod rd_switch;
 pub mod sim;
 pub mod switch;
 

@@ -27,6 +27,12 @@ pub enum Kind {
     /// `seq` = the queue length in bytes, `sack` = the egress link rate in bit/s, `sent_at` = echoed from
     /// the data packet, `delivered` = when the switch generated it.
     Notify,
+    /// A receiver-driven sender's request to send (`seq` = flow size, `delivered` = unscheduled bytes).
+    Rts,
+    /// A receiver's token (credit, grant, pull): `token` = its sequence number in the flow, `delivered` =
+    /// payload bytes it grants, `sack` = the priority queue of the data it releases (0: the default
+    /// data queue), `sent_at` = when the receiver issued it.
+    Token,
 }
 
 /// The packet carries an ECN Congestion Experienced mark.
@@ -50,6 +56,21 @@ pub const FLAG_DECWIN: u8 = sluice_cc::api::PATH_DECWIN << PATH_SHIFT;
 pub const FLAG_AI: u8 = sluice_cc::api::PATH_AI << PATH_SHIFT;
 /// Every path flag bit of `Packet::flags`; receivers echo these on ACKs.
 pub const PATH_FLAGS: u8 = sluice_cc::api::PATH_FLAGS_MASK << PATH_SHIFT;
+
+/// Receiver-driven flags (`Packet::rd`): the data packet was sent before any token (unscheduled).
+pub const RD_UNSCHEDULED: u8 = 1;
+/// The data packet was sent against a token (scheduled).
+pub const RD_SCHEDULED: u8 = 1 << 1;
+/// A switch trimmed the payload (NDP): only the header travels.
+pub const RD_TRIMMED: u8 = 1 << 2;
+/// The sender echoes a congestion mark it saw on a token (ToCC).
+pub const RD_ECHO: u8 = 1 << 3;
+/// The sender still has more than one BDP of unsent bytes (ToCC's volume flag).
+pub const RD_MORE_BDP: u8 = 1 << 4;
+/// An Aeolus probe: a header-only packet that follows the unscheduled burst (`seq` = its end).
+pub const RD_PROBE: u8 = 1 << 5;
+/// A token a switch's token limiter has already released at this hop.
+pub const RD_RELEASED: u8 = 1 << 6;
 
 /// Maximum INT records a packet carries (HPCC artifact maxHop = 5).
 pub const MAX_INT_HOPS: usize = 5;
@@ -88,7 +109,14 @@ pub struct Packet {
     pub int_hops: u8,
     /// Ingress port at the switch currently holding the packet (for PFC accounting).
     pub ingress: u16,
+    /// Receiver-driven transport: a data packet's spent token sequence number, a token's own.
+    pub token: u32,
+    /// Receiver-driven `RD_*` flags.
+    pub rd: u8,
 }
+
+/// A packet stays one cache line.
+const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 
 /// A stack of INT records.
 pub type IntStack = [IntHop; MAX_INT_HOPS];

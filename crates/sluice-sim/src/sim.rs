@@ -156,6 +156,8 @@ pub struct Simulation {
     samples: Sampler,
     /// Sending host of each flow (only with Bolt's switch logic).
     flow_src: Vec<u32>,
+    /// Receiver-driven transport settings, when a token algorithm runs.
+    rd: Option<crate::rd::RdEnv>,
 }
 
 #[derive(Debug, Default)]
@@ -185,6 +187,10 @@ impl Simulation {
         } = input;
         // An algorithm that needs Bolt's switches gets them, whoever built the settings.
         switch.bolt.enabled |= needs.bolt;
+        let token_transport = factory.token_transport();
+        if token_transport.as_ref().is_some_and(|t| t.spray) {
+            switch.load_balance = crate::config::LoadBalance::PacketSpray;
+        }
         let mut core = Core::new(switch.int);
         let queues = switch.queues.max(switch.control_queue + 1).max(switch.data_queue + 1);
         let make_port =
@@ -192,7 +198,7 @@ impl Simulation {
         let mut node_ref = Vec::with_capacity(topology.nodes.len());
         let mut switches = Vec::new();
         let mut hosts = Vec::new();
-        let fabric = Fabric { config: &switch, link: &link, routes: &routes, flow_src: &[] };
+        let fabric = Fabric { config: &switch, link: &link, routes: &routes, flow_src: &[], rd: None };
         for (id, node) in topology.nodes.iter().enumerate() {
             let ports: Vec<Port> = topology.ports[id].iter().map(make_port).collect();
             match node.kind {
@@ -212,6 +218,7 @@ impl Simulation {
         for (id, f) in flows.iter().enumerate() {
             hosts[f.src as usize].senders.push(id as u32);
         }
+        let rd = token_transport.map(|t| crate::rd::setup(t, &link, &flows, &mut hosts, &mut switches, seed));
         let mut sim = Simulation {
             core,
             switches,
@@ -232,6 +239,7 @@ impl Simulation {
             plane,
             samples: Sampler::default(),
             flow_src,
+            rd,
         };
         sim.start_sampling();
         sim
@@ -270,8 +278,13 @@ impl Simulation {
         let total = self.flows.len() as u64;
         let until_done = self.stop.duration.is_none();
         // The settings every handler reads are borrowed once for the whole run.
-        let fabric =
-            Fabric { config: &self.switch_config, link: &self.link, routes: &self.routes, flow_src: &self.flow_src };
+        let fabric = Fabric {
+            config: &self.switch_config,
+            link: &self.link,
+            routes: &self.routes,
+            flow_src: &self.flow_src,
+            rd: self.rd.as_ref(),
+        };
         let env = HostEnv {
             config: &self.host_config,
             link: &self.link,
@@ -280,6 +293,7 @@ impl Simulation {
             control_queue: self.switch_config.control_queue,
             data_queue: self.switch_config.data_queue,
             plane: &self.plane,
+            rd: self.rd.as_ref(),
         };
         let mut parts = Parts {
             core: &mut self.core,
@@ -409,6 +423,11 @@ impl Parts<'_> {
                 let line_rate = self.hosts[src].nic.rate;
                 start_controller(core, self.link, line_rate, self.factory, &mut flows[flow as usize], flow);
                 Host::start_plane(&mut flows[flow as usize], env.plane);
+                if let Some(rd) = env.rd {
+                    let f = &mut flows[flow as usize];
+                    crate::rd::attach(f, flow, self.factory, self.link, line_rate, core.now, rd);
+                    self.hosts[src].rd_start(core, env, f, flow);
+                }
                 self.hosts[src].start_flow(core, env, flows, flow);
             }
             Event::FlowStop { flow } => {
@@ -435,6 +454,23 @@ impl Parts<'_> {
             Event::PlaneArrive { host } => self.hosts[host_of(self.node_ref, host)].on_plane_arrive(core, env, flows),
             Event::PlaneDone { host } => self.hosts[host_of(self.node_ref, host)].on_plane_done(core, env, flows),
             Event::DecisionArrive { host } => self.hosts[host_of(self.node_ref, host)].on_decision(core, env, flows),
+            Event::TokenPace { host } => self.hosts[host_of(self.node_ref, host)].on_token_pace(core, env, flows),
+            Event::TokenRelease { node, port } => {
+                let NodeRef::Switch(s) = self.node_ref[node as usize] else { unreachable!("token limiter at a host") };
+                self.switches[s as usize].on_token_release(core, fabric, port);
+            }
+            Event::TokenTick { flow, gen } => {
+                let dst = flows[flow as usize].dst as usize;
+                self.hosts[dst].on_token_tick(core, env, flows, flow, gen);
+            }
+            Event::RxTimer { flow, id, gen } => {
+                let dst = flows[flow as usize].dst as usize;
+                self.hosts[dst].on_rx_timer(core, env, flows, flow, id, gen);
+            }
+            Event::RxCheck { flow } => {
+                let dst = flows[flow as usize].dst as usize;
+                self.hosts[dst].on_rx_check(core, env, flows, flow);
+            }
         }
     }
 

@@ -23,6 +23,8 @@ pub struct Fabric<'a> {
     /// The sending host of each flow, where queue notifications go (empty unless Bolt's switch logic is
     /// on).
     pub flow_src: &'a [u32],
+    /// Receiver-driven transport settings (token limiters, trimming, Aeolus), when a token algorithm runs.
+    pub rd: Option<&'a crate::rd::RdEnv>,
 }
 
 /// Shared-buffer occupancy statistics of a switch.
@@ -62,6 +64,8 @@ pub struct Switch {
     /// Buffer left for the shared pool after headroom and reserves.
     pool: u64,
     rng: Rng,
+    /// Receiver-driven state (token limiters), when a token algorithm runs with them.
+    pub(crate) rd: Option<Box<crate::rd_switch::RdSwitch>>,
 }
 
 /// Bolt state of one egress port (the authors' ns-3 `PfifoBoltQueueDisc` counters).
@@ -115,6 +119,7 @@ impl Switch {
             bolt: if cfg.bolt.enabled { vec![BoltPort::default(); n] } else { Vec::new() },
             pool: cfg.buffer.saturating_sub(reserved),
             rng: Rng::named(seed, &format!("switch.{node}")),
+            rd: None,
         }
     }
 
@@ -122,6 +127,12 @@ impl Switch {
     pub fn receive(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, id: u32) {
         let p = *core.arena.get(id);
         let out = self.route(fabric, p.flow, p.dst) as usize;
+        if let Some(env) = fabric.rd {
+            if self.rd_arrive(core, fabric, env, in_port, out, id) == crate::rd_switch::Verdict::Consumed {
+                return;
+            }
+        }
+        let p = *core.arena.get(id);
         if fabric.config.bolt.enabled {
             self.bolt_enqueue(core, fabric, in_port, out, id);
         }
@@ -189,6 +200,8 @@ impl Switch {
                     flags: 0,
                     int_hops: 0,
                     ingress: in_port,
+                    token: 0,
+                    rd: 0,
                 };
                 let notify = core.arena.alloc(notify);
                 core.counters.notifications += 1;
@@ -216,6 +229,10 @@ impl Switch {
             return hops[0];
         }
         let pick = match fabric.config.load_balance {
+            // Token transports with limiters need tokens and data on the same links (symmetric ECMP).
+            LoadBalance::FlowHash if fabric.rd.is_some_and(|r| r.transport.token_limiter) => {
+                ecmp_hash(flow, 0) % hops.len() as u64
+            }
             LoadBalance::FlowHash => ecmp_hash(flow, self.node) % hops.len() as u64,
             LoadBalance::PacketSpray => self.rng.below(hops.len() as u64),
         };

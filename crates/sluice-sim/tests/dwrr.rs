@@ -37,6 +37,8 @@ fn packet(queue: u8, wire: u32) -> Packet {
         flags: 0,
         int_hops: 0,
         ingress: 0,
+        token: 0,
+        rd: 0,
     }
 }
 

@@ -1,0 +1,107 @@
+//! `homa`: Homa (Montazeri et al. SIGCOMM'18), receiver-driven grants with SRPT and in-network priorities.
+//!
+//! A sender sends the first RTTbytes of a message unscheduled at line rate, at a priority chosen by the
+//! message's size (cutoffs that split the workload's unscheduled bytes evenly over the unscheduled
+//! levels), and the rest only against grants. The receiver keeps, for each of its `overcommit` messages
+//! with the fewest bytes left (SRPT with overcommitment), RTTbytes granted but not yet received: one grant
+//! per arriving packet (PlatformLab/HomaSimulation `HomaTransport.cc`, `ReceiveScheduler`); scheduled
+//! packets use the lowest `overcommit` levels by the message's rank. Senders send the message with the
+//! fewest bytes left first.
+//!
+//! The receiver side here only sets the token window (RTTbytes); ranking, grant pacing and priorities are
+//! the datapath's SRPT and priority settings ([`TokenTransport::srpt`], [`TokenTransport::priorities`]).
+
+use serde::{Deserialize, Serialize};
+use sluice_core::Rate;
+
+use crate::api::{FlowInfo, Needs};
+use crate::receiver::{ReceiverControl, RxCtx, RxEvents};
+use crate::registry::{merge_params, Algorithm, Control, Factory, ParamError};
+use crate::token::{bdp_bytes, token_factory, TokenFactory, TokenTransport, Unscheduled};
+
+/// Homa parameters; transport settings sit next to them in `[cc.params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HomaConfig {
+    /// Bytes granted but not yet received per granted message (RTTbytes, `maxOutstandingRecvBytes`); 0 =
+    /// one BDP of the message's path (the simulator's `rttBytes` is the BDP of its 10 Gbps fabric,
+    /// homaTransportConfig.ini `rttBytes = 0x2710`).
+    #[serde(with = "sluice_core::serde_units::size")]
+    pub rtt_bytes: u64,
+    /// The token transport.
+    #[serde(flatten)]
+    pub transport: TokenTransport,
+}
+
+impl HomaConfig {
+    /// Homa's transport: one RTTbytes unscheduled, SRPT at both ends, 8 strict priorities (7 for data),
+    /// overcommitment 4 (homaTransportConfig.ini: `numSendersToKeepGranted` = number of scheduled
+    /// priorities, 4 for the all-RPC workload), grants paced at the NIC rate (`grantTimer`), no switch
+    /// limiter, grants only up to the message length (volume control), grants never expire.
+    pub fn defaults() -> HomaConfig {
+        HomaConfig {
+            rtt_bytes: 0,
+            transport: TokenTransport {
+                unscheduled: Unscheduled::Bdp,
+                token_limiter: false,
+                host_limiter: true,
+                volume_control: true,
+                stale_timeout: 0,
+                srpt: true,
+                overcommit: 4,
+                priorities: true,
+                ..TokenTransport::default()
+            },
+        }
+    }
+}
+
+/// The registry entry.
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "homa",
+    summary: "Homa: RTTbytes unscheduled, SRPT grants with overcommitment, 8 priorities (token-based)",
+    control: Control::Window,
+    needs: Needs { ecn: false, cnp: false, int: false, bolt: false },
+    build,
+};
+
+fn build(params: &toml::Table, _line_rate: Rate) -> Result<std::sync::Arc<dyn Factory>, ParamError> {
+    let config = merge_params(&HomaConfig::defaults(), params)?;
+    token_factory(TokenFactory {
+        name: "homa",
+        config,
+        make: |c, f| Box::new(Homa::new(c, f)),
+        transport: |c| &c.transport,
+    })
+}
+
+/// Homa's receiver for one message.
+#[derive(Debug, Clone)]
+pub struct Homa {
+    window: u64,
+}
+
+impl Homa {
+    /// A receiver for `flow`.
+    pub fn new(config: &HomaConfig, flow: &FlowInfo) -> Homa {
+        let window = if config.rtt_bytes == 0 { bdp_bytes(flow) } else { config.rtt_bytes };
+        Homa { window: window.max(flow.mss as u64) }
+    }
+}
+
+impl ReceiverControl for Homa {
+    fn name(&self) -> &'static str {
+        "homa"
+    }
+
+    fn events(&self) -> RxEvents {
+        RxEvents::default()
+    }
+
+    fn on_start(&mut self, _flow: &FlowInfo, ctx: &mut RxCtx) {
+        ctx.set_token_window(self.window);
+    }
+
+    fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("token_window", self.window as f64);
+    }
+}

@@ -1,0 +1,307 @@
+//! `tocc` and `tocc_nounsched`: ToCC (Zhang et al., "Anatomy of token-based congestion control", seed
+//! 002, section V), token-oriented congestion control.
+//!
+//! Design choices (Table I, last row): a configurable unscheduled phase (one BDP, or none with a request
+//! to send), data-driven token generation with a token window (the receiver issues a BDP of tokens when
+//! it learns of the flow and one token per arriving data packet, keeping at most the window outstanding),
+//! in-network token rate limiters that let tokens queue rather than drop them, total volume control (the
+//! sender flags data while its unsent bytes exceed one BDP; the datapath stops tokens once granted bytes
+//! cover the flow), and congestion control on tokens: switch token queues ECN-mark tokens at thresholds
+//! scaled by the token/data size ratio, the sender echoes a mark in its next data packet, and the
+//! receiver runs DCQCN's rules on its token window (here with the DCQCN paper's parameters, Zhu et al.
+//! SIGCOMM'15, converted from rate to window by the flow's base RTT):
+//! - on an echoed mark (or a marked unscheduled packet), at most once per `cut_interval`:
+//!   `alpha = (1-g) alpha + g`, `W_target = W`, `W = max(one token, W (1 - alpha/2))`, stage = 0;
+//! - alpha timer (every `alpha_interval` without a mark): `alpha = (1-g) alpha`;
+//! - increase timer (every `increase_interval`): stage < F: `W = (W + W_target)/2`; stage = F:
+//!   `W_target += AI`; stage > F: `W_target += HAI`, then `W = (W + W_target)/2`; W at most the initial
+//!   window.
+
+use serde::{Deserialize, Serialize};
+use sluice_core::{Rate, Time, PS_PER_S, PS_PER_US};
+
+use crate::api::{FlowInfo, Needs, TimerId};
+use crate::receiver::{Arrival, ReceiverControl, Request, RxCtx, RxEvents};
+use crate::registry::{merge_params, Algorithm, Control, Factory, ParamError};
+use crate::token::{bdp_bytes, token_factory, TokenFactory, TokenTransport, Unscheduled};
+
+/// The alpha-decay timer.
+pub const ALPHA_TIMER: TimerId = TimerId(0);
+/// The window-increase timer.
+pub const INCREASE_TIMER: TimerId = TimerId(1);
+
+/// ToCC parameters; transport settings sit next to them in `[cc.params]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToccConfig {
+    /// Run congestion control on tokens (P5). Default true (ToCC section V).
+    pub token_cc: bool,
+    /// Initial (and largest) token window; 0 = one BDP of the flow's path (ToCC section V: the receiver
+    /// initializes one BDP of tokens on RTS).
+    #[serde(with = "sluice_core::serde_units::size")]
+    pub window: u64,
+    /// EWMA gain g of alpha. Default 1/256 (DCQCN paper).
+    pub g: f64,
+    /// Alpha decay period. Default 55 us (DCQCN paper K).
+    #[serde(with = "sluice_core::serde_units::duration")]
+    pub alpha_interval: Time,
+    /// Window-increase period. Default 55 us (DCQCN paper timer T).
+    #[serde(with = "sluice_core::serde_units::duration")]
+    pub increase_interval: Time,
+    /// At most one cut per this interval. Default 50 us (DCQCN paper: one CNP per 50 us).
+    #[serde(with = "sluice_core::serde_units::duration")]
+    pub cut_interval: Time,
+    /// Fast-recovery stages F. Default 5 (DCQCN paper).
+    pub fast_recovery_stages: u32,
+    /// Additive increase as a rate, converted to bytes of window by the base RTT. Default 40 Mb/s (DCQCN
+    /// paper R_AI).
+    #[serde(with = "sluice_core::serde_units::rate")]
+    pub rate_ai: Rate,
+    /// Hyper increase as a rate. Default 200 Mb/s (DCQCN authors' ns-3 mix/config.txt RATE_HAI).
+    #[serde(with = "sluice_core::serde_units::rate")]
+    pub rate_hai: Rate,
+    /// The token transport.
+    #[serde(flatten)]
+    pub transport: TokenTransport,
+}
+
+impl ToccConfig {
+    /// ToCC with a one-BDP unscheduled phase: switch token limiters whose queues hold tokens rather than
+    /// drop them (section V: "ToCC lets tokens queue at the network bottleneck"; capacity 1000 tokens, far
+    /// above what data-driven generation queues), token ECN marking, volume control, host limiter.
+    pub fn defaults() -> ToccConfig {
+        ToccConfig {
+            token_cc: true,
+            window: 0,
+            g: 1.0 / 256.0,
+            alpha_interval: 55 * PS_PER_US,
+            increase_interval: 55 * PS_PER_US,
+            cut_interval: 50 * PS_PER_US,
+            fast_recovery_stages: 5,
+            rate_ai: 40_000_000,
+            rate_hai: 200_000_000,
+            transport: TokenTransport {
+                unscheduled: Unscheduled::Bdp,
+                token_limiter: true,
+                limiter_capacity: 1000,
+                host_limiter: true,
+                volume_control: true,
+                token_ecn: true,
+                ..TokenTransport::default()
+            },
+        }
+    }
+
+    /// ToCC (w/o unsch): the sender sends a request to send and waits for the receiver's first window.
+    pub fn no_unscheduled_defaults() -> ToccConfig {
+        let mut c = Self::defaults();
+        c.transport.unscheduled = Unscheduled::None;
+        c
+    }
+
+    fn validate(self) -> Result<ToccConfig, ParamError> {
+        let err = |k: &str, m: &str| Err(ParamError { key: Some(k.into()), message: m.into() });
+        if !(self.g > 0.0 && self.g <= 1.0) {
+            return err("g", "must be within (0, 1]");
+        }
+        if self.alpha_interval == 0 || self.increase_interval == 0 {
+            return err("increase_interval", "timer periods must be positive");
+        }
+        if self.token_cc && !self.transport.token_ecn {
+            return err("token_ecn", "token_cc needs token queues that mark (token_ecn = true)");
+        }
+        Ok(self)
+    }
+}
+
+/// The `tocc` registry entry.
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "tocc",
+    summary: "ToCC: one-BDP unscheduled, data-driven token window, token limiters, DCQCN on tokens (token-based)",
+    control: Control::Window,
+    needs: Needs { ecn: true, cnp: false, int: false, bolt: false },
+    build: |p, r| build(p, r, ToccConfig::defaults(), "tocc"),
+};
+
+/// The `tocc_nounsched` registry entry.
+pub const ALGORITHM_NO_UNSCHEDULED: Algorithm = Algorithm {
+    name: "tocc_nounsched",
+    summary: "ToCC without unscheduled phase: request to send, first BDP of tokens, then as tocc (token-based)",
+    control: Control::Window,
+    needs: Needs { ecn: true, cnp: false, int: false, bolt: false },
+    build: |p, r| build(p, r, ToccConfig::no_unscheduled_defaults(), "tocc_nounsched"),
+};
+
+fn build(
+    params: &toml::Table,
+    _line_rate: Rate,
+    defaults: ToccConfig,
+    name: &'static str,
+) -> Result<std::sync::Arc<dyn Factory>, ParamError> {
+    let config = merge_params(&defaults, params)?.validate()?;
+    token_factory(TokenFactory { name, config, make: |c, f| Box::new(Tocc::new(c, f)), transport: |c| &c.transport })
+}
+
+/// ToCC's receiver for one flow.
+#[derive(Debug, Clone)]
+pub struct Tocc {
+    config: ToccConfig,
+    max_window: f64,
+    window: f64,
+    target: f64,
+    min_window: f64,
+    alpha: f64,
+    stage: u32,
+    last_cut: Option<Time>,
+    marked_since_alpha: bool,
+    ai_bytes: f64,
+    hai_bytes: f64,
+    cuts: u64,
+}
+
+impl Tocc {
+    /// A receiver for `flow`.
+    pub fn new(config: &ToccConfig, flow: &FlowInfo) -> Tocc {
+        let token = config.transport.token_bytes(flow.mss) as f64;
+        let max_window = (if config.window == 0 { bdp_bytes(flow) } else { config.window } as f64).max(token);
+        let to_bytes = |r: Rate| r as f64 * flow.base_rtt as f64 / 8.0 / PS_PER_S as f64;
+        Tocc {
+            config: config.clone(),
+            max_window,
+            window: max_window,
+            target: max_window,
+            min_window: token,
+            alpha: 1.0,
+            stage: 0,
+            last_cut: None,
+            marked_since_alpha: false,
+            ai_bytes: to_bytes(config.rate_ai),
+            hai_bytes: to_bytes(config.rate_hai),
+            cuts: 0,
+        }
+    }
+
+    /// The token window in bytes.
+    pub fn window(&self) -> u64 {
+        self.window as u64
+    }
+
+    fn cut(&mut self, now: Time) -> bool {
+        if self.last_cut.is_some_and(|t| now - t < self.config.cut_interval) {
+            return false;
+        }
+        self.last_cut = Some(now);
+        self.alpha = (1.0 - self.config.g) * self.alpha + self.config.g;
+        self.marked_since_alpha = true;
+        self.target = self.window;
+        self.window = (self.window * (1.0 - self.alpha / 2.0)).max(self.min_window);
+        self.stage = 0;
+        self.cuts += 1;
+        true
+    }
+
+    fn increase(&mut self) {
+        let f = self.config.fast_recovery_stages;
+        if self.stage == f {
+            self.target += self.ai_bytes;
+        } else if self.stage > f {
+            self.target += self.hai_bytes;
+        }
+        self.target = self.target.min(self.max_window);
+        self.window = ((self.window + self.target) / 2.0).min(self.max_window);
+        self.stage += 1;
+    }
+}
+
+impl ReceiverControl for Tocc {
+    fn name(&self) -> &'static str {
+        "tocc"
+    }
+
+    fn events(&self) -> RxEvents {
+        RxEvents::REQUEST | RxEvents::DATA | RxEvents::TIMER
+    }
+
+    fn on_start(&mut self, _flow: &FlowInfo, ctx: &mut RxCtx) {
+        ctx.set_token_window(self.window());
+    }
+
+    fn on_request(&mut self, _request: &Request, ctx: &mut RxCtx) {
+        if self.config.token_cc {
+            ctx.set_timer(ALPHA_TIMER, ctx.now() + self.config.alpha_interval);
+            ctx.set_timer(INCREASE_TIMER, ctx.now() + self.config.increase_interval);
+        }
+    }
+
+    fn on_data(&mut self, arrival: &Arrival, ctx: &mut RxCtx) {
+        let congested = arrival.token_echo || (arrival.ce && !arrival.scheduled);
+        if self.config.token_cc && congested && self.cut(ctx.now()) {
+            ctx.set_token_window(self.window());
+            ctx.set_timer(INCREASE_TIMER, ctx.now() + self.config.increase_interval);
+        }
+    }
+
+    fn on_timer(&mut self, id: TimerId, ctx: &mut RxCtx) {
+        if id == ALPHA_TIMER {
+            if !std::mem::take(&mut self.marked_since_alpha) {
+                self.alpha *= 1.0 - self.config.g;
+            }
+            ctx.set_timer(ALPHA_TIMER, ctx.now() + self.config.alpha_interval);
+        } else {
+            self.increase();
+            ctx.set_token_window(self.window());
+            ctx.set_timer(INCREASE_TIMER, ctx.now() + self.config.increase_interval);
+        }
+    }
+
+    fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("token_window", self.window);
+        out("alpha", self.alpha);
+        out("cuts", self.cuts as f64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow() -> FlowInfo {
+        FlowInfo {
+            flow_id: 0,
+            mss: 1000,
+            header_bytes: 82,
+            line_rate: 100_000_000_000,
+            base_rtt: 5_000_000,
+            hops: 3,
+            size: None,
+            start: 0,
+        }
+    }
+
+    #[test]
+    fn echoed_marks_cut_the_window_once_per_interval_and_timers_restore_it() {
+        let mut t = Tocc::new(&ToccConfig::defaults(), &flow());
+        let start = t.window();
+        assert_eq!(start, 62_500);
+        let mut ctx = RxCtx::new(0);
+        t.on_data(&Arrival { token_echo: true, scheduled: true, ..Arrival::default() }, &mut ctx);
+        assert_eq!(ctx.decisions().token_window, Some(31_250), "alpha starts at 1: the first cut halves");
+        let mut ctx = RxCtx::new(10 * PS_PER_US);
+        t.on_data(&Arrival { token_echo: true, scheduled: true, ..Arrival::default() }, &mut ctx);
+        assert_eq!(ctx.decisions().token_window, None, "a second mark within 50 us does not cut");
+        for i in 0..40 {
+            let mut ctx = RxCtx::new((100 + i) * PS_PER_US);
+            t.on_timer(INCREASE_TIMER, &mut ctx);
+        }
+        assert_eq!(t.window(), start, "fast recovery and increases return to the initial window");
+    }
+
+    #[test]
+    fn marked_scheduled_data_is_not_a_token_signal() {
+        let mut t = Tocc::new(&ToccConfig::defaults(), &flow());
+        let mut ctx = RxCtx::new(0);
+        t.on_data(&Arrival { ce: true, scheduled: true, ..Arrival::default() }, &mut ctx);
+        assert_eq!(ctx.decisions().token_window, None);
+        t.on_data(&Arrival { ce: true, scheduled: false, ..Arrival::default() }, &mut ctx);
+        assert!(ctx.decisions().token_window.is_some());
+    }
+}

@@ -1,0 +1,879 @@
+//! The receiver-driven (token-based) transport at hosts: requests to send, the unscheduled phase, token
+//! generation by the receiver's [`ReceiverControl`] (grants, a token rate or a token window), the
+//! receiver NIC's token pacer, SRPT grant ranking with overcommitment and Homa priorities, volume
+//! control, stale tokens, trimmed headers and Aeolus probes, and the receiver's loss timeout.
+//!
+//! Settings come from the algorithm's [`TokenTransport`]; a run without a token algorithm never builds
+//! any of this, and the hot path only tests `Flow::rd` and `HostEnv::rd`.
+
+use std::collections::VecDeque;
+
+use sluice_cc::api::MAX_TIMERS;
+use sluice_cc::token::TokenTransport;
+use sluice_cc::{Arrival, FlowInfo, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, TimerId};
+use sluice_core::{serialization_ps, Rate, Time};
+
+use crate::engine::{Core, Event};
+use crate::flow::{Flow, SendState};
+use crate::host::{Host, HostEnv};
+use crate::packet::{
+    Kind, Packet, FLAG_CE, FLAG_ECT, RD_ECHO, RD_MORE_BDP, RD_PROBE, RD_SCHEDULED, RD_TRIMMED, RD_UNSCHEDULED,
+};
+
+/// What the receiver-driven transport did in a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RdCounters {
+    /// Requests to send.
+    pub requests: u64,
+    /// Tokens receivers sent.
+    pub tokens_issued: u64,
+    /// Tokens switch token limiters dropped (queue full).
+    pub tokens_dropped: u64,
+    /// Tokens ECN-marked in switch token queues.
+    pub tokens_marked: u64,
+    /// Tokens that reached a sender with nothing left to send.
+    pub tokens_wasted: u64,
+    /// Tokens senders discarded as stale (held too long, or beyond one BDP).
+    pub tokens_stale: u64,
+    /// Tokens senders spent on data.
+    pub tokens_used: u64,
+    /// Data packets switches trimmed to headers.
+    pub trimmed: u64,
+    /// Unscheduled packets switches dropped (Aeolus selective dropping).
+    pub unscheduled_dropped: u64,
+    /// Payload bytes sent unscheduled.
+    pub unscheduled_bytes: u64,
+    /// Payload bytes sent against tokens.
+    pub scheduled_bytes: u64,
+    /// Aeolus probes sent.
+    pub probes: u64,
+    /// Receiver loss timeouts that fired.
+    pub rx_timeouts: u64,
+}
+
+/// Run-wide settings of the transport.
+#[derive(Debug, Clone)]
+pub struct RdEnv {
+    /// The algorithm's transport settings.
+    pub transport: TokenTransport,
+    /// Payload bytes per token (K).
+    pub token_bytes: u64,
+    /// Homa unscheduled priority cutoffs: a flow of size <= `cutoffs[i]` sends unscheduled packets in
+    /// queue `1 + i` (empty without priorities).
+    pub cutoffs: Vec<u64>,
+}
+
+impl RdEnv {
+    /// Settings for a run whose flows have `sizes` (Homa cutoffs split their unscheduled bytes evenly).
+    pub fn new(transport: TokenTransport, mtu: u32, sizes: &[u64], line_rate: Rate, base_rtt: Time) -> RdEnv {
+        let token_bytes = transport.token_bytes(mtu);
+        let cutoffs = if transport.priorities {
+            let bdp = (line_rate as u128 * base_rtt as u128 / 8 / sluice_core::PS_PER_S as u128) as u64;
+            let levels = 7 - transport.overcommit.min(6) as usize;
+            unscheduled_cutoffs(sizes, transport.unscheduled.bytes(None, bdp), levels)
+        } else {
+            Vec::new()
+        };
+        RdEnv { transport, token_bytes, cutoffs }
+    }
+
+    /// Time between two tokens of one NIC or switch port at `rate`: the token and the data it releases
+    /// together fill the link (ExpressPass's limiter, NDP's pull pacer).
+    pub fn token_gap(&self, rate: Rate, header_bytes: u32) -> Time {
+        serialization_ps(self.transport.token_wire as u64 + self.token_bytes + header_bytes as u64, rate)
+    }
+
+    /// The queue of an unscheduled packet of a flow of `size` bytes.
+    fn unscheduled_queue(&self, size: u64, data_queue: u8) -> u8 {
+        if self.cutoffs.is_empty() {
+            return data_queue;
+        }
+        let level = self.cutoffs.iter().position(|&c| size <= c).unwrap_or(self.cutoffs.len() - 1);
+        1 + level as u8
+    }
+
+    /// The queue of scheduled packets of a flow of SRPT rank `rank`.
+    fn scheduled_queue(&self, rank: usize) -> u64 {
+        if self.cutoffs.is_empty() {
+            return u64::MAX;
+        }
+        let first = 8 - self.transport.overcommit.min(6) as usize;
+        (first + rank).min(7) as u64
+    }
+}
+
+/// Homa's unscheduled cutoffs (section 3.4): sort flows by size and split the unscheduled bytes they send
+/// (`min(size, unscheduled)` each) into `levels` equal shares; smaller flows get the higher levels.
+pub fn unscheduled_cutoffs(sizes: &[u64], unscheduled: u64, levels: usize) -> Vec<u64> {
+    let mut sorted: Vec<u64> = sizes.to_vec();
+    sorted.sort_unstable();
+    let total: u128 = sorted.iter().map(|&s| s.min(unscheduled) as u128).sum();
+    let mut cutoffs = Vec::with_capacity(levels);
+    let mut acc: u128 = 0;
+    let mut next = 1;
+    for &s in &sorted {
+        acc += s.min(unscheduled) as u128;
+        while next < levels && acc * levels as u128 >= total * next as u128 {
+            if cutoffs.last() != Some(&s) {
+                cutoffs.push(s);
+            }
+            next += 1;
+        }
+    }
+    cutoffs.push(u64::MAX);
+    cutoffs
+}
+
+/// One held token at a sender.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    at: Time,
+    seq: u32,
+    bytes: u64,
+}
+
+/// Per-flow state of the transport: the sender's tokens and the receiver's controller and grants.
+pub struct RdFlow {
+    info: FlowInfo,
+    bdp: u64,
+    // Sender.
+    unscheduled_end: u64,
+    held: VecDeque<Held>,
+    credit: u64,
+    echo: bool,
+    probe_due: bool,
+    scheduled_queue: u64,
+    // Receiver.
+    rx: Option<Box<dyn ReceiverControl>>,
+    rx_events: RxEvents,
+    known: bool,
+    done: bool,
+    stopped: bool,
+    token_rate: Rate,
+    tick_gen: u32,
+    window: Option<u64>,
+    /// Bytes the receiver expects (unscheduled bytes announced plus granted bytes) that have not arrived.
+    outstanding: u64,
+    received: u64,
+    next_token: u32,
+    highest_token_seen: Option<u32>,
+    timer_gen: [u32; MAX_TIMERS],
+    last_activity: Time,
+    check_pending: bool,
+}
+
+impl RdFlow {
+    /// State for a flow starting now; `rx` is the algorithm's receiver controller.
+    pub fn new(info: FlowInfo, rx: Option<Box<dyn ReceiverControl>>, env: &RdEnv) -> RdFlow {
+        let bdp = sluice_cc::token::bdp_bytes(&info);
+        let unscheduled_end = env.transport.unscheduled.bytes(info.size, bdp);
+        let rx_events = rx.as_ref().map_or(RxEvents::default(), |r| r.events());
+        RdFlow {
+            info,
+            bdp,
+            unscheduled_end,
+            held: VecDeque::new(),
+            credit: 0,
+            echo: false,
+            probe_due: false,
+            scheduled_queue: u64::MAX,
+            rx,
+            rx_events,
+            known: false,
+            done: false,
+            stopped: false,
+            token_rate: 0,
+            tick_gen: 0,
+            window: None,
+            outstanding: 0,
+            received: 0,
+            next_token: 0,
+            highest_token_seen: None,
+            timer_gen: [0; MAX_TIMERS],
+            last_activity: 0,
+            check_pending: false,
+        }
+    }
+
+    /// Payload bytes the sender may send before any token.
+    pub fn unscheduled_end(&self) -> u64 {
+        self.unscheduled_end
+    }
+
+    /// Bytes granted and not yet spent at the sender.
+    pub fn credit(&self) -> u64 {
+        self.credit
+    }
+
+    /// Drops held tokens that are stale at `now`; returns how many.
+    fn expire(&mut self, now: Time, transport: &TokenTransport) -> u64 {
+        let mut dropped = 0;
+        while let Some(h) = self.held.front() {
+            let old = transport.stale_timeout > 0 && now.saturating_sub(h.at) > transport.stale_timeout;
+            let beyond = transport.stale_bdp && self.credit > self.bdp.max(h.bytes);
+            if !(old || beyond) {
+                break;
+            }
+            self.credit -= h.bytes;
+            self.held.pop_front();
+            dropped += 1;
+        }
+        dropped
+    }
+
+    /// Spends `bytes` of credit; returns the sequence number of the token they came from.
+    fn spend(&mut self, bytes: u64) -> u32 {
+        let Some(front) = self.held.front_mut() else { return 0 };
+        let seq = front.seq;
+        let take = bytes.min(front.bytes);
+        front.bytes -= take;
+        self.credit -= take;
+        if front.bytes == 0 {
+            self.held.pop_front();
+        }
+        seq
+    }
+}
+
+/// What a receiver-driven flow may do at `now` (replaces the window check of sender-driven flows).
+pub fn send_state(f: &mut Flow, now: Time) -> SendState {
+    let (probe_due, unscheduled_end, credit) = {
+        let rd = f.rd.as_deref().expect("a receiver-driven flow");
+        (rd.probe_due, rd.unscheduled_end, rd.credit)
+    };
+    while f.rtx.front().is_some_and(|&s| s < f.snd_una) {
+        f.rtx.pop_front();
+    }
+    let resend = !f.rtx.is_empty();
+    let new_data = f.snd_nxt < f.size;
+    if !probe_due && !resend && !new_data {
+        return SendState::Idle;
+    }
+    let unscheduled = !resend && new_data && f.snd_nxt < unscheduled_end;
+    if !probe_due && !unscheduled && credit == 0 {
+        return SendState::WindowFull;
+    }
+    if f.next_tx > now {
+        return SendState::PacedUntil(f.next_tx);
+    }
+    SendState::Send
+}
+
+impl Host {
+    /// Sends flow `id`'s next packet: an Aeolus probe, an unscheduled packet, or a scheduled one that
+    /// spends a token.
+    pub(crate) fn rd_send_packet(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
+        let renv = env.rd.expect("receiver-driven run");
+        let mtu = env.link.mtu;
+        if f.rd.as_deref().is_some_and(|r| r.probe_due) {
+            self.rd_send_probe(core, env, f, id);
+            return;
+        }
+        let stale = f.rd.as_deref_mut().expect("rd flow").expire(core.now, &renv.transport);
+        core.counters.rd.tokens_stale += stale;
+        let (seq, payload, retransmit) = f.take_next_seq(mtu);
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        let scheduled = retransmit || seq >= rd.unscheduled_end;
+        let mut flags_rd = 0;
+        let mut token = 0;
+        let mut queue = env.data_queue;
+        if scheduled {
+            token = rd.spend(payload as u64);
+            core.counters.rd.tokens_used += 1;
+            core.counters.rd.scheduled_bytes += payload as u64;
+            flags_rd |= RD_SCHEDULED;
+            if rd.scheduled_queue != u64::MAX {
+                queue = rd.scheduled_queue as u8;
+            }
+        } else {
+            core.counters.rd.unscheduled_bytes += payload as u64;
+            flags_rd |= RD_UNSCHEDULED;
+            queue = renv.unscheduled_queue(f.size, env.data_queue);
+            if renv.transport.aeolus && f.snd_nxt >= rd.unscheduled_end {
+                rd.probe_due = true;
+            }
+        }
+        if std::mem::take(&mut rd.echo) {
+            flags_rd |= RD_ECHO;
+        }
+        if f.size.saturating_sub(f.snd_nxt) > rd.bdp {
+            flags_rd |= RD_MORE_BDP;
+        }
+        let packet = Packet {
+            seq,
+            sent_at: core.now,
+            delivered: f.snd_una,
+            flow: id,
+            wire: payload + env.link.header_bytes,
+            payload,
+            sack: 0,
+            dst: f.dst,
+            host_delay: 0,
+            kind: Kind::Data,
+            queue,
+            flags: if env.needs.ecn { FLAG_ECT } else { 0 },
+            int_hops: 0,
+            ingress: 0,
+            token,
+            rd: flags_rd,
+        };
+        self.rd_transmit(core, env, f, id, packet);
+        core.counters.bytes_sent += payload as u64;
+        if retransmit {
+            f.retransmitted += payload as u64;
+            core.counters.retransmitted_bytes += payload as u64;
+        }
+    }
+
+    fn rd_send_probe(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        rd.probe_due = false;
+        core.counters.rd.probes += 1;
+        let packet = Packet {
+            seq: rd.unscheduled_end,
+            sent_at: core.now,
+            delivered: 0,
+            flow: id,
+            wire: env.link.header_bytes,
+            payload: 0,
+            sack: 0,
+            dst: f.dst,
+            host_delay: 0,
+            kind: Kind::Data,
+            queue: env.data_queue,
+            flags: 0,
+            int_hops: 0,
+            ingress: 0,
+            token: 0,
+            rd: RD_PROBE,
+        };
+        self.rd_transmit(core, env, f, id, packet);
+    }
+
+    fn rd_transmit(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, packet: Packet) {
+        let wire = packet.wire;
+        let pkt = core.arena.alloc(packet);
+        self.nic.transmit(core, pkt, wire);
+        f.next_tx = core.now;
+        if !f.rto_pending && f.max_sent > f.snd_una {
+            f.rto_pending = true;
+            core.schedule(core.now + env.config.rto_min, Event::Rto { flow: id });
+        }
+    }
+
+    /// Flow `id` starts at this (sending) host: it announces itself to the receiver.
+    pub(crate) fn rd_start(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
+        let rd = f.rd.as_deref().expect("rd flow");
+        let mut rts = Self::control_packet(env, Kind::Rts, id, f.dst, f.size);
+        rts.delivered = rd.unscheduled_end;
+        rts.wire = env.rd.expect("rd run").transport.token_wire;
+        core.counters.rd.requests += 1;
+        self.queue_control(core, env, rts);
+    }
+
+    /// A token for flow `p.flow` reached its sender.
+    pub(crate) fn rd_receive_token(&mut self, core: &mut Core, f: &mut Flow, p: &Packet) {
+        let Some(rd) = f.rd.as_deref_mut() else { return };
+        let nothing_left = f.finish.is_some() || (f.snd_nxt >= f.size && f.rtx.is_empty());
+        if nothing_left {
+            core.counters.rd.tokens_wasted += 1;
+            return;
+        }
+        rd.held.push_back(Held { at: core.now, seq: p.token, bytes: p.delivered });
+        rd.credit += p.delivered;
+        rd.echo |= p.flags & FLAG_CE != 0;
+        if p.sack != 0 {
+            rd.scheduled_queue = p.sack;
+        }
+    }
+
+    /// A NACK for a receiver-driven flow: the packet at `p.sack` is queued for resending on a token.
+    pub(crate) fn rd_receive_nack(&mut self, f: &mut Flow, p: &Packet) {
+        let seq = p.sack;
+        if f.finish.is_none() && seq >= f.snd_una && seq < f.max_sent && !f.rtx.contains(&seq) {
+            f.rtx.push_back(seq);
+        }
+    }
+
+    /// A request to send reached this (receiving) host.
+    pub(crate) fn rd_receive_request(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], p: &Packet) {
+        let id = p.flow;
+        self.rd_learn(core, env, flows, id);
+        let f = &mut flows[id as usize];
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        if rd.rx_events.contains(RxEvents::REQUEST) {
+            let request = Request { at: core.now, size: rd.info.size, unscheduled_bytes: p.delivered };
+            let mut ctx = RxCtx::new(core.now);
+            if let Some(rx) = rd.rx.as_mut() {
+                rx.on_request(&request, &mut ctx);
+            }
+            self.rd_apply(core, env, flows, id, ctx.decisions());
+        }
+        self.rd_refill(core, env, flows, id);
+    }
+
+    /// The receiver learns of flow `id` (its request or first packet): starts its controller.
+    fn rd_learn(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+        let f = &mut flows[id as usize];
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        if rd.known {
+            return;
+        }
+        rd.known = true;
+        rd.last_activity = core.now;
+        rd.outstanding = rd.unscheduled_end;
+        let info = rd.info.clone();
+        let mut ctx = RxCtx::new(core.now);
+        if let Some(rx) = rd.rx.as_mut() {
+            rx.on_start(&info, &mut ctx);
+        }
+        if let Some(h) = self.rd.as_deref_mut() {
+            h.incoming.push(id);
+        }
+        self.rd_apply(core, env, flows, id, ctx.decisions());
+        self.rd_arm_check(core, env, flows, id);
+    }
+
+    /// A data packet (or trimmed header, or probe) of a receiver-driven flow reached its receiver.
+    pub(crate) fn rd_receive_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32, p: &Packet) {
+        let id = p.flow;
+        self.rd_learn(core, env, flows, id);
+        let mtu = env.link.mtu;
+        let f = &mut flows[id as usize];
+        f.rd.as_deref_mut().expect("rd flow").last_activity = core.now;
+        if p.rd & RD_PROBE != 0 {
+            self.rd_probe_arrived(core, env, f, p);
+            self.rd_refill(core, env, flows, id);
+            return;
+        }
+        let trimmed = p.rd & RD_TRIMMED != 0;
+        let mut accepted = false;
+        if trimmed {
+            let lost = f.payload_at(p.seq, mtu) as u64;
+            let rd = f.rd.as_deref_mut().expect("rd flow");
+            rd.outstanding = rd.outstanding.saturating_sub(lost);
+            self.rd_nack(core, env, f, id, p.seq);
+        } else {
+            accepted = accept(f, p, mtu);
+            let rd = f.rd.as_deref_mut().expect("rd flow");
+            if accepted {
+                rd.received += p.payload as u64;
+                rd.outstanding = rd.outstanding.saturating_sub(p.payload as u64);
+            }
+        }
+        let token_gap = self.rd_note_token(env, f, p);
+        let decisions = self.rd_on_data(core, f, p, trimmed, accepted);
+        if !trimmed && decisions.ack != sluice_cc::AckKind::Withhold {
+            self.send_ack(core, env, f, pkt, p);
+        }
+        let _ = token_gap;
+        self.rd_apply(core, env, flows, id, &decisions);
+        let f = &mut flows[id as usize];
+        if f.rcv_nxt >= f.size {
+            self.rd_receiver_done(core, env, flows, id);
+            return;
+        }
+        self.rd_refill(core, env, flows, id);
+    }
+
+    /// Tokens the data's token sequence shows lost (gaps): their grants will not bring data.
+    fn rd_note_token(&mut self, env: &HostEnv, f: &mut Flow, p: &Packet) -> u64 {
+        if p.rd & RD_SCHEDULED == 0 {
+            return 0;
+        }
+        let k = env.rd.expect("rd run").token_bytes;
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        let gap = match rd.highest_token_seen {
+            Some(h) if p.token > h + 1 => (p.token - h - 1) as u64,
+            None if p.token > 0 => p.token as u64,
+            _ => 0,
+        };
+        if rd.highest_token_seen.is_none_or(|h| p.token > h) {
+            rd.highest_token_seen = Some(p.token);
+        }
+        rd.outstanding = rd.outstanding.saturating_sub(gap * k);
+        gap
+    }
+
+    fn rd_on_data(&mut self, core: &mut Core, f: &mut Flow, p: &Packet, trimmed: bool, accepted: bool) -> RxDecisions {
+        let rcv_nxt = f.rcv_nxt;
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        let mut ctx = RxCtx::new(core.now);
+        if rd.rx_events.contains(RxEvents::DATA) {
+            let scheduled = p.rd & RD_SCHEDULED != 0;
+            let arrival = Arrival {
+                at: core.now,
+                sent_at: p.sent_at,
+                seq: p.seq,
+                bytes: p.payload,
+                wire_bytes: p.wire,
+                ce: p.flags & FLAG_CE != 0,
+                scheduled,
+                trimmed,
+                token_echo: p.rd & RD_ECHO != 0,
+                more_than_bdp: p.rd & RD_MORE_BDP != 0,
+                token_seq: scheduled.then_some(p.token as u64),
+                accepted,
+                rcv_nxt,
+                ..Arrival::default()
+            };
+            if let Some(rx) = rd.rx.as_mut() {
+                rx.on_data(&arrival, &mut ctx);
+            }
+        }
+        *ctx.decisions()
+    }
+
+    /// An Aeolus probe arrived: every unscheduled packet before it that is missing was dropped; the
+    /// receiver asks for each again (to be resent against tokens).
+    fn rd_probe_arrived(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, p: &Packet) {
+        let mtu = env.link.mtu;
+        let mut seq = f.rcv_nxt;
+        let mut missing = Vec::new();
+        while seq < p.seq.min(f.size) {
+            if !f.ooo.contains(&seq) {
+                missing.push(seq);
+            }
+            seq += f.payload_at(seq, mtu) as u64;
+        }
+        let mut lost = 0;
+        for seq in missing {
+            lost += f.payload_at(seq, mtu) as u64;
+            self.rd_nack(core, env, f, p.flow, seq);
+        }
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        rd.outstanding = rd.outstanding.saturating_sub(lost);
+    }
+
+    fn rd_nack(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, seq: u64) {
+        let mut nack = Self::control_packet(env, Kind::Nack, id, f.src, f.rcv_nxt);
+        nack.sack = seq;
+        self.queue_control(core, env, nack);
+    }
+
+    /// Applies a receiver controller's decisions for flow `id`.
+    fn rd_apply(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32, d: &RxDecisions) {
+        let f = &mut flows[id as usize];
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        if d.stop_tokens {
+            rd.stopped = true;
+        }
+        if let Some(w) = d.token_window {
+            rd.window = Some(w);
+        }
+        for (i, t) in d.set_timers.iter().enumerate() {
+            if let Some(at) = t {
+                rd.timer_gen[i] = rd.timer_gen[i].wrapping_add(1);
+                core.schedule(*at, Event::RxTimer { flow: id, id: i as u8, gen: rd.timer_gen[i] });
+            } else if d.cancel_timers[i] {
+                rd.timer_gen[i] = rd.timer_gen[i].wrapping_add(1);
+            }
+        }
+        if let Some(rate) = d.token_rate {
+            let restart = rd.token_rate == 0;
+            rd.token_rate = rate;
+            if restart && rate > 0 {
+                rd.tick_gen = rd.tick_gen.wrapping_add(1);
+                core.schedule(core.now, Event::TokenTick { flow: id, gen: rd.tick_gen });
+            }
+        }
+        for _ in 0..d.grant {
+            if !self.rd_issue(core, env, flows, id) {
+                break;
+            }
+        }
+        if d.token_window.is_some() {
+            self.rd_refill(core, env, flows, id);
+        }
+    }
+
+    /// Whether flow `id` may get another token now (not done or stopped, volume control, SRPT rank).
+    fn rd_may_grant(&self, env: &HostEnv, flows: &[Flow], id: u32) -> bool {
+        let transport = &env.rd.expect("rd run").transport;
+        let f = &flows[id as usize];
+        let rd = f.rd.as_deref().expect("rd flow");
+        if rd.done || rd.stopped || !rd.known {
+            return false;
+        }
+        if transport.volume_control && rd.outstanding >= f.size.saturating_sub(rd.received) {
+            return false;
+        }
+        !transport.srpt || self.rd_rank(flows, id) < transport.overcommit as usize
+    }
+
+    /// Flow `id`'s SRPT rank among this receiver's unfinished flows (0 = fewest bytes left).
+    fn rd_rank(&self, flows: &[Flow], id: u32) -> usize {
+        let Some(h) = self.rd.as_deref() else { return 0 };
+        let left = |i: u32| {
+            let f = &flows[i as usize];
+            (f.size.saturating_sub(f.rd.as_deref().map_or(0, |r| r.received)), i)
+        };
+        let mine = left(id);
+        h.incoming.iter().filter(|&&other| other != id && left(other) < mine).count()
+    }
+
+    /// Issues one token of flow `id` if allowed; the NIC's token pacer sends it. Returns whether it did.
+    fn rd_issue(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) -> bool {
+        if !self.rd_may_grant(env, flows, id) {
+            return false;
+        }
+        let k = env.rd.expect("rd run").token_bytes;
+        let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
+        rd.outstanding += k;
+        let h = self.rd.as_deref_mut().expect("rd host");
+        h.queue.push_back(id);
+        self.rd_pace(core, env, flows);
+        true
+    }
+
+    /// Tops flow `id`'s outstanding grants up to its token window.
+    fn rd_refill(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+        let k = env.rd.expect("rd run").token_bytes;
+        loop {
+            let rd = flows[id as usize].rd.as_deref().expect("rd flow");
+            let Some(window) = rd.window else { return };
+            let room = rd.outstanding + k <= window || rd.outstanding == 0;
+            if !room || !self.rd_issue(core, env, flows, id) {
+                return;
+            }
+        }
+    }
+
+    /// Sends queued tokens as the NIC's token pacer allows.
+    pub(crate) fn rd_pace(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+        let renv = env.rd.expect("rd run");
+        let gap = if renv.transport.host_limiter { renv.token_gap(self.nic.rate, env.link.header_bytes) } else { 0 };
+        loop {
+            let h = self.rd.as_deref_mut().expect("rd host");
+            if h.queue.is_empty() {
+                return;
+            }
+            if h.next_at > core.now {
+                if !h.pace_pending {
+                    h.pace_pending = true;
+                    core.schedule(h.next_at, Event::TokenPace { host: self.node });
+                }
+                return;
+            }
+            let id = h.queue.pop_front().expect("non-empty");
+            let f = &flows[id as usize];
+            let rd = f.rd.as_deref().expect("rd flow");
+            if rd.done {
+                continue;
+            }
+            h.next_at = core.now + gap;
+            self.rd_send_token(core, env, flows, id);
+        }
+    }
+
+    /// The token pacer's wake-up.
+    pub fn on_token_pace(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+        if let Some(h) = self.rd.as_deref_mut() {
+            h.pace_pending = false;
+        }
+        self.rd_pace(core, env, flows);
+        self.try_send(core, env, flows);
+    }
+
+    fn rd_send_token(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+        let renv = env.rd.expect("rd run");
+        let rank = if renv.transport.srpt { self.rd_rank(flows, id) } else { 0 };
+        let f = &mut flows[id as usize];
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        let mut token = Self::control_packet(env, Kind::Token, id, f.src, 0);
+        token.wire = renv.transport.token_wire;
+        token.token = rd.next_token;
+        token.delivered = renv.token_bytes;
+        token.sack = if renv.transport.priorities { renv.scheduled_queue(rank) } else { 0 };
+        token.sent_at = core.now;
+        if renv.transport.token_ecn {
+            token.flags |= FLAG_ECT;
+        }
+        rd.next_token = rd.next_token.wrapping_add(1);
+        core.counters.rd.tokens_issued += 1;
+        self.queue_control(core, env, token);
+    }
+
+    /// Flow `id`'s rate-based token generator fired.
+    pub fn on_token_tick(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32, gen: u32) {
+        let rd = flows[id as usize].rd.as_deref().expect("rd flow");
+        if rd.tick_gen != gen || rd.token_rate == 0 || rd.done {
+            return;
+        }
+        let renv = env.rd.expect("rd run");
+        let gap = serialization_ps(renv.token_bytes + env.link.header_bytes as u64, rd.token_rate);
+        self.rd_issue(core, env, flows, id);
+        core.schedule(core.now + gap.max(1), Event::TokenTick { flow: id, gen });
+        self.try_send(core, env, flows);
+    }
+
+    /// A receiver-side timer of flow `id` fired.
+    pub fn on_rx_timer(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32, timer: u8, gen: u32) {
+        let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
+        if rd.done || rd.timer_gen[timer as usize] != gen || !rd.rx_events.contains(RxEvents::TIMER) {
+            return;
+        }
+        let mut ctx = RxCtx::new(core.now);
+        if let Some(rx) = rd.rx.as_mut() {
+            rx.on_timer(TimerId(timer), &mut ctx);
+        }
+        let d = *ctx.decisions();
+        self.rd_apply(core, env, flows, id, &d);
+        self.try_send(core, env, flows);
+    }
+
+    fn rd_arm_check(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+        let timeout = env.rd.expect("rd run").transport.rx_timeout;
+        let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
+        if timeout > 0 && !rd.check_pending {
+            rd.check_pending = true;
+            core.schedule(rd.last_activity + timeout, Event::RxCheck { flow: id });
+        }
+    }
+
+    /// The receiver's loss check of flow `id`: after `rx_timeout` without arrivals it asks for the next
+    /// missing packet and forgets grants that brought nothing (ToCC's token retransmission).
+    pub fn on_rx_check(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+        let timeout = env.rd.expect("rd run").transport.rx_timeout;
+        let f = &mut flows[id as usize];
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        rd.check_pending = false;
+        if rd.done {
+            return;
+        }
+        if core.now >= rd.last_activity + timeout {
+            core.counters.rd.rx_timeouts += 1;
+            rd.outstanding = 0;
+            rd.last_activity = core.now;
+            let seq = f.rcv_nxt;
+            if seq < f.size {
+                self.rd_nack(core, env, f, id, seq);
+            }
+            self.rd_refill(core, env, flows, id);
+            if flows[id as usize].rd.as_deref().is_some_and(|r| r.token_rate == 0 && r.window.is_none()) {
+                self.rd_issue(core, env, flows, id);
+            }
+        }
+        self.rd_arm_check(core, env, flows, id);
+        self.try_send(core, env, flows);
+    }
+
+    /// Flow `id` delivered everything: its receiver stops, and flows ranked behind it may get grants.
+    fn rd_receiver_done(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+        let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
+        rd.done = true;
+        rd.rx = None;
+        let Some(h) = self.rd.as_deref_mut() else { return };
+        h.incoming.retain(|&i| i != id);
+        if env.rd.is_some_and(|r| r.transport.srpt) {
+            let waiting: Vec<u32> = h.incoming.clone();
+            for other in waiting {
+                self.rd_refill(core, env, flows, other);
+            }
+        }
+    }
+}
+
+/// Receiver-side delivery of a full data packet: in order, buffered out of order, or a duplicate.
+/// Returns whether it brought new bytes.
+fn accept(f: &mut Flow, p: &Packet, mtu: u32) -> bool {
+    if p.seq == f.rcv_nxt {
+        f.rcv_nxt += p.payload as u64;
+        while f.ooo.first() == Some(&f.rcv_nxt) {
+            f.ooo.pop_first();
+            f.rcv_nxt += f.payload_at(f.rcv_nxt, mtu) as u64;
+        }
+        true
+    } else if p.seq > f.rcv_nxt {
+        f.ooo.insert(p.seq)
+    } else {
+        false
+    }
+}
+
+/// Per-host state of the transport: the NIC's token pacer and the flows this host receives.
+#[derive(Debug, Default)]
+pub struct RdHost {
+    queue: VecDeque<u32>,
+    next_at: Time,
+    pace_pending: bool,
+    incoming: Vec<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cutoffs_split_unscheduled_bytes_evenly() {
+        // 100 flows of 1 KB and 10 of 100 KB with 10 KB unscheduled: 100 KB + 100 KB of unscheduled bytes.
+        let mut sizes = vec![1_000; 100];
+        sizes.extend([100_000; 10]);
+        let c = unscheduled_cutoffs(&sizes, 10_000, 2);
+        assert_eq!(c, vec![1_000, u64::MAX]);
+        let c = unscheduled_cutoffs(&sizes, 10_000, 4);
+        assert_eq!(c[0], 1_000);
+        assert_eq!(*c.last().unwrap(), u64::MAX);
+    }
+}
+
+/// Builds the run's transport settings and the per-host and per-switch state.
+pub(crate) fn setup(
+    transport: TokenTransport,
+    link: &crate::config::LinkConfig,
+    flows: &[Flow],
+    hosts: &mut [Host],
+    switches: &mut [crate::switch::Switch],
+    seed: u64,
+) -> RdEnv {
+    let sizes: Vec<u64> = flows.iter().filter(|f| f.stop.is_none()).map(|f| f.size).collect();
+    let line_rate = hosts.first().map_or(0, |h| h.nic.rate);
+    let base_rtt = flows.iter().map(|f| f.base_rtt).max().unwrap_or(0);
+    let env = RdEnv::new(transport, link.mtu, &sizes, line_rate, base_rtt);
+    for h in hosts.iter_mut() {
+        h.rd = Some(Box::default());
+    }
+    if env.transport.token_limiter {
+        for s in switches.iter_mut() {
+            s.rd = Some(Box::new(crate::rd_switch::RdSwitch::new(s.node, s.ports.len(), seed)));
+        }
+    }
+    env
+}
+
+/// Gives flow `f` (id `id`), starting now, its transport state and its receiver controller.
+pub(crate) fn attach(
+    f: &mut Flow,
+    id: u32,
+    factory: &dyn sluice_cc::Factory,
+    link: &crate::config::LinkConfig,
+    line_rate: Rate,
+    now: Time,
+    env: &RdEnv,
+) {
+    let info = FlowInfo {
+        flow_id: id as u64,
+        mss: link.mtu,
+        header_bytes: link.header_bytes,
+        line_rate,
+        base_rtt: f.base_rtt,
+        hops: f.hops,
+        size: f.stop.is_none().then_some(f.size),
+        start: now,
+    };
+    let rx = factory.receiver(&info);
+    f.rd = Some(Box::new(RdFlow::new(info, rx, env)));
+}
+
+impl Host {
+    /// SRPT at the sender: the ready flow with the fewest bytes left goes first.
+    pub(crate) fn rd_srpt_first(&mut self, flows: &[Flow]) {
+        let left = |i: u32| {
+            let f = &flows[i as usize];
+            (f.size.saturating_sub(f.snd_nxt), i)
+        };
+        if let Some(pos) = (0..self.ready.len()).min_by_key(|&k| left(self.ready[k])) {
+            self.ready.rotate_left(pos);
+        }
+    }
+}

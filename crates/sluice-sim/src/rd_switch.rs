@@ -1,0 +1,176 @@
+//! Switch features of the receiver-driven transport, run before a packet's normal admission:
+//! - token queues with rate limiters (ExpressPass; ToCC with ECN marking of tokens) per egress port;
+//! - payload trimming to a header forwarded at control priority (NDP);
+//! - selective dropping of unscheduled packets above a small queue (Aeolus).
+
+use std::collections::VecDeque;
+
+use sluice_core::{Rng, Time};
+
+use crate::engine::{Core, Event};
+use crate::packet::{Kind, FLAG_CE, FLAG_ECT, RD_RELEASED, RD_TRIMMED, RD_UNSCHEDULED};
+use crate::rd::RdEnv;
+use crate::switch::{Fabric, Switch};
+
+/// What the switch does with an arriving packet after the receiver-driven checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Continue with normal forwarding (the packet may have been trimmed).
+    Forward,
+    /// The packet was dropped or is held by a token limiter.
+    Consumed,
+}
+
+/// A port's token limiter: tokens wait here and leave one per gap.
+#[derive(Debug, Default)]
+struct TokenPort {
+    queue: VecDeque<u32>,
+    next_free: Time,
+    release_pending: bool,
+}
+
+/// A switch's receiver-driven state.
+#[derive(Debug)]
+pub struct RdSwitch {
+    ports: Vec<TokenPort>,
+    rng: Rng,
+}
+
+impl RdSwitch {
+    /// State for a switch `node` with `ports` egress ports.
+    pub fn new(node: u32, ports: usize, seed: u64) -> RdSwitch {
+        RdSwitch {
+            ports: (0..ports).map(|_| TokenPort::default()).collect(),
+            rng: Rng::named(seed, &format!("switch.{node}.tokens")),
+        }
+    }
+}
+
+/// Token-queue RED thresholds in token bytes: the data thresholds scaled by token size / data size
+/// (ToCC section V).
+fn token_marking(env: &RdEnv, header_bytes: u32) -> (f64, f64, f64) {
+    let t = &env.transport;
+    let scale = t.token_wire as f64 / (env.token_bytes + header_bytes as u64) as f64;
+    (t.token_kmin as f64 * scale, t.token_kmax as f64 * scale, t.token_pmax)
+}
+
+impl Switch {
+    /// The receiver-driven checks for packet `id` arriving on `in_port` for egress port `out`.
+    pub(crate) fn rd_arrive(
+        &mut self,
+        core: &mut Core,
+        fabric: &Fabric,
+        env: &RdEnv,
+        in_port: u16,
+        out: usize,
+        id: u32,
+    ) -> Verdict {
+        let p = *core.arena.get(id);
+        match p.kind {
+            Kind::Token if env.transport.token_limiter => {
+                if p.rd & RD_RELEASED != 0 {
+                    core.arena.get_mut(id).rd &= !RD_RELEASED;
+                    return Verdict::Forward;
+                }
+                self.rd_limit_token(core, fabric, env, in_port, out, id)
+            }
+            Kind::Data => self.rd_data(core, fabric, env, out, id),
+            _ => Verdict::Forward,
+        }
+    }
+
+    fn rd_data(&mut self, core: &mut Core, fabric: &Fabric, env: &RdEnv, out: usize, id: u32) -> Verdict {
+        let t = &env.transport;
+        let p = *core.arena.get(id);
+        let queued = self.ports[out].queue_bytes[p.queue as usize];
+        if t.aeolus && p.rd & RD_UNSCHEDULED != 0 && queued >= t.aeolus_threshold {
+            let stats = &mut self.ports[out].stats;
+            stats.drops += 1;
+            stats.dropped_bytes += p.payload as u64;
+            core.counters.drops += 1;
+            core.counters.bytes_dropped += p.payload as u64;
+            core.counters.rd.unscheduled_dropped += 1;
+            core.arena.free(id);
+            return Verdict::Consumed;
+        }
+        let full = (fabric.link.mtu + fabric.link.header_bytes) as u64;
+        if t.trimming && p.payload > 0 && queued >= t.trim_queue as u64 * full {
+            let q = core.arena.get_mut(id);
+            q.wire = fabric.link.header_bytes;
+            q.payload = 0;
+            q.rd |= RD_TRIMMED;
+            q.queue = fabric.config.control_queue;
+            core.counters.rd.trimmed += 1;
+        }
+        Verdict::Forward
+    }
+
+    fn rd_limit_token(
+        &mut self,
+        core: &mut Core,
+        fabric: &Fabric,
+        env: &RdEnv,
+        in_port: u16,
+        out: usize,
+        id: u32,
+    ) -> Verdict {
+        let gap = env.token_gap(self.ports[out].rate, fabric.link.header_bytes);
+        let marking = env.transport.token_ecn.then(|| token_marking(env, fabric.link.header_bytes));
+        let capacity = env.transport.limiter_capacity as usize;
+        let wire = env.transport.token_wire as f64;
+        let rd = self.rd.as_deref_mut().expect("token limiter state");
+        let port = &mut rd.ports[out];
+        if port.queue.len() >= capacity {
+            core.counters.rd.tokens_dropped += 1;
+            self.ports[out].stats.drops += 1;
+            core.counters.drops += 1;
+            core.arena.free(id);
+            return Verdict::Consumed;
+        }
+        if let Some((kmin, kmax, pmax)) = marking {
+            let q = port.queue.len() as f64 * wire;
+            let p = if q <= kmin {
+                0.0
+            } else if q > kmax {
+                1.0
+            } else {
+                pmax * (q - kmin) / (kmax - kmin).max(1.0)
+            };
+            let packet = core.arena.get_mut(id);
+            if p > 0.0 && packet.flags & FLAG_ECT != 0 && (p >= 1.0 || rd.rng.next_f64() < p) {
+                packet.flags |= FLAG_CE;
+                core.counters.rd.tokens_marked += 1;
+            }
+        }
+        if port.queue.is_empty() && port.next_free <= core.now {
+            port.next_free = core.now + gap;
+            return Verdict::Forward;
+        }
+        core.arena.get_mut(id).ingress = in_port;
+        port.queue.push_back(id);
+        if !port.release_pending {
+            port.release_pending = true;
+            core.schedule(port.next_free.max(core.now), Event::TokenRelease { node: self.node, port: out as u16 });
+        }
+        Verdict::Consumed
+    }
+
+    /// The token limiter of `port` releases its next token.
+    pub fn on_token_release(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
+        let Some(env) = fabric.rd else { return };
+        let gap = env.token_gap(self.ports[port as usize].rate, fabric.link.header_bytes);
+        let rd = self.rd.as_deref_mut().expect("token limiter state");
+        let tp = &mut rd.ports[port as usize];
+        tp.release_pending = false;
+        let Some(id) = tp.queue.pop_front() else { return };
+        tp.next_free = core.now + gap;
+        if !tp.queue.is_empty() {
+            tp.release_pending = true;
+            core.schedule(tp.next_free, Event::TokenRelease { node: self.node, port });
+        }
+        let packet = core.arena.get_mut(id);
+        packet.rd |= RD_RELEASED;
+        let in_port = packet.ingress;
+        self.receive(core, fabric, in_port, id);
+    }
+}
