@@ -27,7 +27,7 @@ impl NdpConfig {
     /// NDP's transport: a one-BDP first window (csg-htsim examples: 23 packets of 1500 B, about one BDP of
     /// their fabric), trimming at 8 packets (paper section 3.1), spraying, the receiver's pull pacer,
     /// pulls only while the message has bytes left (ToCC Table I: NDP has total volume control), pulls
-    /// never expire.
+    /// never expire, an ACK per packet (`ndp.cpp` `NdpSink::receivePacket`).
     pub fn defaults() -> NdpConfig {
         NdpConfig {
             transport: TokenTransport {
@@ -38,6 +38,7 @@ impl NdpConfig {
                 host_limiter: true,
                 volume_control: true,
                 stale_timeout: 0,
+                ack_every_packet: true,
                 ..TokenTransport::default()
             },
         }

@@ -156,6 +156,11 @@ pub struct TokenTransport {
     /// simulator's minimum RTO).
     #[serde(with = "sluice_core::serde_units::duration")]
     pub rx_timeout: Time,
+    /// The receiver acknowledges every data packet (NDP's per-packet ACK); otherwise only the flow's last
+    /// byte is acknowledged and lost data is asked for by NACK (ExpressPass, Homa and ToCC carry no
+    /// per-packet acknowledgments, which would take reverse bandwidth the token limiters do not count).
+    /// Default off.
+    pub ack_every_packet: bool,
 }
 
 impl Default for TokenTransport {
@@ -183,6 +188,7 @@ impl Default for TokenTransport {
             token_kmax: 85_000,
             token_pmax: 0.2,
             rx_timeout: 1_000 * PS_PER_US,
+            ack_every_packet: false,
         }
     }
 }

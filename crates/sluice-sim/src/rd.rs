@@ -21,7 +21,7 @@ use crate::packet::{
 };
 
 /// What the receiver-driven transport did in a run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RdCounters {
     /// Requests to send.
     pub requests: u64,
@@ -355,10 +355,8 @@ impl Host {
         let pkt = core.arena.alloc(packet);
         self.nic.transmit(core, pkt, wire);
         f.next_tx = core.now;
-        if !f.rto_pending && f.max_sent > f.snd_una {
-            f.rto_pending = true;
-            core.schedule(core.now + env.config.rto_min, Event::Rto { flow: id });
-        }
+        // No sender timeout: the receiver detects what is missing (`on_rx_check`).
+        let _ = (env, id);
     }
 
     /// Flow `id` starts at this (sending) host: it announces itself to the receiver.
@@ -463,7 +461,13 @@ impl Host {
         }
         let token_gap = self.rd_note_token(env, f, p);
         let decisions = self.rd_on_data(core, f, p, trimmed, accepted);
-        if !trimmed && decisions.ack != sluice_cc::AckKind::Withhold {
+        let every = env.rd.expect("rd run").transport.ack_every_packet;
+        let ack = match decisions.ack {
+            sluice_cc::AckKind::Withhold => false,
+            sluice_cc::AckKind::Default => every || f.rcv_nxt >= f.size,
+            _ => true,
+        };
+        if !trimmed && ack {
             self.send_ack(core, env, f, pkt, p);
         }
         let _ = token_gap;

@@ -479,7 +479,9 @@ impl Parts<'_> {
         let o = self.observe;
         let s = &mut *self.samples;
         for (i, f) in o.throughput_flows.iter().enumerate() {
-            let acked = self.flows[*f as usize].snd_una;
+            let flow = &self.flows[*f as usize];
+            // A receiver-driven flow's sender hears only of the last byte: count what the receiver has.
+            let acked = if flow.rd.is_some() { flow.rcv_nxt.max(flow.snd_una) } else { flow.snd_una };
             s.series[i].samples.push((now, acked - s.last_flow_bytes[i]));
             s.last_flow_bytes[i] = acked;
         }
@@ -573,12 +575,13 @@ fn start_controller(core: &mut Core, link: &LinkConfig, line_rate: u64, factory:
 }
 
 fn flow_record(id: usize, f: &Flow) -> FlowRecord {
+    let delivered = if f.rd.is_some() { f.rcv_nxt.max(f.snd_una) } else { f.snd_una };
     FlowRecord {
         id: id as u64,
         src: f.src,
         dst: f.dst,
-        size: if f.stop.is_some() { f.snd_una } else { f.size },
-        delivered: f.snd_una,
+        size: if f.stop.is_some() { delivered } else { f.size },
+        delivered,
         start: f.start,
         finish: f.finish,
         ideal_fct: f.ideal_fct,

@@ -73,6 +73,21 @@ fn plane_summary(resolved: &Resolved, output: &SimOutput) -> serde_json::Value {
     value
 }
 
+/// The token transport's counters with the study's ratios: tokens dropped and wasted per token issued,
+/// data bytes dropped per byte sent.
+fn receiver_driven_summary(output: &SimOutput) -> serde_json::Value {
+    let c = &output.counters.rd;
+    let per_token = |n: u64| sluice_results::round6(n as f64 / c.tokens_issued.max(1) as f64);
+    let mut value = serde_json::to_value(c).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.insert("token_drop_ratio".into(), per_token(c.tokens_dropped).into());
+        map.insert("token_waste_ratio".into(), per_token(c.tokens_wasted + c.tokens_stale).into());
+        let sent = output.run.bytes_sent.max(1) as f64;
+        map.insert("data_drop_ratio".into(), sluice_results::round6(output.run.bytes_dropped as f64 / sent).into());
+    }
+    value
+}
+
 /// Runs `resolved`, calling `progress` now and then, and writes every output file into `out_dir`
 /// (atomically: the directory appears complete or not at all). `out_dir = None` writes nothing.
 pub fn run_scenario(
@@ -89,6 +104,9 @@ pub fn run_scenario(
     let mut summary = Summary::compute(&output.flows, &output.ports, &output.switches, &output.run, &buckets);
     summary.extra.insert("plane".into(), plane_summary(resolved, &output));
     summary.extra.insert("switch_notifications".into(), output.counters.notifications.into());
+    if output.counters.rd != sluice_sim::rd::RdCounters::default() {
+        summary.extra.insert("receiver_driven".into(), receiver_driven_summary(&output));
+    }
     summary.wall_seconds = wall_seconds;
     if let Some(dir) = out_dir {
         let scenario_toml = resolved_toml(resolved);
