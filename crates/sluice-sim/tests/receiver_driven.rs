@@ -212,3 +212,29 @@ fn receiver_driven_runs_are_deterministic() {
         assert_eq!(fin(&a), fin(&b), "{algorithm}");
     }
 }
+
+/// Stale tokens: two receivers pace credits at full rate to one sender with no switch limiter, so the
+/// sender gets twice what it can send and its held tokens age; tokens held past the timeout are
+/// discarded (and none are with the timeout off), and so are tokens beyond one BDP of grants per flow.
+#[test]
+fn stale_tokens_are_discarded_by_age_or_beyond_one_bdp() {
+    let run = |extra: &[(&str, toml::Value)]| {
+        let end = time("1ms");
+        let mut r = Run::new(star(3, "100Gbps", "1us"), "expresspass");
+        let mut p = vec![("token_limiter", false.into())];
+        p.extend(extra.iter().cloned());
+        r.params = params(&p);
+        r = r.long_flow(0, 1, 0, end + time("1ms")).long_flow(0, 2, 0, end + time("1ms"));
+        r.stop = StopRule { duration: Some(end), time_limit: end };
+        r.run()
+    };
+    let aged = run(&[("stale_timeout", "50us".into())]);
+    assert!(rd(&aged).tokens_stale > 100, "{:?}", rd(&aged));
+    let kept = run(&[("stale_timeout", "0us".into())]);
+    assert_eq!(rd(&kept).tokens_stale, 0);
+    let bounded = run(&[("stale_timeout", "0us".into()), ("stale_bdp", true.into())]);
+    assert!(rd(&bounded).tokens_stale > 100, "{:?}", rd(&bounded));
+    // Discarded credits look lost to the receivers (gaps in the credit sequence), so ExpressPass's
+    // feedback slows the credit rate: fewer credits are issued than when the sender hoards them.
+    assert!(rd(&aged).tokens_issued < rd(&kept).tokens_issued, "{:?} vs {:?}", rd(&aged), rd(&kept));
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The receiver-driven study (docs/receiver-driven.md): every preset and DCQCN, TIMELY and HPCC on the
+# anatomy paper's 160-host leaf-spine with four workloads and the incast mix, the design-point
+# ablations behind findings 1-5, the non-blocking and 10 Gbps fabrics, and the 8-flow convergence case.
+# Results go to results/receiver/<case>/<algorithm>; scripts/receiver_tables.py turns them into tables.
+#
+#   scripts/receiver_study.sh [main|ablation|fabrics|converge|all]   (default all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SLUICE=${SLUICE:-target/release/sluice}
+OUT=results/receiver
+TOKEN="expresspass ep_aeolus homa ndp tocc tocc_nounsched"
+RCC="dcqcn timely hpcc"
+
+# Token schemes run on a lossy shared buffer (the paper's buffer model); NDP and Aeolus keep their own
+# small thresholds; Homa gets the paper's 35 MB buffer; sender-driven schemes run lossless with PFC.
+run() { # case algorithm scenario extra-args...
+    local case=$1 alg=$2 scenario=$3; shift 3
+    local args=(--set cc.algorithm="$alg")
+    case $alg in
+        homa) args+=(--set switch.pfc.enabled=false --set switch.buffer=35MB) ;;
+        expresspass|ep_aeolus|ndp|tocc|tocc_nounsched) args+=(--set switch.pfc.enabled=false) ;;
+    esac
+    rm -rf "$OUT/$case/$alg"
+    "$SLUICE" run "$scenario" "${args[@]}" "$@" --out "$OUT/$case/$alg" > /dev/null
+    echo "$case $alg done"
+}
+
+main() {
+    for wl in memcached webserver cache_follower websearch; do
+        local duration=200us
+        case $wl in memcached) duration=10us ;; websearch) duration=1ms ;; esac
+        for alg in $TOKEN $RCC; do
+            run "$wl" "$alg" scenarios/receiver/study160.toml --set workload.0.cdf=$wl --set workload.0.duration=$duration
+        done
+    done
+    for alg in $TOKEN $RCC; do
+        run incast "$alg" scenarios/receiver/study160_incast.toml
+    done
+}
+
+ablation() {
+    # Finding 3: token rate limiters; finding 4: total volume control; finding 5: token CC.
+    for wl in webserver cache_follower; do
+        local s=scenarios/receiver/study160.toml w=(--set workload.0.cdf=$wl)
+        run "ablation-$wl" tocc "$s" "${w[@]}"
+        run "ablation-$wl" tocc_nounsched "$s" "${w[@]}"
+        mkdir -p "$OUT/ablation-$wl"
+        run "ablation-$wl" tocc "$s" "${w[@]}" --set cc.params.token_limiter=false \
+            --set cc.params.token_cc=false --set cc.params.token_ecn=false \
+            && mv "$OUT/ablation-$wl/tocc" "$OUT/ablation-$wl/tocc-no-limiter"
+        run "ablation-$wl" tocc "$s" "${w[@]}" --set cc.params.volume_control=false \
+            && mv "$OUT/ablation-$wl/tocc" "$OUT/ablation-$wl/tocc-no-volume-control"
+        run "ablation-$wl" tocc "$s" "${w[@]}" --set cc.params.token_cc=false --set cc.params.token_ecn=false \
+            && mv "$OUT/ablation-$wl/tocc" "$OUT/ablation-$wl/tocc-no-token-cc"
+        run "ablation-$wl" tocc "$s" "${w[@]}"
+    done
+}
+
+fabrics() {
+    for alg in $TOKEN $RCC; do
+        run nonblocking "$alg" scenarios/receiver/study160.toml --set topology.uplink_rate=400Gbps
+        run 10g "$alg" scenarios/receiver/study160_incast.toml --set topology.host_rate=10Gbps
+    done
+}
+
+converge() {
+    run converge tocc scenarios/receiver/converge8.toml --set cc.params.token_cc=false --set cc.params.token_ecn=false
+    run converge dcqcn scenarios/receiver/converge8.toml --set cc.params.variant=hpcc \
+        && mv "$OUT/converge/dcqcn" "$OUT/converge/dcqcn-hpcc"
+    run converge dcqcn scenarios/receiver/converge8.toml --set cc.params.variant=paper \
+        && mv "$OUT/converge/dcqcn" "$OUT/converge/dcqcn-paper"
+}
+
+what=${1:-all}
+case $what in
+    main) main ;; ablation) ablation ;; fabrics) fabrics ;; converge) converge ;;
+    all) main; ablation; converge; fabrics ;;
+    *) echo "usage: $0 [main|ablation|fabrics|converge|all]" >&2; exit 2 ;;
+esac
