@@ -182,7 +182,7 @@ impl Tocc {
 
     /// The token window in bytes.
     pub fn window(&self) -> u64 {
-        self.window as u64
+        self.window.round() as u64
     }
 
     fn cut(&mut self, now: Time) -> bool {

@@ -577,6 +577,9 @@ fn delivery_rate(bytes: u64, interval: Time) -> Option<sluice_core::Rate> {
 /// Records that flow `f` has delivered everything and releases its controller.
 pub fn finish(core: &mut Core, f: &mut Flow) {
     core.counters.flows_finished += 1;
+    if let Some(rd) = f.rd.as_deref() {
+        core.counters.rd.tokens_wasted += rd.held_tokens();
+    }
     f.finish = Some(core.now);
     f.cc = None;
     for gen in &mut f.timer_gen {

@@ -129,7 +129,10 @@ pub fn unscheduled_cutoffs(sizes: &[u64], unscheduled: u64, levels: usize) -> Ve
 struct Held {
     at: Time,
     seq: u32,
-    bytes: u64,
+    /// Packets it still lets the sender send (a token of K bytes grants K/MTU packets, rounded up).
+    packets: u32,
+    /// Some of its packets were sent.
+    used: bool,
 }
 
 /// Per-flow state of the transport: the sender's tokens and the receiver's controller and grants.
@@ -200,9 +203,14 @@ impl RdFlow {
         self.unscheduled_end
     }
 
-    /// Bytes granted and not yet spent at the sender.
+    /// Packets granted and not yet sent at the sender.
     pub fn credit(&self) -> u64 {
         self.credit
+    }
+
+    /// Tokens the sender holds without having spent any of them.
+    pub fn held_tokens(&self) -> u64 {
+        self.held.iter().filter(|h| !h.used).count() as u64
     }
 
     /// Drops held tokens that are stale at `now`; returns how many.
@@ -210,28 +218,30 @@ impl RdFlow {
         let mut dropped = 0;
         while let Some(h) = self.held.front() {
             let old = transport.stale_timeout > 0 && now.saturating_sub(h.at) > transport.stale_timeout;
-            let beyond = transport.stale_bdp && self.credit > self.bdp.max(h.bytes);
+            let granted = self.credit * self.info.mss as u64;
+            let beyond = transport.stale_bdp && granted > self.bdp.max(h.packets as u64 * self.info.mss as u64);
             if !(old || beyond) {
                 break;
             }
-            self.credit -= h.bytes;
+            self.credit -= h.packets as u64;
+            dropped += u64::from(!h.used);
             self.held.pop_front();
-            dropped += 1;
         }
         dropped
     }
 
-    /// Spends `bytes` of credit; returns the sequence number of the token they came from.
-    fn spend(&mut self, bytes: u64) -> u32 {
-        let Some(front) = self.held.front_mut() else { return 0 };
-        let seq = front.seq;
-        let take = bytes.min(front.bytes);
-        front.bytes -= take;
-        self.credit -= take;
-        if front.bytes == 0 {
+    /// Spends one packet of credit; returns the sequence number of the token it came from and whether
+    /// this is the token's first packet.
+    fn spend(&mut self) -> (u32, bool) {
+        let Some(front) = self.held.front_mut() else { return (0, false) };
+        let (seq, first) = (front.seq, !front.used);
+        front.used = true;
+        front.packets -= 1;
+        self.credit -= 1;
+        if front.packets == 0 {
             self.held.pop_front();
         }
-        seq
+        (seq, first)
     }
 }
 
@@ -278,8 +288,9 @@ impl Host {
         let mut token = 0;
         let mut queue = env.data_queue;
         if scheduled {
-            token = rd.spend(payload as u64);
-            core.counters.rd.tokens_used += 1;
+            let (seq, first) = rd.spend();
+            token = seq;
+            core.counters.rd.tokens_used += u64::from(first);
             core.counters.rd.scheduled_bytes += payload as u64;
             flags_rd |= RD_SCHEDULED;
             if rd.scheduled_queue != u64::MAX {
@@ -372,13 +383,15 @@ impl Host {
     /// A token for flow `p.flow` reached its sender.
     pub(crate) fn rd_receive_token(&mut self, core: &mut Core, f: &mut Flow, p: &Packet) {
         let Some(rd) = f.rd.as_deref_mut() else { return };
-        let nothing_left = f.finish.is_some() || (f.snd_nxt >= f.size && f.rtx.is_empty());
-        if nothing_left {
+        // A token for a flow with nothing unsent is still held: a NACK it overtook may need it. Tokens
+        // held when the flow finishes count as wasted (`held_tokens`).
+        if f.finish.is_some() {
             core.counters.rd.tokens_wasted += 1;
             return;
         }
-        rd.held.push_back(Held { at: core.now, seq: p.token, bytes: p.delivered });
-        rd.credit += p.delivered;
+        let packets = p.delivered.div_ceil(rd.info.mss as u64).max(1) as u32;
+        rd.held.push_back(Held { at: core.now, seq: p.token, packets, used: false });
+        rd.credit += packets as u64;
         rd.echo |= p.flags & FLAG_CE != 0;
         if p.sack != 0 {
             rd.scheduled_queue = p.sack;
@@ -622,8 +635,11 @@ impl Host {
             return false;
         }
         let k = env.rd.expect("rd run").token_bytes;
-        let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
-        rd.outstanding += k;
+        let f = &mut flows[id as usize];
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        // A token brings at most the bytes still missing (a flow's last packet may be short).
+        let missing = f.size.saturating_sub(rd.received + rd.outstanding);
+        rd.outstanding += if missing > 0 { k.min(missing) } else { k };
         let h = self.rd.as_deref_mut().expect("rd host");
         h.queue.push_back(id);
         self.rd_pace(core, env, flows);
