@@ -12,7 +12,7 @@
 //! the datapath's SRPT and priority settings ([`TokenTransport::srpt`], [`TokenTransport::priorities`]).
 
 use serde::{Deserialize, Serialize};
-use sluice_core::Rate;
+use sluice_core::{Rate, PS_PER_US};
 
 use crate::api::{FlowInfo, Needs};
 use crate::receiver::{ReceiverControl, RxCtx, RxEvents};
@@ -36,7 +36,9 @@ impl HomaConfig {
     /// Homa's transport: one RTTbytes unscheduled, SRPT at both ends, 8 strict priorities (7 for data),
     /// overcommitment 4 (homaTransportConfig.ini: `numSendersToKeepGranted` = number of scheduled
     /// priorities, 4 for the all-RPC workload), grants paced at the NIC rate (`grantTimer`), no switch
-    /// limiter, grants only up to the message length (volume control), grants never expire.
+    /// limiter, grants only up to the message length (volume control), grants never expire, and a
+    /// receiver asks for missing data after 2 ms without progress (PlatformLab/HomaModule
+    /// `homa_utils.c`: `resend_ticks = 2` ticks of the 1 ms Homa timer).
     pub fn defaults() -> HomaConfig {
         HomaConfig {
             rtt_bytes: 0,
@@ -46,6 +48,7 @@ impl HomaConfig {
                 host_limiter: true,
                 volume_control: true,
                 stale_timeout: 0,
+                rx_timeout: 2_000 * PS_PER_US,
                 srpt: true,
                 overcommit: 4,
                 priorities: true,

@@ -8,7 +8,7 @@
 //! next pull.
 
 use serde::{Deserialize, Serialize};
-use sluice_core::Rate;
+use sluice_core::{Rate, PS_PER_US};
 
 use crate::api::Needs;
 use crate::receiver::{Arrival, ReceiverControl, RxCtx, RxEvents};
@@ -27,7 +27,8 @@ impl NdpConfig {
     /// NDP's transport: a one-BDP first window (csg-htsim examples: 23 packets of 1500 B, about one BDP of
     /// their fabric), trimming at 8 packets (paper section 3.1), spraying, the receiver's pull pacer,
     /// pulls only while the message has bytes left (ToCC Table I: NDP has total volume control), pulls
-    /// never expire, an ACK per packet (`ndp.cpp` `NdpSink::receivePacket`).
+    /// never expire, an ACK per packet (`ndp.cpp` `NdpSink::receivePacket`), and a loss timeout of 5 ms (the
+    /// minimum RTO of csg-htsim `ndp.cpp`; headers report nearly every loss long before).
     pub fn defaults() -> NdpConfig {
         NdpConfig {
             transport: TokenTransport {
@@ -39,6 +40,7 @@ impl NdpConfig {
                 volume_control: true,
                 stale_timeout: 0,
                 ack_every_packet: true,
+                rx_timeout: 5_000 * PS_PER_US,
                 ..TokenTransport::default()
             },
         }

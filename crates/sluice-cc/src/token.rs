@@ -152,8 +152,9 @@ pub struct TokenTransport {
     /// RED Pmax of the token queue. Default 0.2 (ToCC appendix B).
     pub token_pmax: f64,
     /// A receiver that has heard nothing of an unfinished flow for this long asks for the missing data
-    /// again and re-issues its grants (ToCC section V, packet loss handling). Default 1 ms (the
-    /// simulator's minimum RTO).
+    /// again and re-issues its grants (ToCC section V, packet loss handling: PSNs and a timeout; the
+    /// paper gives no value). Default 250 us: a sender discards a token it held for `stale_timeout`
+    /// (200 us), so a grant unanswered for that long plus a margin for token queuing is lost.
     #[serde(with = "sluice_core::serde_units::duration")]
     pub rx_timeout: Time,
     /// The receiver acknowledges every data packet (NDP's per-packet ACK); otherwise only the flow's last
@@ -187,7 +188,7 @@ impl Default for TokenTransport {
             token_kmin: 22_000,
             token_kmax: 85_000,
             token_pmax: 0.2,
-            rx_timeout: 1_000 * PS_PER_US,
+            rx_timeout: 250 * PS_PER_US,
             ack_every_packet: false,
         }
     }

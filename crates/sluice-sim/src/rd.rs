@@ -159,7 +159,6 @@ pub struct RdFlow {
     outstanding: u64,
     received: u64,
     next_token: u32,
-    highest_token_seen: Option<u32>,
     timer_gen: [u32; MAX_TIMERS],
     last_activity: Time,
     check_pending: bool,
@@ -191,7 +190,6 @@ impl RdFlow {
             outstanding: 0,
             received: 0,
             next_token: 0,
-            highest_token_seen: None,
             timer_gen: [0; MAX_TIMERS],
             last_activity: 0,
             check_pending: false,
@@ -472,7 +470,6 @@ impl Host {
                 rd.outstanding = rd.outstanding.saturating_sub(p.payload as u64);
             }
         }
-        let token_gap = self.rd_note_token(env, f, p);
         let decisions = self.rd_on_data(core, f, p, trimmed, accepted);
         let every = env.rd.expect("rd run").transport.ack_every_packet;
         let ack = match decisions.ack {
@@ -483,7 +480,6 @@ impl Host {
         if !trimmed && ack {
             self.send_ack(core, env, f, pkt, p);
         }
-        let _ = token_gap;
         self.rd_apply(core, env, flows, id, &decisions);
         let f = &mut flows[id as usize];
         if f.rcv_nxt >= f.size {
@@ -491,25 +487,6 @@ impl Host {
             return;
         }
         self.rd_refill(core, env, flows, id);
-    }
-
-    /// Tokens the data's token sequence shows lost (gaps): their grants will not bring data.
-    fn rd_note_token(&mut self, env: &HostEnv, f: &mut Flow, p: &Packet) -> u64 {
-        if p.rd & RD_SCHEDULED == 0 {
-            return 0;
-        }
-        let k = env.rd.expect("rd run").token_bytes;
-        let rd = f.rd.as_deref_mut().expect("rd flow");
-        let gap = match rd.highest_token_seen {
-            Some(h) if p.token > h + 1 => (p.token - h - 1) as u64,
-            None if p.token > 0 => p.token as u64,
-            _ => 0,
-        };
-        if rd.highest_token_seen.is_none_or(|h| p.token > h) {
-            rd.highest_token_seen = Some(p.token);
-        }
-        rd.outstanding = rd.outstanding.saturating_sub(gap * k);
-        gap
     }
 
     fn rd_on_data(&mut self, core: &mut Core, f: &mut Flow, p: &Packet, trimmed: bool, accepted: bool) -> RxDecisions {
@@ -747,12 +724,16 @@ impl Host {
         let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
         if timeout > 0 && !rd.check_pending {
             rd.check_pending = true;
-            core.schedule(rd.last_activity + timeout, Event::RxCheck { flow: id });
+            // Never in the past: a flow waiting for grants is checked again one timeout later.
+            let due = rd.last_activity + timeout;
+            let at = if due > core.now { due } else { core.now + timeout };
+            core.schedule(at, Event::RxCheck { flow: id });
         }
     }
 
-    /// The receiver's loss check of flow `id`: after `rx_timeout` without arrivals it asks for the next
-    /// missing packet and forgets grants that brought nothing (ToCC's token retransmission).
+    /// The receiver's loss check of flow `id`: after `rx_timeout` without arrivals while grants or
+    /// unscheduled bytes are outstanding, it asks for the next missing packet and forgets the grants that
+    /// brought nothing (ToCC's token retransmission).
     pub fn on_rx_check(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
         let timeout = env.rd.expect("rd run").transport.rx_timeout;
         let f = &mut flows[id as usize];
@@ -761,7 +742,9 @@ impl Host {
         if rd.done {
             return;
         }
-        if core.now >= rd.last_activity + timeout {
+        // A flow with nothing granted or announced outstanding is waiting for its turn (SRPT), not loss.
+        let waiting_for_grants = rd.outstanding == 0 && (rd.window.is_some() || rd.token_rate > 0);
+        if core.now >= rd.last_activity + timeout && !waiting_for_grants {
             core.counters.rd.rx_timeouts += 1;
             rd.outstanding = 0;
             rd.last_activity = core.now;
