@@ -803,23 +803,6 @@ pub struct RdHost {
     incoming: Vec<u32>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cutoffs_split_unscheduled_bytes_evenly() {
-        // 100 flows of 1 KB and 10 of 100 KB with 10 KB unscheduled: 100 KB + 100 KB of unscheduled bytes.
-        let mut sizes = vec![1_000; 100];
-        sizes.extend([100_000; 10]);
-        let c = unscheduled_cutoffs(&sizes, 10_000, 2);
-        assert_eq!(c, vec![1_000, u64::MAX]);
-        let c = unscheduled_cutoffs(&sizes, 10_000, 4);
-        assert_eq!(c[0], 1_000);
-        assert_eq!(*c.last().unwrap(), u64::MAX);
-    }
-}
-
 /// Builds the run's transport settings and the per-host and per-switch state.
 pub(crate) fn setup(
     transport: TokenTransport,
@@ -878,5 +861,22 @@ impl Host {
         if let Some(pos) = (0..self.ready.len()).min_by_key(|&k| left(self.ready[k])) {
             self.ready.rotate_left(pos);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cutoffs_split_unscheduled_bytes_evenly() {
+        // 100 flows of 1 KB and 10 of 100 KB with 10 KB unscheduled: 100 KB + 100 KB of unscheduled bytes.
+        let mut sizes = vec![1_000; 100];
+        sizes.extend([100_000; 10]);
+        let c = unscheduled_cutoffs(&sizes, 10_000, 2);
+        assert_eq!(c, vec![1_000, u64::MAX]);
+        let c = unscheduled_cutoffs(&sizes, 10_000, 4);
+        assert_eq!(c[0], 1_000);
+        assert_eq!(*c.last().unwrap(), u64::MAX);
     }
 }
