@@ -60,7 +60,7 @@ impl TryFrom<String> for Unscheduled {
             "bdp" => Ok(Unscheduled::Bdp),
             other => sluice_core::parse_size(other)
                 .map(Unscheduled::Bytes)
-                .map_err(|e| format!("expected \"none\", \"bdp\" or a size such as \"64KB\" ({e})")),
+                .map_err(|e| format!("expected \"none\", \"bdp\" or a size such as \"64KB\" for `unscheduled` ({e})")),
         }
     }
 }

@@ -649,6 +649,22 @@ fn bad_algorithm_parameters_name_the_parameter() {
 }
 
 #[test]
+fn bad_token_transport_parameters_are_located() {
+    let params = "algorithm = \"tocc\"\n[cc.params]\nunscheduled = \"lots\"\n";
+    let text = replace(POISSON, "algorithm = \"dcqcn\"\n", params);
+    let message = rejected(&text, &[]);
+    let at = format!("bad.toml:{}: cc.params.unscheduled: ", line_of(&text, "unscheduled"));
+    assert_message(&message, &at, &["none", "bdp"]);
+
+    let text = replace(POISSON, "algorithm = \"dcqcn\"\n", "algorithm = \"homa\"\n[cc.params]\novercommit = 0\n");
+    let message = rejected(&text, &[]);
+    assert_message(&message, &format!("bad.toml:{}: cc.params.overcommit: ", line_of(&text, "overcommit")), &["srpt"]);
+
+    let message = rejected(POISSON, &["--set", "cc.algorithm=ndp", "--set", "cc.params.trim_queue=0"]);
+    assert_message(&message, "--set cc.params.trim_queue=0: cc.params.trim_queue: ", &["trimming"]);
+}
+
+#[test]
 fn malformed_set_arguments_are_named() {
     let message = rejected(POISSON, &["--set", "topology.k"]);
     assert_message(&message, "--set topology.k: ", &["KEY=VALUE"]);
