@@ -36,3 +36,4 @@ pub use api::{
 };
 pub use receiver::{AckKind, Arrival, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents};
 pub use registry::{lookup, registry, Algorithm, Control, Factory, ParamError};
+pub use token::{TokenTransport, Unscheduled};
