@@ -5,6 +5,7 @@
 # Results go to results/receiver/<case>/<algorithm>; scripts/receiver_tables.py turns them into tables.
 #
 #   scripts/receiver_study.sh [main|ablation|fabrics|converge|all]   (default all)
+#   ONLY="tocc tocc_nounsched" scripts/receiver_study.sh main          (only these schemes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SLUICE=${SLUICE:-target/release/sluice}
@@ -16,6 +17,7 @@ RCC="dcqcn timely hpcc"
 # small thresholds; Homa gets the paper's 35 MB buffer; sender-driven schemes run lossless with PFC.
 run() { # case algorithm scenario extra-args...
     local case=$1 alg=$2 scenario=$3; shift 3
+    if [[ -n ${ONLY:-} && " $ONLY " != *" $alg "* ]]; then return 0; fi
     local args=(--set cc.algorithm="$alg")
     case $alg in
         homa) args+=(--set switch.pfc.enabled=false --set switch.buffer=35MB) ;;

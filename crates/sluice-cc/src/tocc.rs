@@ -66,8 +66,11 @@ pub struct ToccConfig {
 
 impl ToccConfig {
     /// ToCC with a one-BDP unscheduled phase: switch token limiters whose queues hold tokens rather than
-    /// drop them (section V: "ToCC lets tokens queue at the network bottleneck"; capacity 1000 tokens, far
-    /// above what data-driven generation queues), token ECN marking, volume control, host limiter.
+    /// drop them (section V: "ToCC lets tokens queue at the network bottleneck"; capacity 10,000 tokens,
+    /// 840 KB, so that only pathological bursts of requests overflow it), token ECN marking, volume
+    /// control, host limiter. Lost tokens are rare, so the receiver's loss timeout is long: 2 ms, above the
+    /// longest token queue (10,000 tokens at the 100 Gbps limiter, 0.93 ms) plus the deepest data queue
+    /// of the study (about 4 MB, 0.3 ms); the paper gives no value.
     pub fn defaults() -> ToccConfig {
         ToccConfig {
             token_cc: true,
@@ -82,7 +85,8 @@ impl ToccConfig {
             transport: TokenTransport {
                 unscheduled: Unscheduled::Bdp,
                 token_limiter: true,
-                limiter_capacity: 1000,
+                limiter_capacity: 10_000,
+                rx_timeout: 2_000 * PS_PER_US,
                 host_limiter: true,
                 volume_control: true,
                 token_ecn: true,
