@@ -28,6 +28,10 @@ run() { # case algorithm scenario extra-args...
     echo "$case $alg done"
 }
 
+rename() { # case from to: keeps a variant's results under its own name
+    if [[ -d $OUT/$1/$2 ]]; then rm -rf "$OUT/$1/$3"; mv "$OUT/$1/$2" "$OUT/$1/$3"; fi
+}
+
 main() {
     for wl in memcached webserver cache_follower websearch; do
         local duration=200us
@@ -47,14 +51,13 @@ ablation() {
         local s=scenarios/receiver/study160.toml w=(--set workload.0.cdf=$wl)
         run "ablation-$wl" tocc "$s" "${w[@]}"
         run "ablation-$wl" tocc_nounsched "$s" "${w[@]}"
-        mkdir -p "$OUT/ablation-$wl"
         run "ablation-$wl" tocc "$s" "${w[@]}" --set cc.params.token_limiter=false \
             --set cc.params.token_cc=false --set cc.params.token_ecn=false \
-            && mv "$OUT/ablation-$wl/tocc" "$OUT/ablation-$wl/tocc-no-limiter"
+            && rename "ablation-$wl" tocc tocc-no-limiter
         run "ablation-$wl" tocc "$s" "${w[@]}" --set cc.params.volume_control=false \
-            && mv "$OUT/ablation-$wl/tocc" "$OUT/ablation-$wl/tocc-no-volume-control"
+            && rename "ablation-$wl" tocc tocc-no-volume-control
         run "ablation-$wl" tocc "$s" "${w[@]}" --set cc.params.token_cc=false --set cc.params.token_ecn=false \
-            && mv "$OUT/ablation-$wl/tocc" "$OUT/ablation-$wl/tocc-no-token-cc"
+            && rename "ablation-$wl" tocc tocc-no-token-cc
         run "ablation-$wl" tocc "$s" "${w[@]}"
     done
 }
@@ -63,15 +66,17 @@ fabrics() {
     for alg in $TOKEN $RCC; do
         run nonblocking "$alg" scenarios/receiver/study160.toml --set topology.uplink_rate=400Gbps
         run 10g "$alg" scenarios/receiver/study160_incast.toml --set topology.host_rate=10Gbps
+        run memcached-10g "$alg" scenarios/receiver/study160.toml --set topology.host_rate=10Gbps \
+            --set workload.0.cdf=memcached --set workload.0.duration=100us
     done
 }
 
 converge() {
     run converge tocc scenarios/receiver/converge8.toml --set cc.params.token_cc=false --set cc.params.token_ecn=false
     run converge dcqcn scenarios/receiver/converge8.toml --set cc.params.variant=hpcc \
-        && mv "$OUT/converge/dcqcn" "$OUT/converge/dcqcn-hpcc"
+        && rename converge dcqcn dcqcn-hpcc
     run converge dcqcn scenarios/receiver/converge8.toml --set cc.params.variant=paper \
-        && mv "$OUT/converge/dcqcn" "$OUT/converge/dcqcn-paper"
+        && rename converge dcqcn dcqcn-paper
 }
 
 what=${1:-all}

@@ -24,6 +24,7 @@ CASES = [
     ("ablation-cache_follower", "ToCC design points, cache follower 0.8"),
     ("nonblocking", "Web server 0.8, non-blocking fabric (400 Gbps uplinks)"),
     ("10g", "Incast mix with 10 Gbps hosts and uplinks"),
+    ("memcached-10g", "Memcached with 10 Gbps hosts and uplinks, 0.8 load, 100 us of arrivals"),
 ]
 BUCKETS = ["<10KB", "10KB-100KB", "100KB-1MB", ">=1MB"]
 
