@@ -55,8 +55,9 @@ def row(name, s):
     if rd:
         cells.append(f"{100 * rd['token_drop_ratio']:.2f}%")
         cells.append(f"{rd['tokens_wasted'] + rd['tokens_stale']} ({100 * rd['token_waste_ratio']:.2f}%)")
+        cells.append(str(rd["trimmed"]))
     else:
-        cells += ["n/a", "n/a"]
+        cells += ["n/a", "n/a", "n/a"]
     unfinished = s["overall"]["unfinished"]
     cells.append(str(unfinished))
     return "| " + " | ".join(cells) + " |"
@@ -69,7 +70,7 @@ def table(root, case, title):
     names = sorted(os.listdir(base), key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
     lines = [f"### {title}", "", f"`results/receiver/{case}/<scheme>`", ""]
     header = ["scheme"] + [f"{b} avg / p99" for b in BUCKETS]
-    header += ["max buffer MB", "data drops", "token drops", "wasted tokens", "unfinished"]
+    header += ["max buffer MB", "data drops", "token drops", "wasted tokens", "trimmed", "unfinished"]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
     for name in names:
@@ -114,7 +115,7 @@ def converge(root, docs):
             f"{jain:.4f} | {s['totals']['max_switch_buffer']['bytes'] / 1e6:.2f} | {done:.0f} |"
         )
         svg(os.path.join(docs, "img", f"converge-{name}.svg"), name, series)
-        lines.append("")
+    lines.append("")
     for name in sorted(os.listdir(base)):
         lines.append(f"![{name}](img/converge-{name}.svg)")
     return "\n".join(lines) + "\n"
@@ -155,7 +156,8 @@ def main():
         "see [receiver-driven.md](receiver-driven.md) for the setup and the findings. Slowdown = FCT / ideal",
         "FCT (HPCC artifact definition); data drops = payload bytes dropped / payload bytes sent; token drops =",
         "tokens dropped by switch limiters / tokens issued; wasted tokens = tokens that reached a sender with",
-        "nothing left to send or expired there (share of tokens issued).",
+        "nothing left to send or expired there (share of tokens issued); trimmed = data packets trimmed to headers",
+    "(NDP; a packet can be trimmed again when resent). Every figure is from one run with seed 1.",
         "",
     ]
     for case, title in CASES:
