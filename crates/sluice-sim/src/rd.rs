@@ -326,7 +326,7 @@ impl Host {
             token,
             rd: flags_rd,
         };
-        self.rd_transmit(core, env, f, id, packet);
+        self.rd_transmit(core, f, packet);
         core.counters.bytes_sent += payload as u64;
         if retransmit {
             f.retransmitted += payload as u64;
@@ -356,16 +356,16 @@ impl Host {
             token: 0,
             rd: RD_PROBE,
         };
-        self.rd_transmit(core, env, f, id, packet);
+        self.rd_transmit(core, f, packet);
     }
 
-    fn rd_transmit(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, packet: Packet) {
+    /// Puts a receiver-driven data packet on the NIC. No sender timeout is armed: the receiver detects
+    /// what is missing (`on_rx_check`).
+    fn rd_transmit(&mut self, core: &mut Core, f: &mut Flow, packet: Packet) {
         let wire = packet.wire;
         let pkt = core.arena.alloc(packet);
         self.nic.transmit(core, pkt, wire);
         f.next_tx = core.now;
-        // No sender timeout: the receiver detects what is missing (`on_rx_check`).
-        let _ = (env, id);
     }
 
     /// Flow `id` starts at this (sending) host: it announces itself to the receiver.
