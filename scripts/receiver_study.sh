@@ -4,7 +4,7 @@
 # ablations behind findings 1-5, the non-blocking and 10 Gbps fabrics, and the 8-flow convergence case.
 # Results go to results/receiver/<case>/<algorithm>; scripts/receiver_tables.py turns them into tables.
 #
-#   scripts/receiver_study.sh [main|ablation|fabrics|converge|all]   (default all)
+#   scripts/receiver_study.sh [main|ablation|fabrics|converge|fairness|all]   (default all)
 #   ONLY="tocc tocc_nounsched" scripts/receiver_study.sh main          (only these schemes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,6 +62,12 @@ ablation() {
     done
 }
 
+fairness() {
+    for alg in expresspass homa tocc_nounsched; do
+        run fairness "$alg" scenarios/receiver/fairness8.toml
+    done
+}
+
 fabrics() {
     for alg in $TOKEN $RCC; do
         run nonblocking "$alg" scenarios/receiver/study160.toml --set topology.uplink_rate=400Gbps
@@ -81,7 +87,7 @@ converge() {
 
 what=${1:-all}
 case $what in
-    main) main ;; ablation) ablation ;; fabrics) fabrics ;; converge) converge ;;
-    all) main; ablation; converge; fabrics ;;
-    *) echo "usage: $0 [main|ablation|fabrics|converge|all]" >&2; exit 2 ;;
+    main) main ;; ablation) ablation ;; fabrics) fabrics ;; converge) converge ;; fairness) fairness ;;
+    all) main; ablation; converge; fairness; fabrics ;;
+    *) echo "usage: $0 [main|ablation|fabrics|converge|fairness|all]" >&2; exit 2 ;;
 esac

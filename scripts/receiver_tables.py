@@ -121,6 +121,62 @@ def converge(root, docs):
     return "\n".join(lines) + "\n"
 
 
+def fairness(root, docs):
+    """Jain's index over the flows active in each 20 us sample (at least two), and each flow's jitter."""
+    base = os.path.join(root, "fairness")
+    if not os.path.isdir(base):
+        return None
+    os.makedirs(os.path.join(docs, "img"), exist_ok=True)
+    lines = [
+        "### Fairness: 8 equal flows entering one 100 Gbps bottleneck 100 us apart",
+        "",
+        "Per 20 us sample: Jain's index over the flows active during the whole sample (two or more); per",
+        "flow: the coefficient of variation of its samples while it shares the link.",
+        "",
+        "| scheme | mean Jain | min Jain | mean per-flow CoV | last flow done us |",
+        "|---|---|---|---|---|",
+    ]
+    for name in sorted(os.listdir(base)):
+        path = os.path.join(base, name)
+        series = {}
+        with open(os.path.join(path, "throughput.csv")) as f:
+            for r in csv.DictReader(f):
+                if r["label"].startswith("flow "):
+                    series.setdefault(int(r["label"][5:]), {})[float(r["time_ns"]) / 1e3] = float(r["gbps"])
+        span = {}
+        with open(os.path.join(path, "fct.csv")) as f:
+            for r in csv.DictReader(f):
+                span[int(r["id"])] = (float(r["start_ns"]) / 1e3, float(r["finish_ns"]) / 1e3)
+        times = sorted({t for pts in series.values() for t in pts})
+        jains, shared = [], {i: [] for i in series}
+        for t in times:
+            active = [i for i, (a, b) in span.items() if a <= t - 20 and b >= t]
+            if len(active) < 2:
+                continue
+            rates = [series[i].get(t, 0.0) for i in active]
+            if sum(rates) == 0:
+                continue
+            jains.append(sum(rates) ** 2 / (len(rates) * sum(r * r for r in rates)))
+            for i in active:
+                shared[i].append(series[i].get(t, 0.0))
+        covs = []
+        for vals in shared.values():
+            if len(vals) >= 2 and sum(vals) > 0:
+                mean = sum(vals) / len(vals)
+                covs.append((sum((v - mean) ** 2 for v in vals) / len(vals)) ** 0.5 / mean)
+        done = max(b for (_, b) in span.values())
+        lines.append(
+            f"| {name} | {sum(jains) / max(len(jains), 1):.3f} | {min(jains, default=0):.3f} | "
+            f"{sum(covs) / max(len(covs), 1):.3f} | {done:.0f} |"
+        )
+        flat = {f"flow {i}": sorted(pts.items()) for i, pts in series.items()}
+        svg(os.path.join(docs, "img", f"fairness-{name}.svg"), name, flat)
+    lines.append("")
+    for name in sorted(os.listdir(base)):
+        lines.append(f"![{name}](img/fairness-{name}.svg)")
+    return "\n".join(lines) + "\n"
+
+
 def svg(path, title, series, width=640, height=260):
     """A line plot of throughput (Gbps) over time (us), one line per flow."""
     pad_l, pad_b, pad_t, pad_r = 50, 30, 24, 10
@@ -167,6 +223,9 @@ def main():
     c = converge(root, docs)
     if c:
         parts.append(c)
+    fair = fairness(root, docs)
+    if fair:
+        parts.append(fair)
     with open(os.path.join(docs, "receiver-driven-tables.md"), "w") as f:
         f.write("\n".join(parts))
 
