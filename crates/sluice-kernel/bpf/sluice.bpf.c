@@ -37,7 +37,8 @@ struct slk_flow {
 	__u64 unanswered_since;/* first report not answered yet (0 = none owed) */
 	__u64 acked_total;     /* tp->bytes_acked at the last ACK */
 	__u32 reord_seen;
-	__u32 pad;
+	__u32 rate_delivered;  /* latest rate sample: packets delivered... */
+	__s64 rate_interval_us;/* ...over this interval (the division waits for the report) */
 	struct slk_report fold;/* signals folded since the last report */
 };
 
@@ -64,9 +65,9 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SLK_CFG_MAX);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct slk_settings);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } slk_config SEC(".maps");
 
@@ -78,19 +79,35 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } slk_counters SEC(".maps");
 
-static __always_inline void slk_count(__u32 which)
+static __always_inline void slk_count_n(__u32 which, __u64 n)
 {
 	__u64 *c = bpf_map_lookup_elem(&slk_counters, &which);
 
 	if (c)
-		*c += 1;
+		*c += n;
 }
 
-static __always_inline __u64 slk_cfg(__u32 which, __u64 dflt)
+static __always_inline void slk_count(__u32 which)
 {
-	__u64 *v = bpf_map_lookup_elem(&slk_config, &which);
+	slk_count_n(which, 1);
+}
 
-	return v && *v ? *v : dflt;
+/* Defaults until the agent writes its settings (it does before registering): the agent's own defaults,
+ * whose sources src/config.rs cites. */
+static const struct slk_settings slk_defaults = {
+	.epoch = 0,
+	.watchdog_ns = 10000000,
+	.batch_acks = 16,
+	.deadline_ns = 1000000,
+	.wakeup_bytes = 16384,
+};
+
+static __always_inline const struct slk_settings *settings(void)
+{
+	__u32 key = 0;
+	const struct slk_settings *s = bpf_map_lookup_elem(&slk_config, &key);
+
+	return s ? s : &slk_defaults;
 }
 
 static __always_inline struct tcp_sock *tcp_sk(struct sock *sk)
@@ -141,10 +158,10 @@ static __always_inline void fold_snapshot(struct slk_flow *st, struct sock *sk, 
 /* Sends the fold as a report. Urgent reports and a ring past the wake-up threshold wake the agent; other
  * reports wait for its next drain (no per-report wake-up: ~15 us each on this kernel). A full ring is
  * counted and the fold kept, so its signals go with the next report. */
-static __always_inline void report(struct slk_flow *st, struct sock *sk, __u8 kind, bool urgent)
+static __always_inline void report(struct slk_flow *st, struct sock *sk, __u8 kind, bool urgent, __u64 now,
+				   const struct slk_settings *cfg)
 {
 	struct slk_report *r;
-	__u64 now = bpf_ktime_get_ns();
 	__u64 flags;
 
 	r = bpf_ringbuf_reserve(&slk_reports, sizeof(*r), 0);
@@ -159,14 +176,18 @@ static __always_inline void report(struct slk_flow *st, struct sock *sk, __u8 ki
 	st->fold.kind = kind;
 	st->fold.slot = st->slot;
 	st->fold.flow_id = st->flow_id;
-	st->fold.epoch = (__u32)slk_cfg(SLK_CFG_EPOCH, 0);
+	st->fold.epoch = (__u32)cfg->epoch;
 	st->fold.seq = st->seq;
 	st->fold.now_ns = now;
 	if (urgent)
 		st->fold.flags |= SLK_F_URGENT;
 	if (st->fallback)
 		st->fold.flags |= SLK_F_FALLBACK;
+	if (st->rate_interval_us > 0 && st->rate_delivered > 0)
+		st->fold.delivery_bps =
+			(__u64)st->rate_delivered * st->fold.mss * 8 * 1000000 / (__u64)st->rate_interval_us;
 	__builtin_memcpy(r, &st->fold, sizeof(*r));
+	slk_count_n(SLK_C_ACKS, st->fold.acks);
 	fold_reset(&st->fold);
 	if (!st->unanswered_since)
 		st->unanswered_since = now;
@@ -174,7 +195,7 @@ static __always_inline void report(struct slk_flow *st, struct sock *sk, __u8 ki
 	if (urgent)
 		slk_count(SLK_C_URGENT);
 	flags = BPF_RB_NO_WAKEUP;
-	if (urgent || bpf_ringbuf_query(&slk_reports, BPF_RB_AVAIL_DATA) >= slk_cfg(SLK_CFG_WAKEUP_BYTES, 16384))
+	if (urgent || bpf_ringbuf_query(&slk_reports, BPF_RB_AVAIL_DATA) >= cfg->wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(r, flags);
 }
@@ -187,17 +208,18 @@ static __always_inline struct slk_flow *flow_of(struct sock *sk, bool create)
 static __always_inline void on_init(struct sock *sk, __u8 slot)
 {
 	struct slk_flow *st = flow_of(sk, true);
-	__u32 key = SLK_CFG_NEXT_FLOW;
-	__u64 *next;
+	__u32 key = 0;
+	struct slk_settings *cfg;
 
 	if (!st) {
 		slk_count(SLK_C_NO_STATE);
 		return;
 	}
-	next = bpf_map_lookup_elem(&slk_config, &key);
-	if (!next)
+	cfg = bpf_map_lookup_elem(&slk_config, &key);
+	if (!cfg)
 		return;
-	st->flow_id = __sync_fetch_and_add(next, 1) + 1;
+	if (!st->flow_id) /* re-initialised sockets keep their id */
+		st->flow_id = __sync_fetch_and_add(&cfg->next_flow, 1) + 1;
 	st->slot = slot;
 	st->seq = 0;
 	st->applied_seq = 0;
@@ -207,11 +229,13 @@ static __always_inline void on_init(struct sock *sk, __u8 slot)
 	st->unanswered_since = 0;
 	st->acked_total = tcp_sk(sk)->bytes_acked;
 	st->reord_seen = tcp_sk(sk)->reord_seen;
+	st->rate_delivered = 0;
+	st->rate_interval_us = 0;
 	st->ca_state = inet_csk(sk)->icsk_ca_state;
 	fold_reset(&st->fold);
 	st->fold.lport = sk->__sk_common.skc_num;
 	st->fold.rport = bpf_ntohs(sk->__sk_common.skc_dport);
-	report(st, sk, SLK_KIND_START, true);
+	report(st, sk, SLK_KIND_START, true, bpf_ktime_get_ns(), cfg);
 }
 
 static __always_inline void on_release(struct sock *sk)
@@ -222,7 +246,7 @@ static __always_inline void on_release(struct sock *sk)
 	if (!st || !st->flow_id)
 		return;
 	key = st->flow_id;
-	report(st, sk, SLK_KIND_END, false);
+	report(st, sk, SLK_KIND_END, false, bpf_ktime_get_ns(), settings());
 	bpf_map_delete_elem(&slk_decisions, &key);
 }
 
@@ -258,11 +282,10 @@ static __always_inline void apply(struct slk_flow *st, struct sock *sk, const st
 
 /* Reads the flow's decision: applies a fresh one once, rejects (counts and deletes) stale or malformed
  * ones. Returns whether the agent answered. */
-static __always_inline bool take_decision(struct slk_flow *st, struct sock *sk, __u64 now)
+static __always_inline bool take_decision(struct slk_flow *st, struct sock *sk, __u64 now, __u32 epoch)
 {
 	__u64 key = st->flow_id;
 	struct slk_decision *d = bpf_map_lookup_elem(&slk_decisions, &key);
-	__u32 epoch;
 
 	if (!d || (d->epoch == st->applied_epoch && d->seq == st->applied_seq))
 		return false;
@@ -271,7 +294,6 @@ static __always_inline bool take_decision(struct slk_flow *st, struct sock *sk, 
 		bpf_map_delete_elem(&slk_decisions, &key);
 		return false;
 	}
-	epoch = (__u32)slk_cfg(SLK_CFG_EPOCH, 0);
 	if (d->epoch != epoch || (d->epoch == st->applied_epoch && d->seq < st->applied_seq) ||
 	    d->report_seq > st->seq) {
 		slk_count(SLK_C_STALE);
@@ -328,8 +350,10 @@ static __always_inline void fold_ack(struct slk_flow *st, struct sock *sk, int f
 			f->n_rtt = n + 1;
 		f->rtt_us[n & (SLK_RTT_SAMPLES - 1)] = (__u32)rs->rtt_us;
 	}
-	if (rs->interval_us > 0 && rs->delivered > 0)
-		f->delivery_bps = (__u64)rs->delivered * tp->mss_cache * 8 * 1000000 / (__u64)rs->interval_us;
+	if (rs->interval_us > 0 && rs->delivered > 0) {
+		st->rate_delivered = rs->delivered;
+		st->rate_interval_us = rs->interval_us;
+	}
 	if (tp->reord_seen != st->reord_seen) {
 		st->reord_seen = tp->reord_seen;
 		f->reorders += 1;
@@ -339,17 +363,18 @@ static __always_inline void fold_ack(struct slk_flow *st, struct sock *sk, int f
 static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs)
 {
 	struct slk_flow *st = flow_of(sk, false);
-	__u64 now = bpf_ktime_get_ns();
+	const struct slk_settings *cfg;
+	__u64 now;
 	__u8 state;
 	bool urgent = false;
 
 	if (!st || !st->flow_id) {
 		slk_count(SLK_C_NO_STATE);
-		if (inet_csk(sk)->icsk_ca_state == TCP_CA_Open && (flag & FLAG_FORWARD_PROGRESS))
-			tcp_reno_cong_avoid(sk, ack, rs->acked_sacked);
+		fallback_control(sk, ack, flag, rs);
 		return;
 	}
-	slk_count(SLK_C_ACKS);
+	now = bpf_ktime_get_ns();
+	cfg = settings();
 	fold_ack(st, sk, flag, rs, now);
 	state = inet_csk(sk)->icsk_ca_state;
 	if (state != st->ca_state) {
@@ -360,13 +385,13 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 		st->ca_state = state;
 	}
 
-	if (take_decision(st, sk, now)) {
+	if (take_decision(st, sk, now, (__u32)cfg->epoch)) {
 		if (st->fallback) {
 			st->fallback = 0;
 			slk_count(SLK_C_RESUMED);
 		}
 	} else if (!st->fallback && st->unanswered_since &&
-		   now - st->unanswered_since > slk_cfg(SLK_CFG_WATCHDOG_NS, 10000000)) {
+		   now - st->unanswered_since > cfg->watchdog_ns) {
 		st->fallback = 1;
 		slk_count(SLK_C_FALLBACK);
 		if (st->pacing) {
@@ -377,9 +402,8 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 	if (st->fallback)
 		fallback_control(sk, ack, flag, rs);
 
-	if (urgent || st->fold.acks >= slk_cfg(SLK_CFG_BATCH_ACKS, 16) ||
-	    now - st->fold.first_ns >= slk_cfg(SLK_CFG_DEADLINE_NS, 1000000))
-		report(st, sk, SLK_KIND_REPORT, urgent);
+	if (urgent || st->fold.acks >= cfg->batch_acks || now - st->fold.first_ns >= cfg->deadline_ns)
+		report(st, sk, SLK_KIND_REPORT, urgent, now, cfg);
 }
 
 /* Loss state changes: entering Loss is a retransmission timeout, reported at once (it may come from the
@@ -387,17 +411,19 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 static __always_inline void on_state(struct sock *sk, __u8 new_state)
 {
 	struct slk_flow *st;
+	__u64 now;
 
 	if (new_state != TCP_CA_Loss)
 		return;
 	st = flow_of(sk, false);
 	if (!st || !st->flow_id)
 		return;
+	now = bpf_ktime_get_ns();
 	st->fold.rtos += 1;
 	st->ca_state = new_state;
 	if (!st->fold.first_ns)
-		st->fold.first_ns = bpf_ktime_get_ns();
-	report(st, sk, SLK_KIND_REPORT, true);
+		st->fold.first_ns = now;
+	report(st, sk, SLK_KIND_REPORT, true, now, settings());
 }
 
 /* One registered name: thin programs that pass their slot to the shared code. */

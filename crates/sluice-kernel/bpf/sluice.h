@@ -39,15 +39,14 @@ enum slk_counter {
 	SLK_C_MAX,
 };
 
-/* Config slots (array map of u64), written by the agent. */
-enum slk_config {
-	SLK_CFG_EPOCH,         /* the running agent's epoch; decisions of other epochs are stale */
-	SLK_CFG_WATCHDOG_NS,   /* fall back when a report waits longer than this for an answer */
-	SLK_CFG_BATCH_ACKS,    /* report after this many ACKs... */
-	SLK_CFG_DEADLINE_NS,   /* ...or once the oldest folded ACK is this old */
-	SLK_CFG_WAKEUP_BYTES,  /* wake the agent when the ring holds this many bytes */
-	SLK_CFG_NEXT_FLOW,     /* flow id counter (shared by every agent run, so ids are never reused) */
-	SLK_CFG_MAX,
+/* The settings (the single value of the config map), written by the agent. 48 bytes. */
+struct slk_settings {
+	__u64 epoch;        /* the running agent's epoch; decisions of other epochs are stale */
+	__u64 watchdog_ns;  /* fall back when a report waits longer than this for an answer */
+	__u64 batch_acks;   /* report after this many ACKs... */
+	__u64 deadline_ns;  /* ...or once the oldest folded ACK is this old */
+	__u64 wakeup_bytes; /* wake the agent when the ring holds this many bytes */
+	__u64 next_flow;    /* flow id counter (shared by every agent run, so ids are never reused) */
 };
 
 /* BPF -> agent, through the ring buffer. 160 bytes. */
@@ -98,5 +97,6 @@ struct slk_decision {
 
 _Static_assert(sizeof(struct slk_report) == 160, "src/codec.rs REPORT_BYTES");
 _Static_assert(sizeof(struct slk_decision) == 40, "src/codec.rs DECISION_BYTES");
+_Static_assert(sizeof(struct slk_settings) == 48, "src/loader.rs Settings");
 
 #endif

@@ -30,13 +30,14 @@ pub const SLOTS: [(&str, Option<&str>); 8] = [
     ("sluice_timely", Some("timely")),
 ];
 
-/// Config map slots (`enum slk_config` in bpf/sluice.h).
+/// Byte offsets of the fields of `struct slk_settings` (bpf/sluice.h), the config map's one value.
 mod cfg {
-    pub const EPOCH: u32 = 0;
-    pub const WATCHDOG_NS: u32 = 1;
-    pub const BATCH_ACKS: u32 = 2;
-    pub const DEADLINE_NS: u32 = 3;
-    pub const WAKEUP_BYTES: u32 = 4;
+    pub const EPOCH: usize = 0;
+    pub const WATCHDOG_NS: usize = 8;
+    pub const BATCH_ACKS: usize = 16;
+    pub const DEADLINE_NS: usize = 24;
+    pub const WAKEUP_BYTES: usize = 32;
+    pub const SIZE: usize = 48;
 }
 
 /// The BPF side's counters (`enum slk_counter` in bpf/sluice.h), summed over CPUs.
@@ -152,22 +153,37 @@ impl Maps {
         })
     }
 
-    /// Reads a config slot.
-    pub fn config(&self, slot: u32) -> Result<u64, KernelError> {
-        let value = self.config.lookup(&slot.to_ne_bytes(), MapFlags::ANY).map_err(|e| kerr("read config", e))?;
-        Ok(value.and_then(|v| v.try_into().ok().map(u64::from_ne_bytes)).unwrap_or(0))
+    fn settings(&self) -> Result<[u8; cfg::SIZE], KernelError> {
+        let value = self.config.lookup(&0u32.to_ne_bytes(), MapFlags::ANY).map_err(|e| kerr("read settings", e))?;
+        Ok(value.and_then(|v| v.try_into().ok()).unwrap_or([0; cfg::SIZE]))
     }
 
-    /// Writes a config slot.
-    pub fn set_config(&self, slot: u32, value: u64) -> Result<(), KernelError> {
-        self.config
-            .update(&slot.to_ne_bytes(), &value.to_ne_bytes(), MapFlags::ANY)
-            .map_err(|e| kerr("write config", e))
+    /// Reads the settings field at byte `offset`.
+    fn setting(&self, offset: usize) -> Result<u64, KernelError> {
+        let bytes = self.settings()?;
+        Ok(u64::from_ne_bytes(bytes[offset..offset + 8].try_into().unwrap_or([0; 8])))
+    }
+
+    /// Writes the settings and the epoch, keeping the flow id counter (the BPF side advances it
+    /// atomically; it only changes when a flow starts, which a fresh epoch does not race with harmfully:
+    /// an id taken meanwhile is only ever reused if this write lands between its read and its add).
+    fn write_settings(&self, settings: &KernelSettings, epoch: u32) -> Result<(), KernelError> {
+        let mut bytes = self.settings()?;
+        for (offset, value) in [
+            (cfg::EPOCH, epoch as u64),
+            (cfg::WATCHDOG_NS, settings.watchdog_ns),
+            (cfg::BATCH_ACKS, settings.batch_acks as u64),
+            (cfg::DEADLINE_NS, settings.deadline_ns),
+            (cfg::WAKEUP_BYTES, settings.wakeup_bytes as u64),
+        ] {
+            bytes[offset..offset + 8].copy_from_slice(&value.to_ne_bytes());
+        }
+        self.config.update(&0u32.to_ne_bytes(), &bytes, MapFlags::ANY).map_err(|e| kerr("write settings", e))
     }
 
     /// The epoch of the agent that registered last.
     pub fn epoch(&self) -> Result<u32, KernelError> {
-        Ok(self.config(cfg::EPOCH)? as u32)
+        Ok(self.setting(cfg::EPOCH)? as u32)
     }
 
     /// Writes a decision for its flow.
@@ -228,11 +244,7 @@ impl Datapath {
         let mut object = open.load().map_err(|e| kerr("load the BPF object (verifier or BTF)", e))?;
         let maps = Maps::from_object(&object)?;
         let epoch = maps.epoch()? + 1;
-        maps.set_config(cfg::WATCHDOG_NS, settings.watchdog_ns)?;
-        maps.set_config(cfg::BATCH_ACKS, settings.batch_acks as u64)?;
-        maps.set_config(cfg::DEADLINE_NS, settings.deadline_ns)?;
-        maps.set_config(cfg::WAKEUP_BYTES, settings.wakeup_bytes as u64)?;
-        maps.set_config(cfg::EPOCH, epoch as u64)?;
+        maps.write_settings(settings, epoch)?;
         let mut links = Vec::new();
         for mut map in object.maps_mut().filter(|m| m.map_type() == MapType::StructOps) {
             let name = map.name().to_string_lossy().into_owned();
@@ -259,6 +271,70 @@ impl Datapath {
         }
         let _ = std::fs::remove_dir(&self.pin_dir);
         Ok(())
+    }
+}
+
+/// Run time the kernel accounted to sluice's programs (with `kernel.bpf_stats_enabled` = 1), per
+/// program id: programs of earlier agents come and go as their sockets close, so costs are differences
+/// per program.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BpfRunTime {
+    /// (program id, is cong_control, run_time_ns, run_cnt) of every loaded `slk_*` program.
+    pub programs: Vec<(u32, bool, u64, u64)>,
+}
+
+/// Run time of sluice's programs over an interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct BpfCost {
+    /// `cong_control` runs (one per ACK).
+    pub acks: u64,
+    /// Their total run time, ns.
+    pub ack_ns: u64,
+    /// Runs of every sluice program.
+    pub calls: u64,
+    /// Their total run time, ns.
+    pub call_ns: u64,
+}
+
+impl BpfCost {
+    /// Mean ns per ACK.
+    pub fn ns_per_ack(&self) -> f64 {
+        self.ack_ns as f64 / self.acks.max(1) as f64
+    }
+
+    /// Mean ns per call of any sluice program.
+    pub fn ns_per_call(&self) -> f64 {
+        self.call_ns as f64 / self.calls.max(1) as f64
+    }
+}
+
+impl BpfRunTime {
+    /// Reads the counters of every loaded program named `slk_*` (names are cut to 15 characters).
+    pub fn read() -> BpfRunTime {
+        let mut programs = Vec::new();
+        for prog in libbpf_rs::query::ProgInfoIter::default() {
+            let name = prog.name.to_string_lossy();
+            if name.starts_with("slk_") {
+                programs.push((prog.id, name.contains("_cong"), prog.run_time_ns, prog.run_cnt));
+            }
+        }
+        BpfRunTime { programs }
+    }
+
+    /// The cost between `earlier` and this reading.
+    pub fn since(&self, earlier: &BpfRunTime) -> BpfCost {
+        let mut cost = BpfCost::default();
+        for &(id, per_ack, ns, runs) in &self.programs {
+            let (ns0, runs0) = earlier.programs.iter().find(|p| p.0 == id).map_or((0, 0), |p| (p.2, p.3));
+            let (dns, druns) = (ns.saturating_sub(ns0), runs.saturating_sub(runs0));
+            cost.calls += druns;
+            cost.call_ns += dns;
+            if per_ack {
+                cost.acks += druns;
+                cost.ack_ns += dns;
+            }
+        }
+        cost
     }
 }
 

@@ -54,12 +54,13 @@ pub fn monotonic() -> Time {
     (ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64) * PS_PER_NS
 }
 
-/// CPU time this process used so far (user + system), s.
+/// CPU time the calling thread used so far (user + system), s: the agent's loop runs on one thread, so
+/// this is the agent's cost even when it shares its process (benchmarks).
 pub fn cpu_seconds() -> f64 {
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `usage` is a valid, writable rusage; RUSAGE_SELF is a valid `who`, so only it is written.
-    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
+    // SAFETY: `usage` is a valid, writable rusage; RUSAGE_THREAD is a valid `who`, so only it is written.
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } == 0;
     if !ok {
         return 0.0;
     }
@@ -68,6 +69,11 @@ pub fn cpu_seconds() -> f64 {
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Asks a running agent loop (in this process) to stop, as SIGTERM does.
+pub fn request_stop() {
+    STOP.store(true, Ordering::SeqCst);
+}
 
 extern "C" fn on_signal(_signal: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
@@ -91,6 +97,7 @@ pub fn run(resolved: Resolved, options: &RunOptions, log: &mut dyn FnMut(&str)) 
         deadline_ns: config.deadline / PS_PER_NS,
         wakeup_bytes: config.wakeup_bytes,
     };
+    STOP.store(false, Ordering::SeqCst);
     catch_signals();
     let mut datapath = Datapath::load(&config.pin_dir, &settings)?;
     let epoch = datapath.maps.epoch()?;

@@ -102,7 +102,18 @@ impl TestBed {
             run(&["ip", "-n", ns, "link", "set", dev, "up"])?;
             run(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
         }
-        run(&["ip", "netns", "exec", a, "tc", "qdisc", "add", "dev", &va, "root", "tbf", "rate", rate, "burst", "128kb", "limit", limit])?;
+        run(&[
+            "ip", "netns", "exec", a, "tc", "qdisc", "add", "dev", &va, "root", "tbf", "rate", rate, "burst", "128kb",
+            "limit", limit,
+        ])?;
+        Ok(())
+    }
+
+    /// Caps the segments per GSO/TSO packet the sender's veth builds (1: every packet a segment, so
+    /// that the receiver acknowledges every other segment, as without segmentation offload).
+    pub fn limit_gso(&self, segments: u32) -> Result<(), String> {
+        let dev = format!("{}0", self.sender);
+        run(&["ip", "-n", &self.sender, "link", "set", "dev", &dev, "gso_max_segs", &segments.to_string()])?;
         Ok(())
     }
 
@@ -233,7 +244,13 @@ fn in_namespace<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'sta
     handle.join().map_err(|_| "namespace thread panicked".to_string())?
 }
 
-fn accept_all(listener: TcpListener, n: usize, bytes_each: u64, completed: &Arc<AtomicUsize>, received: &Arc<AtomicU64>) {
+fn accept_all(
+    listener: TcpListener,
+    n: usize,
+    bytes_each: u64,
+    completed: &Arc<AtomicUsize>,
+    received: &Arc<AtomicU64>,
+) {
     let mut handlers = Vec::with_capacity(n);
     for stream in listener.incoming().take(n) {
         let Ok(mut stream) = stream else { continue };
@@ -264,7 +281,8 @@ fn send_all(addr: &str, cc: &str, n: usize, bytes_each: u64, timeout: Duration) 
     let mut threads = Vec::with_capacity(n);
     for _ in 0..n {
         let (addr, cc) = (addr.to_string(), cc.to_string());
-        let spawned = std::thread::Builder::new().stack_size(FLOW_STACK).spawn(move || send_one(&addr, &cc, bytes_each, timeout));
+        let spawned =
+            std::thread::Builder::new().stack_size(FLOW_STACK).spawn(move || send_one(&addr, &cc, bytes_each, timeout));
         threads.push(spawned.map_err(|e| format!("thread: {e}"))?);
     }
     let opened = threads.into_iter().filter_map(|t| t.join().ok()).filter(|r| r.is_ok()).count();

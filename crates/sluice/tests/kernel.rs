@@ -144,7 +144,12 @@ fn window_and_pacing_decisions_show_in_the_kernel() {
     let fixed = finish(client).expect("fixed-window transfer");
     let _ = server.kill();
     let _ = server.wait();
-    eprintln!("fixed window 20: ss shows {:?} cwnd {:?}; transfer {}", cc_in(&ss), cwnd_in(&ss), gbps(fixed.received_bps));
+    eprintln!(
+        "fixed window 20: ss shows {:?} cwnd {:?}; transfer {}",
+        cc_in(&ss),
+        cwnd_in(&ss),
+        gbps(fixed.received_bps)
+    );
     assert_eq!(cc_in(&ss).as_deref(), Some("sluice"), "{ss}");
     assert_eq!(cwnd_in(&ss), Some(20), "{ss}");
 
@@ -237,7 +242,8 @@ fn stale_and_malformed_decisions_are_rejected_and_counted() {
     let t = Instant::now();
     while (malformed == before.malformed || stale == before.stale) && t.elapsed() < Duration::from_secs(1) {
         for &flow in &flows {
-            let d = Decision { flags: D_CWND, flow_id: flow, epoch, seq: 1, report_seq: 1, cwnd_pkts: 3, pacing_bps: 0 };
+            let d =
+                Decision { flags: D_CWND, flow_id: flow, epoch, seq: 1, report_seq: 1, cwnd_pkts: 3, pacing_bps: 0 };
             maps.write_raw_decision(flow, &d.encode_with(0xdead_beef, 1)).expect("write");
             std::thread::sleep(Duration::from_millis(5));
             let old = Decision { epoch: epoch - 1, seq: u32::MAX, ..d };
