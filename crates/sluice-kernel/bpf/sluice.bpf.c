@@ -385,7 +385,9 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 		st->ca_state = state;
 	}
 
-	if (take_decision(st, sk, now, (__u32)cfg->epoch)) {
+	/* The agent writes decisions in answer to reports (carrying the window and rate in force), so the map
+	 * is only read while an answer is owed: most ACKs skip the lookup. */
+	if (st->unanswered_since && take_decision(st, sk, now, (__u32)cfg->epoch)) {
 		if (st->fallback) {
 			st->fallback = 0;
 			slk_count(SLK_C_RESUMED);

@@ -3,8 +3,9 @@
 //! ACK (`kernel.bpf_stats_enabled`, run_time_ns / run_cnt of the cong_control programs), reports per
 //! second through the ring buffer, and the agent's CPU (its loop thread's getrusage).
 //!
-//! Run as root: `cargo run --release -p sluice-kernel --example kernel_bench [-- SECONDS [GSO_SEGMENTS]]`;
-//! GSO_SEGMENTS caps the segments per offloaded packet (1: no segmentation offload, ~20x more ACKs).
+//! Run as root: `cargo run --release -p sluice-kernel --example kernel_bench [-- SECONDS [GSO_SEGMENTS
+//! [DEADLINE]]]`; GSO_SEGMENTS caps the segments per offloaded packet (0: no cap), DEADLINE replaces the
+//! 1 ms report deadline (e.g. 4ms).
 
 use std::time::Duration;
 
@@ -24,7 +25,7 @@ fn main() {
     let old_stats = std::fs::read_to_string(STATS).unwrap_or_else(|_| "0".into());
     std::fs::write(STATS, "1").expect("enable kernel.bpf_stats_enabled");
     let bed = TestBed::new("bn", "1gbit", "1mb").expect("test bed");
-    if let Some(segments) = std::env::args().nth(2).and_then(|s| s.parse().ok()) {
+    if let Some(segments) = std::env::args().nth(2).and_then(|s| s.parse().ok()).filter(|&s: &u32| s > 0) {
         bed.limit_gso(segments).expect("gso_max_segs");
         println!("sender GSO capped at {segments} segments per packet");
     }
@@ -38,7 +39,10 @@ fn main() {
 }
 
 fn row(bed: &TestBed, flows: u32, seconds: u32) {
-    let config = AgentConfig { pin_dir: "/sys/fs/bpf/slk-bench".into(), ..AgentConfig::default() };
+    let mut config = AgentConfig { pin_dir: "/sys/fs/bpf/slk-bench".into(), ..AgentConfig::default() };
+    if let Some(text) = std::env::args().nth(3) {
+        config.deadline = AgentConfig::parse_duration_arg("deadline", &text).expect("deadline");
+    }
     let resolved = config.resolve("kernel_bench").expect("settings");
     let agent = std::thread::spawn(move || run(resolved, &RunOptions::default(), &mut |_| {}));
     while registered_names().len() < 8 {

@@ -222,9 +222,7 @@ impl Report {
         out.extend_from_slice(&MAGIC.to_le_bytes());
         out.extend_from_slice(&VERSION.to_le_bytes());
         out.extend_from_slice(&[kind, self.slot]);
-        for v in [self.flow_id] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
+        out.extend_from_slice(&self.flow_id.to_le_bytes());
         for v in [self.epoch, self.seq] {
             out.extend_from_slice(&v.to_le_bytes());
         }
