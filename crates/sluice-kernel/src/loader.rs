@@ -241,7 +241,17 @@ impl Datapath {
         let mut builder = ObjectBuilder::default();
         builder.pin_root_path(pin_dir).map_err(|e| kerr("pin path", e))?;
         let open = builder.open_memory(OBJECT).map_err(|e| kerr("open the BPF object", e))?;
-        let mut object = open.load().map_err(|e| kerr("load the BPF object (verifier or BTF)", e))?;
+        let mut object = open.load().map_err(|e| {
+            if pin_dir.join("slk_config").exists() {
+                KernelError(format!(
+                    "load the BPF object: {e}; maps pinned at {} may be from another version of sluice: remove \
+                     that directory (flows still using them fall back to Reno) or choose another --pin-dir",
+                    pin_dir.display()
+                ))
+            } else {
+                kerr("load the BPF object (verifier or BTF)", e)
+            }
+        })?;
         let maps = Maps::from_object(&object)?;
         let epoch = maps.epoch()? + 1;
         maps.write_settings(settings, epoch)?;
