@@ -31,6 +31,8 @@ pub struct AgentCounters {
     pub fallback_reports: u64,
     /// Decisions written to the BPF side.
     pub decisions: u64,
+    /// Decisions the BPF side's map refused (full, or the flow already gone).
+    pub decision_write_errors: u64,
     /// The plane's counters (signals, reports delivered, filters).
     pub plane: PlaneCounters,
 }

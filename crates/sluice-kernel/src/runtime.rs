@@ -150,7 +150,10 @@ fn drive(
         decisions.clear();
         a.decisions(&mut decisions);
         for d in &decisions {
-            datapath.maps.write_decision(d)?;
+            // A failed write (the map full, the flow gone) is counted; the next answer carries the same state.
+            if datapath.maps.write_decision(d).is_err() {
+                a.counters.decision_write_errors += 1;
+            }
         }
         if options.status_every.is_some_and(|every| last_status.elapsed() >= every) {
             last_status = Instant::now();
