@@ -46,6 +46,10 @@ fn row(bed: &TestBed, flows: u32, seconds: u32) {
     let resolved = config.resolve("kernel_bench").expect("settings");
     let agent = std::thread::spawn(move || run(resolved, &RunOptions::default(), &mut |_| {}));
     while registered_names().len() < 8 {
+        if agent.is_finished() {
+            let outcome = agent.join().expect("agent thread");
+            panic!("the agent stopped before registering: {:?}", outcome.err());
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     let before = BpfRunTime::read();

@@ -15,6 +15,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The BTF type a kernel has when BPF programs can implement `tcp_congestion_ops`.
+const STRUCT_OPS_TYPE: &[u8] = b"bpf_struct_ops_tcp_congestion_ops";
+
 /// Why the kernel tests cannot run here (not root, tools missing, no BTF); `None` when they can.
 pub fn unavailable() -> Option<String> {
     if !is_root() {
@@ -26,8 +29,11 @@ pub fn unavailable() -> Option<String> {
             return Some(format!("`{tool}` is missing (run ./scripts/setup.sh)"));
         }
     }
-    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+    let Ok(btf) = std::fs::read("/sys/kernel/btf/vmlinux") else {
         return Some("the kernel has no BTF (/sys/kernel/btf/vmlinux): BPF struct_ops cannot load".into());
+    };
+    if !btf.windows(STRUCT_OPS_TYPE.len()).any(|w| w == STRUCT_OPS_TYPE) {
+        return Some("this kernel cannot register TCP congestion control from BPF (no struct_ops for it)".into());
     }
     if !Path::new("/proc/sys/net/ipv4/tcp_available_congestion_control").exists() {
         return Some("no TCP congestion-control list in /proc".into());

@@ -270,3 +270,25 @@ fn stale_and_malformed_decisions_are_rejected_and_counted() {
     assert!(stale > before.stale, "a stale decision was not rejected");
     wait_unregistered();
 }
+
+#[test]
+fn bad_agent_settings_name_what_is_wrong_and_exit_2() {
+    // Settings are checked before anything is loaded, so this runs anywhere.
+    let dir = std::env::temp_dir().join(format!("slk-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("agent.toml");
+    std::fs::write(&file, "[[rule]]\nports = \"5201\"\nalgorithm = \"hpcc\"\n").expect("write");
+    let cases: [(&[&str], &str); 4] = [
+        (&["--rule", "70000=reno"], "rule[1] (ports 70000).ports: `70000` is not a port"),
+        (&["--default", "renoo"], "default: unknown algorithm `renoo`"),
+        (&["--watchdog", "10"], "--watchdog 10"),
+        (&["--config", file.to_str().expect("utf-8")], "agent.toml: rule[1] (ports 5201): algorithm `hpcc` needs"),
+    ];
+    for (args, expected) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_sluice")).arg("agent").args(args).output().expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
