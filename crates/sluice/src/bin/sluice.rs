@@ -1,4 +1,5 @@
-//! `sluice`: run, check and list congestion-control scenarios; benchmark the simulator.
+//! `sluice`: run, check and list congestion-control scenarios; benchmark the simulator; run the agent that
+//! drives Linux kernel TCP.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,6 +8,8 @@ use clap::{Parser, Subcommand};
 use sluice::progress::ProgressLine;
 use sluice::run_scenario;
 use sluice_scenario::{list_text, load, resolve, resolved_toml, Resolved};
+
+use sluice::agent;
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "Programmable congestion control for datacenter networks")]
@@ -55,6 +58,9 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         repeat: u32,
     },
+    /// Drive Linux kernel TCP: register sluice's BPF congestion control and run the library's algorithms
+    /// for the flows that choose it (root).
+    Agent(agent::AgentArgs),
 }
 
 fn load_resolved(args: &ScenarioArgs) -> Result<Resolved, String> {
@@ -147,6 +153,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Bench { args, repeat } => bench(args, repeat),
+        Command::Agent(args) => agent::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,74 @@
+//! The kernel datapath's costs (BENCHMARKS.md): for 1, 2, 4, 8, 16 and 32 flows saturating a 1 Gbps
+//! tbf bottleneck between two network namespaces, under the agent's Cubic: the BPF side's run time per
+//! ACK (`kernel.bpf_stats_enabled`, run_time_ns / run_cnt of the cong_control programs), reports per
+//! second through the ring buffer, and the agent's CPU (its loop thread's getrusage).
+//!
+//! Run as root: `cargo run --release -p sluice-kernel --example kernel_bench [-- SECONDS [GSO_SEGMENTS
+//! [DEADLINE]]]`; GSO_SEGMENTS caps the segments per offloaded packet (0: no cap), DEADLINE replaces the
+//! 1 ms report deadline (e.g. 4ms).
+
+use std::time::Duration;
+
+use sluice_kernel::config::AgentConfig;
+use sluice_kernel::loader::{registered_names, BpfRunTime};
+use sluice_kernel::runtime::{request_stop, run, RunOptions, RunSummary};
+use sluice_kernel::testbed::{unavailable, TestBed};
+
+const STATS: &str = "/proc/sys/kernel/bpf_stats_enabled";
+
+fn main() {
+    if let Some(why) = unavailable() {
+        eprintln!("kernel_bench cannot run: {why}");
+        std::process::exit(2);
+    }
+    let seconds: u32 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(10);
+    let old_stats = std::fs::read_to_string(STATS).unwrap_or_else(|_| "0".into());
+    std::fs::write(STATS, "1").expect("enable kernel.bpf_stats_enabled");
+    let bed = TestBed::new("bn", "1gbit", "1mb").expect("test bed");
+    if let Some(segments) = std::env::args().nth(2).and_then(|s| s.parse().ok()).filter(|&s: &u32| s > 0) {
+        bed.limit_gso(segments).expect("gso_max_segs");
+        println!("sender GSO capped at {segments} segments per packet");
+    }
+    println!("| flows | throughput | ACKs/s | BPF ns per ACK | BPF ns per call (all ops) | reports/s | agent CPU (% of one core) | fallbacks | ring full |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for flows in [1u32, 2, 4, 8, 16, 32] {
+        row(&bed, flows, seconds);
+    }
+    drop(bed);
+    let _ = std::fs::write(STATS, old_stats.trim());
+}
+
+fn row(bed: &TestBed, flows: u32, seconds: u32) {
+    let mut config = AgentConfig { pin_dir: "/sys/fs/bpf/slk-bench".into(), ..AgentConfig::default() };
+    if let Some(text) = std::env::args().nth(3) {
+        config.deadline = AgentConfig::parse_duration_arg("deadline", &text).expect("deadline");
+    }
+    let resolved = config.resolve("kernel_bench").expect("settings");
+    let agent = std::thread::spawn(move || run(resolved, &RunOptions::default(), &mut |_| {}));
+    while registered_names().len() < 8 {
+        if agent.is_finished() {
+            let outcome = agent.join().expect("agent thread");
+            panic!("the agent stopped before registering: {:?}", outcome.err());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let before = BpfRunTime::read();
+    let transfer = bed.transfer(5401, "sluice", flows, seconds).expect("iperf3");
+    let after = BpfRunTime::read();
+    std::thread::sleep(Duration::from_millis(300));
+    request_stop();
+    let summary: RunSummary = agent.join().expect("agent thread").expect("agent");
+    let cost = after.since(&before);
+    println!(
+        "| {flows} | {:.3} Gbps | {:.0} | {:.0} | {:.0} | {:.0} | {:.2} | {} | {} |",
+        transfer.received_bps / 1e9,
+        cost.acks as f64 / seconds as f64,
+        cost.ns_per_ack(),
+        cost.ns_per_call(),
+        summary.messages_per_second,
+        summary.cpu_fraction * 100.0,
+        summary.kernel.fallbacks,
+        summary.kernel.ringbuf_full
+    );
+    let _ = std::fs::remove_dir_all("/sys/fs/bpf/slk-bench");
+}

@@ -1,0 +1,338 @@
+//! One kernel flow's side of the plane: reports from the BPF side become folded signals
+//! ([`sluice_plane::Fold`]), the algorithm's reporting policy ([`sluice_plane::Trigger`]) decides when they
+//! reach its handlers, and its decisions pass the plane's filters ([`sluice_plane::Filters`]) before they
+//! become a [`Decision`] for the BPF side.
+
+use std::sync::Arc;
+
+use sluice_cc::api::MAX_TIMERS;
+use sluice_cc::registry::Factory;
+use sluice_cc::{Ack, CongestionControl, Ctx, Decisions, Events, FlowInfo, Loss, LossKind, TimerId};
+use sluice_core::{Rate, Time, PS_PER_S, PS_PER_US};
+use sluice_plane::trigger::Urgency;
+use sluice_plane::{Filters, Fold, PlaneConfig, PlaneCounters, Trigger};
+
+use crate::codec::{Decision, Report, D_CWND, D_RATE};
+
+/// Bytes of headers per segment on the wire: IPv4 (20) + TCP with timestamps (32) + Ethernet (14).
+pub const HEADER_BYTES: u32 = 66;
+/// Smallest window sent to the kernel, packets. 2: RFC 5681 eq. 4 and Linux `tcp_reno_ssthresh` floor.
+pub const MIN_CWND_PACKETS: u32 = 2;
+/// Window given to rate-only algorithms, in rate-delay products, so that the window never limits them
+/// (TIMELY and DCQCN run without a window; Mittal et al. SIGCOMM'15 section 5).
+pub const RATE_ONLY_WINDOW_RTTS: u64 = 2;
+/// Window of a rate-only flow before its first RTT sample, packets (Linux `TCP_INIT_CWND`, RFC 6928).
+pub const INIT_CWND_PACKETS: u32 = 10;
+
+/// Why a report was not handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejected {
+    /// Its sequence number is not newer than one already handled.
+    Stale,
+}
+
+/// The plane state and controller of one kernel flow.
+pub struct FlowAdapter {
+    /// The algorithm's name.
+    pub algorithm: String,
+    cc: Box<dyn CongestionControl>,
+    events: Events,
+    rate_only: bool,
+    fold: Fold,
+    trigger: Trigger,
+    filters: Filters,
+    hold: Time,
+    last_report: u32,
+    decision_seq: u32,
+    answer_owed: bool,
+    cwnd: Option<u64>,
+    rate: Option<Rate>,
+    timers: [Option<Time>; MAX_TIMERS],
+    mss: u32,
+    srtt_us: u32,
+    /// Reports this flow handled.
+    pub reports: u64,
+}
+
+impl FlowAdapter {
+    /// A controller for a new flow (or one taken over from a previous agent), started at `now`.
+    pub fn new(algorithm: String, factory: &Arc<dyn Factory>, info: &FlowInfo, plane: &PlaneConfig) -> FlowAdapter {
+        let cc = factory.create(info);
+        let trigger = Trigger::new(cc.report_policy(), plane.report);
+        let mut flow = FlowAdapter {
+            algorithm,
+            events: cc.events(),
+            rate_only: false,
+            cc,
+            fold: Fold::default(),
+            trigger,
+            filters: Filters::default(),
+            hold: (info.base_rtt as f64 * plane.max_hold_rtts) as Time,
+            last_report: 0,
+            decision_seq: 0,
+            answer_owed: true,
+            cwnd: None,
+            rate: None,
+            timers: [None; MAX_TIMERS],
+            mss: info.mss.max(1),
+            srtt_us: 0,
+            reports: 0,
+        };
+        flow.rate_only = sluice_cc::registry::lookup(&flow.algorithm)
+            .is_some_and(|a| a.control == sluice_cc::registry::Control::Rate);
+        let mut ctx = Ctx::new(info.start);
+        flow.cc.on_start(info, &mut ctx);
+        flow.take(*ctx.decisions(), info.line_rate, plane, &mut PlaneCounters::default());
+        flow
+    }
+
+    /// The static facts the algorithm gets about a kernel flow first seen in `report`.
+    pub fn info(report: &Report, line_rate: Rate, base_rtt: Time, now: Time) -> FlowInfo {
+        FlowInfo {
+            flow_id: report.flow_id,
+            mss: report.mss.max(1),
+            header_bytes: HEADER_BYTES,
+            line_rate,
+            base_rtt,
+            hops: 1,
+            size: None,
+            start: now,
+        }
+    }
+
+    /// Folds a report; hands the fold to the algorithm when its policy says so.
+    pub fn on_report(
+        &mut self,
+        r: &Report,
+        now: Time,
+        line_rate: Rate,
+        plane: &PlaneConfig,
+        counters: &mut PlaneCounters,
+    ) -> Result<(), Rejected> {
+        if r.seq <= self.last_report {
+            return Err(Rejected::Stale);
+        }
+        self.last_report = r.seq;
+        self.answer_owed = true;
+        self.reports += 1;
+        self.mss = r.mss.max(1);
+        self.srtt_us = r.srtt_us;
+        let urgency = self.fold_report(r, now, counters);
+        if urgency != Urgency::Normal && self.trigger.urgent(urgency) {
+            counters.urgent_reports += 1;
+        }
+        if !self.fold.is_empty() && self.trigger.due(&self.fold, urgency, now) {
+            self.deliver(now, line_rate, plane, counters);
+        }
+        Ok(())
+    }
+
+    fn fold_report(&mut self, r: &Report, now: Time, counters: &mut PlaneCounters) -> Urgency {
+        let in_flight = r.in_flight_pkts as u64 * self.mss as u64;
+        let mut urgency = Urgency::Normal;
+        for (count, kind) in [(r.losses, LossKind::FastRetransmit), (r.rtos, LossKind::Timeout)] {
+            if count > 0 {
+                let loss = Loss { kind, count, in_flight, snd_nxt: r.snd_nxt };
+                self.fold.add_loss(&loss, now);
+                counters.signals += count as u64;
+                urgency = Urgency::Loss;
+            }
+        }
+        if r.acks > 0 {
+            let samples: Vec<Time> = r.rtt_us.iter().map(|&us| us as Time * PS_PER_US).collect();
+            let ecn = r.ece_pkts > 0 || r.ece_bytes > 0;
+            let ack = Ack {
+                acks: r.acks,
+                acked_bytes: r.acked_bytes,
+                acked_packets: r.acked_pkts,
+                ecn_bytes: r.ece_bytes,
+                ecn_packets: r.ece_pkts,
+                ecn_echo: ecn,
+                rtt: samples.last().copied().or((r.srtt_us > 0).then(|| r.srtt_us as Time * PS_PER_US)),
+                rtt_samples: &samples,
+                delivery_rate: (r.delivery_bps > 0).then_some(r.delivery_bps),
+                snd_una: r.snd_una,
+                snd_nxt: r.snd_nxt,
+                in_flight,
+                int: &[],
+                remote_delay: None,
+                first_at: r.first_ns.saturating_mul(1000),
+                path_flags: 0,
+            };
+            self.fold.add_ack(&ack, now);
+            counters.signals += r.acks as u64;
+            if ecn && urgency == Urgency::Normal {
+                urgency = Urgency::Ecn;
+            }
+        }
+        urgency
+    }
+
+    fn deliver(&mut self, now: Time, line_rate: Rate, plane: &PlaneConfig, counters: &mut PlaneCounters) {
+        let report = std::mem::take(&mut self.fold);
+        self.trigger.reported(&report);
+        counters.reports += 1;
+        counters.message_bytes += report.message_bytes() as u64;
+        let mut ctx = Ctx::new(now);
+        report.deliver(self.cc.as_mut(), self.events, &mut ctx);
+        self.take(*ctx.decisions(), line_rate, plane, counters);
+        self.fold = report;
+        self.fold.clear();
+    }
+
+    /// Applies an algorithm's decisions to this flow's state: filters, then window, rate and timers.
+    fn take(&mut self, mut d: Decisions, line_rate: Rate, plane: &PlaneConfig, counters: &mut PlaneCounters) {
+        if let Some(policy) = d.report {
+            self.trigger.set_policy(policy, plane.report);
+        }
+        for i in 0..MAX_TIMERS {
+            if d.cancel_timers[i] {
+                self.timers[i] = None;
+            }
+            if let Some(at) = d.set_timers[i] {
+                self.timers[i] = Some(at);
+            }
+        }
+        self.filters.apply(&mut d, line_rate, plane, counters);
+        if d.cwnd.is_some() {
+            self.cwnd = d.cwnd;
+            self.answer_owed = true;
+        }
+        if d.rate.is_some() {
+            self.rate = d.rate;
+            self.answer_owed = true;
+        }
+    }
+
+    /// Runs due timers and flushes a fold that waited past its deadline.
+    pub fn poll(&mut self, now: Time, line_rate: Rate, plane: &PlaneConfig, counters: &mut PlaneCounters) {
+        for i in 0..MAX_TIMERS {
+            if self.timers[i].is_some_and(|at| at <= now) && self.events.contains(Events::TIMER) {
+                self.timers[i] = None;
+                let mut ctx = Ctx::new(now);
+                self.cc.on_timer(TimerId(i as u8), &mut ctx);
+                self.take(*ctx.decisions(), line_rate, plane, counters);
+            }
+        }
+        if !self.fold.is_empty() && self.trigger.deadline(&self.fold, self.hold).is_some_and(|at| at <= now) {
+            self.deliver(now, line_rate, plane, counters);
+        }
+    }
+
+    /// The earliest time [`FlowAdapter::poll`] has work.
+    pub fn next_deadline(&self) -> Option<Time> {
+        let timers = self.timers.iter().flatten().copied().min();
+        let flush = self.trigger.deadline(&self.fold, self.hold);
+        match (timers, flush) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The decision owed to the BPF side (an answer to every report, so that its watchdog knows the
+    /// agent is alive), carrying the window and rate in force; `None` when nothing is owed.
+    pub fn decision(&mut self, flow_id: u64, epoch: u32) -> Option<Decision> {
+        if !self.answer_owed {
+            return None;
+        }
+        self.answer_owed = false;
+        self.decision_seq += 1;
+        let mut d =
+            Decision { flow_id, epoch, seq: self.decision_seq, report_seq: self.last_report, ..Decision::default() };
+        if let Some(rate) = self.rate {
+            d.flags |= D_RATE;
+            d.pacing_bps = rate;
+        }
+        let cwnd_pkts = match (self.cwnd, self.rate) {
+            (Some(cwnd), _) if !self.rate_only => Some(cwnd.div_ceil(self.mss as u64)),
+            (_, Some(rate)) if self.rate_only => Some(self.rate_window(rate)),
+            _ => None,
+        };
+        if let Some(pkts) = cwnd_pkts {
+            d.flags |= D_CWND;
+            d.cwnd_pkts = pkts.clamp(MIN_CWND_PACKETS as u64, u32::MAX as u64) as u32;
+        }
+        Some(d)
+    }
+
+    /// A window for a rate-only algorithm: [`RATE_ONLY_WINDOW_RTTS`] rate-delay products.
+    fn rate_window(&self, rate: Rate) -> u64 {
+        if self.srtt_us == 0 {
+            return INIT_CWND_PACKETS as u64;
+        }
+        let bytes = rate as u128 * self.srtt_us as u128 * PS_PER_US as u128 / PS_PER_S as u128 / 8;
+        ((bytes * RATE_ONLY_WINDOW_RTTS as u128) as u64 / self.mss as u64).max(INIT_CWND_PACKETS as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::Kind;
+    use sluice_cc::registry::lookup;
+
+    fn report(seq: u32, acks: u32, losses: u32) -> Report {
+        Report {
+            kind: Some(Kind::Report),
+            flow_id: 1,
+            seq,
+            acks,
+            acked_pkts: acks * 2,
+            acked_bytes: acks as u64 * 2 * 1448,
+            losses,
+            mss: 1448,
+            cwnd_pkts: 10,
+            in_flight_pkts: 10,
+            srtt_us: 100,
+            snd_una: seq as u64 * 50_000,
+            snd_nxt: seq as u64 * 50_000 + 14_480,
+            rtt_us: vec![100],
+            ..Report::default()
+        }
+    }
+
+    fn reno() -> FlowAdapter {
+        let factory = (lookup("reno").unwrap().build)(&toml::Table::new(), 10_000_000_000).unwrap();
+        let info = FlowAdapter::info(&report(1, 0, 0), 10_000_000_000, 100 * PS_PER_US, 0);
+        FlowAdapter::new("reno".into(), &factory, &info, &PlaneConfig::default())
+    }
+
+    #[test]
+    fn reno_grows_on_acks_and_halves_on_loss() {
+        let mut f = reno();
+        let (plane, mut counters) = (PlaneConfig::default(), PlaneCounters::default());
+        let d = f.decision(1, 1).unwrap();
+        assert_eq!((d.cwnd_pkts, d.seq, d.flags), (10, 1, D_CWND), "the initial window goes out first");
+        f.on_report(&report(1, 8, 0), 1, 10_000_000_000, &plane, &mut counters).unwrap();
+        let grown = f.decision(1, 1).unwrap();
+        assert!(grown.cwnd_pkts > 10, "slow start: {}", grown.cwnd_pkts);
+        assert_eq!((grown.seq, grown.report_seq), (2, 1));
+        f.on_report(&report(2, 1, 1), 2, 10_000_000_000, &plane, &mut counters).unwrap();
+        let cut = f.decision(1, 1).unwrap();
+        assert!(cut.cwnd_pkts < grown.cwnd_pkts, "loss: {} -> {}", grown.cwnd_pkts, cut.cwnd_pkts);
+        assert_eq!(counters.urgent_reports, 1);
+        assert_eq!(f.decision(1, 1), None, "nothing owed until the next report");
+    }
+
+    #[test]
+    fn stale_reports_are_rejected() {
+        let mut f = reno();
+        let (plane, mut counters) = (PlaneConfig::default(), PlaneCounters::default());
+        f.on_report(&report(5, 1, 0), 1, 1, &plane, &mut counters).unwrap();
+        assert_eq!(f.on_report(&report(5, 1, 0), 2, 1, &plane, &mut counters), Err(Rejected::Stale));
+        assert_eq!(f.on_report(&report(3, 1, 0), 2, 1, &plane, &mut counters), Err(Rejected::Stale));
+    }
+
+    #[test]
+    fn rate_only_algorithms_get_a_window_that_does_not_limit_them() {
+        let factory = (lookup("timely").unwrap().build)(&toml::Table::new(), 10_000_000_000).unwrap();
+        let info = FlowAdapter::info(&report(1, 0, 0), 10_000_000_000, 100 * PS_PER_US, 0);
+        let mut f = FlowAdapter::new("timely".into(), &factory, &info, &PlaneConfig::default());
+        let (plane, mut counters) = (PlaneConfig::default(), PlaneCounters::default());
+        f.on_report(&report(1, 4, 0), 1, 10_000_000_000, &plane, &mut counters).unwrap();
+        let d = f.decision(1, 1).unwrap();
+        assert_eq!(d.flags & (D_RATE | D_CWND), D_RATE | D_CWND);
+        let bdp_pkts = d.pacing_bps / 8 / 10_000 / 1448;
+        assert!(d.cwnd_pkts as u64 >= 2 * bdp_pkts, "{} vs {}", d.cwnd_pkts, bdp_pkts);
+    }
+}

@@ -1,0 +1,22 @@
+//! sluice's Linux kernel TCP datapath: a BPF `tcp_congestion_ops` (bpf/sluice.bpf.c) folds every ACK's
+//! signals per flow, reports them in batches through a ring buffer, applies the agent's window and pacing
+//! decisions, and falls back to the kernel's own Reno when the agent stops answering; the agent runs the
+//! library's algorithms on those reports through sluice-plane's fold, triggers and filters.
+//!
+//! - [`codec`]: the messages both ways, with validation.
+//! - [`loader`]: loading, registering and the pinned maps.
+//! - [`adapter`]: one flow's plane state and algorithm.
+//! - [`agent`]: every flow, and what the agent counted.
+//! - [`config`]: algorithm choice per flow (socket name, port rules, default) and settings.
+//! - [`runtime`]: the main loop.
+//! - [`fixed`]: a fixed-window / fixed-rate test algorithm.
+//! - [`testbed`]: network namespaces, veth, tbf and iperf3 for the tests and benchmarks.
+
+pub mod adapter;
+pub mod agent;
+pub mod codec;
+pub mod config;
+pub mod fixed;
+pub mod loader;
+pub mod runtime;
+pub mod testbed;

@@ -1,0 +1,214 @@
+//! The agent's main loop: load and register the BPF side, drain the reports ring (woken by urgent
+//! reports and a filling ring, else every poll interval), run the algorithms, write their decisions,
+//! and unregister on exit.
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use sluice_core::{Time, PS_PER_NS};
+
+use crate::agent::{Agent, AgentCounters};
+use crate::config::Resolved;
+use crate::loader::{poll_timeout, Datapath, KernelCounters, KernelError, KernelSettings};
+
+/// How the agent runs.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Stop after this long (else on SIGINT or SIGTERM).
+    pub duration: Option<Duration>,
+    /// Log a status line this often.
+    pub status_every: Option<Duration>,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// The agent's epoch.
+    pub epoch: u32,
+    /// Wall time, s.
+    pub wall_seconds: f64,
+    /// CPU time the agent used (user + system), s.
+    pub cpu_seconds: f64,
+    /// `cpu_seconds / wall_seconds`: fraction of one core.
+    pub cpu_fraction: f64,
+    /// Ring-buffer drains.
+    pub drains: u64,
+    /// Messages per second read from the ring.
+    pub messages_per_second: f64,
+    /// Flows still under control at exit.
+    pub flows_left: usize,
+    /// What the agent counted.
+    pub agent: AgentCounters,
+    /// What the BPF side counted during the run (differences of its counters).
+    pub kernel: KernelCounters,
+}
+
+/// The monotonic clock, in sluice time (ps); the BPF side's `bpf_ktime_get_ns` reads the same clock.
+pub fn monotonic() -> Time {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec for the call's duration; CLOCK_MONOTONIC always exists
+    // on Linux, so the call cannot fail.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64) * PS_PER_NS
+}
+
+/// CPU time the calling thread used so far (user + system), s: the agent's loop runs on one thread, so
+/// this is the agent's cost even when it shares its process (benchmarks).
+pub fn cpu_seconds() -> f64 {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable rusage; RUSAGE_THREAD is a valid `who`, so only it is written.
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } == 0;
+    if !ok {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Asks a running agent loop (in this process) to stop, as SIGTERM does.
+pub fn request_stop() {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+extern "C" fn on_signal(_signal: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Makes SIGINT and SIGTERM end the loop cleanly (so that the names are unregistered).
+fn catch_signals() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: `on_signal` only stores to an atomic, which is async-signal-safe, and has the
+        // `extern "C" fn(c_int)` signature `signal` expects.
+        unsafe { libc::signal(signal, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+    }
+}
+
+/// Runs the agent until `duration` passes or a signal arrives; `log` gets status lines.
+pub fn run(resolved: Resolved, options: &RunOptions, log: &mut dyn FnMut(&str)) -> Result<RunSummary, KernelError> {
+    let config = resolved.config.clone();
+    let settings = KernelSettings {
+        watchdog_ns: config.watchdog / PS_PER_NS,
+        batch_acks: config.batch_acks,
+        deadline_ns: config.deadline / PS_PER_NS,
+        wakeup_bytes: config.wakeup_bytes,
+    };
+    STOP.store(false, Ordering::SeqCst);
+    catch_signals();
+    let mut datapath = Datapath::load(&config.pin_dir, &settings)?;
+    let epoch = datapath.maps.epoch()?;
+    log(&format!(
+        "sluice agent: epoch {epoch}, registered {}; maps pinned at {}",
+        crate::loader::SLOTS.map(|s| s.0).join(" "),
+        config.pin_dir.display()
+    ));
+    let result = drive(&datapath, Agent::new(resolved, epoch), config.poll, options, log);
+    datapath.unregister();
+    let summary = result?;
+    if summary.flows_left == 0 {
+        datapath.unpin()?;
+        log("sluice agent: unregistered; no flows left, maps unpinned");
+    } else {
+        log(&format!(
+            "sluice agent: unregistered; {} flows still run on sluice's programs (watchdog fallback), maps stay \
+             pinned at {} for a restarted agent",
+            summary.flows_left,
+            config.pin_dir.display()
+        ));
+    }
+    Ok(summary)
+}
+
+fn drive(
+    datapath: &Datapath,
+    agent: Agent,
+    poll: Time,
+    options: &RunOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<RunSummary, KernelError> {
+    let start = (Instant::now(), cpu_seconds(), datapath.maps.counters()?);
+    let agent = RefCell::new(agent);
+    let now = Cell::new(monotonic());
+    let ring = datapath.maps.ring(|bytes| {
+        agent.borrow_mut().handle(bytes, now.get());
+        0
+    })?;
+    let mut decisions = Vec::new();
+    let (mut drains, mut last_status) = (0u64, Instant::now());
+    while !STOP.load(Ordering::SeqCst) && options.duration.is_none_or(|d| start.0.elapsed() < d) {
+        let wait = agent.borrow().next_deadline().map_or(poll, |at| at.saturating_sub(monotonic()).min(poll));
+        let _ = ring.poll(poll_timeout(wait / PS_PER_NS));
+        now.set(monotonic());
+        let _ = ring.consume();
+        drains += 1;
+        let mut a = agent.borrow_mut();
+        a.poll(now.get());
+        decisions.clear();
+        a.decisions(&mut decisions);
+        for d in &decisions {
+            // A failed write (the map full, the flow gone) is counted; the next answer carries the same state.
+            if datapath.maps.write_decision(d).is_err() {
+                a.counters.decision_write_errors += 1;
+            }
+        }
+        if options.status_every.is_some_and(|every| last_status.elapsed() >= every) {
+            last_status = Instant::now();
+            let k = datapath.maps.counters()?;
+            log(&status_line(&a, &k));
+        }
+    }
+    drop(ring);
+    let agent = agent.into_inner();
+    let wall = start.0.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - start.1;
+    let kernel = difference(datapath.maps.counters()?, start.2);
+    Ok(RunSummary {
+        epoch: agent.epoch(),
+        wall_seconds: wall,
+        cpu_seconds: cpu,
+        cpu_fraction: cpu / wall.max(1e-9),
+        drains,
+        messages_per_second: agent.counters.messages as f64 / wall.max(1e-9),
+        flows_left: agent.flows(),
+        agent: agent.counters.clone(),
+        kernel,
+    })
+}
+
+fn status_line(a: &Agent, k: &KernelCounters) -> String {
+    format!(
+        "flows {} | messages {} (malformed {}, stale {}) | kernel: acks {} reports {} ring-full {} applied {} \
+         rejected {}+{} fallbacks {} resumed {}",
+        a.flows(),
+        a.counters.messages,
+        a.counters.malformed,
+        a.counters.stale,
+        k.acks,
+        k.reports,
+        k.ringbuf_full,
+        k.applied,
+        k.stale,
+        k.malformed,
+        k.fallbacks,
+        k.resumed
+    )
+}
+
+fn difference(now: KernelCounters, then: KernelCounters) -> KernelCounters {
+    KernelCounters {
+        acks: now.acks.saturating_sub(then.acks),
+        reports: now.reports.saturating_sub(then.reports),
+        urgent: now.urgent.saturating_sub(then.urgent),
+        ringbuf_full: now.ringbuf_full.saturating_sub(then.ringbuf_full),
+        applied: now.applied.saturating_sub(then.applied),
+        stale: now.stale.saturating_sub(then.stale),
+        malformed: now.malformed.saturating_sub(then.malformed),
+        fallbacks: now.fallbacks.saturating_sub(then.fallbacks),
+        resumed: now.resumed.saturating_sub(then.resumed),
+        no_state: now.no_state.saturating_sub(then.no_state),
+    }
+}

@@ -1,0 +1,294 @@
+//! The kernel datapath, end to end: `sluice agent` drives real TCP flows between two network namespaces
+//! through a 1 Gbps tbf bottleneck. Each test prints what it measured. They need root, iperf3, `ip netns`
+//! and a kernel with BTF; without them each test says why and passes. They run one at a time (a global
+//! lock), since they share the machine's CPUs and the registered congestion-control names.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use sluice_kernel::codec::{Decision, D_CWND};
+use sluice_kernel::loader::{registered_names, Maps};
+use sluice_kernel::testbed::{cc_in, cwnd_in, finish, unavailable, TestBed};
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// Transfer length of throughput checks, s.
+const SECONDS: u32 = 5;
+
+fn guard(test: &str) -> Option<MutexGuard<'static, ()>> {
+    let lock = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = unavailable() {
+        eprintln!("skipping {test}: {why}");
+        return None;
+    }
+    assert!(registered_names().is_empty(), "a sluice agent is already running: {:?}", registered_names());
+    Some(lock)
+}
+
+/// A running `sluice agent` process with its own pin directory; killed and cleaned up on drop.
+struct Agent {
+    child: Option<Child>,
+    pin_dir: PathBuf,
+    stats: PathBuf,
+}
+
+impl Agent {
+    fn start(tag: &str, args: &[&str]) -> Agent {
+        let pin_dir = PathBuf::from(format!("/sys/fs/bpf/slk-test-{tag}"));
+        let stats = std::env::temp_dir().join(format!("slk-agent-{tag}-{}.json", std::process::id()));
+        let _ = std::fs::remove_file(&stats);
+        let child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .arg("agent")
+            .arg("--pin-dir")
+            .arg(&pin_dir)
+            .arg("--stats")
+            .arg(&stats)
+            .args(args)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start sluice agent");
+        let agent = Agent { child: Some(child), pin_dir, stats };
+        let t = Instant::now();
+        while registered_names().len() < 8 {
+            assert!(t.elapsed() < Duration::from_secs(20), "the agent did not register its names");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        agent
+    }
+
+    /// SIGTERM, wait, and the run's summary.
+    fn stop(mut self) -> serde_json::Value {
+        let mut child = self.child.take().expect("running");
+        let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        assert!(status.is_ok_and(|s| s.success()));
+        let exit = child.wait().expect("agent exit");
+        assert!(exit.success(), "the agent exited with {exit}");
+        let text = std::fs::read_to_string(&self.stats).expect("agent stats");
+        serde_json::from_str(&text).expect("stats JSON")
+    }
+
+    /// SIGKILL: no cleanup runs in the agent.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn maps(&self) -> Maps {
+        Maps::open(&self.pin_dir).expect("pinned maps")
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.pin_dir);
+        let _ = std::fs::remove_file(&self.stats);
+    }
+}
+
+fn wait_unregistered() {
+    let t = Instant::now();
+    while !registered_names().is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(5), "still registered: {:?}", registered_names());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn gbps(bps: f64) -> String {
+    format!("{:.3} Gbps", bps / 1e9)
+}
+
+#[test]
+fn agent_reno_and_cubic_reach_the_kernels_throughput() {
+    let Some(_lock) = guard("agent_reno_and_cubic_reach_the_kernels_throughput") else { return };
+    let bed = TestBed::new("tp", "1gbit", "1mb").expect("test bed");
+    let agent = Agent::start("tp", &[]);
+    for (kernel, ours) in [("reno", "sluice_reno"), ("cubic", "sluice_cubic")] {
+        let k = bed.transfer(5201, kernel, 1, SECONDS).expect("kernel transfer");
+        let s = bed.transfer(5201, ours, 1, SECONDS).expect("agent transfer");
+        let ratio = s.received_bps / k.received_bps;
+        eprintln!(
+            "throughput through 1 Gbps tbf: kernel {kernel} {} ({} retransmits), agent {ours} {} ({} \
+             retransmits): {:.1}%",
+            gbps(k.received_bps),
+            k.retransmits,
+            gbps(s.received_bps),
+            s.retransmits,
+            ratio * 100.0
+        );
+        assert!(ratio >= 0.95, "{ours} reached {:.1}% of kernel {kernel}", ratio * 100.0);
+    }
+    let summary = agent.stop();
+    eprintln!("agent: fallbacks {}, ring-full {}", summary["kernel"]["fallbacks"], summary["kernel"]["ringbuf_full"]);
+    wait_unregistered();
+}
+
+#[test]
+fn window_and_pacing_decisions_show_in_the_kernel() {
+    let Some(_lock) = guard("window_and_pacing_decisions_show_in_the_kernel") else { return };
+    let bed = TestBed::new("dc", "1gbit", "1mb").expect("test bed");
+    let config = std::env::temp_dir().join(format!("slk-dc-{}.toml", std::process::id()));
+    let rules = "[[rule]]\nports = \"5302\"\nalgorithm = \"fixed\"\nparams = { cwnd_packets = 20 }\n\
+                 [[rule]]\nports = \"5303\"\nalgorithm = \"fixed\"\nparams = { cwnd_packets = 2000, rate = \"200Mbps\" }\n";
+    std::fs::write(&config, rules).expect("write config");
+    let agent = Agent::start("dc", &["--config", config.to_str().expect("utf-8 path")]);
+
+    let mut server = bed.server(5302).expect("server");
+    let client = bed.client(5302, "sluice", 1, 3, &[]).expect("client");
+    std::thread::sleep(Duration::from_millis(1500));
+    let ss = bed.ss(5302);
+    let fixed = finish(client).expect("fixed-window transfer");
+    let _ = server.kill();
+    let _ = server.wait();
+    eprintln!(
+        "fixed window 20: ss shows {:?} cwnd {:?}; transfer {}",
+        cc_in(&ss),
+        cwnd_in(&ss),
+        gbps(fixed.received_bps)
+    );
+    assert_eq!(cc_in(&ss).as_deref(), Some("sluice"), "{ss}");
+    assert_eq!(cwnd_in(&ss), Some(20), "{ss}");
+
+    let paced = bed.transfer(5303, "sluice", 1, SECONDS).expect("paced transfer");
+    let error = paced.received_bps / 200e6 - 1.0;
+    eprintln!("pacing at 200 Mbps: received {} ({:+.1}%)", gbps(paced.received_bps), error * 100.0);
+    assert!(error.abs() <= 0.05, "paced at 200 Mbps, got {}", gbps(paced.received_bps));
+    agent.stop();
+    let _ = std::fs::remove_file(&config);
+    wait_unregistered();
+}
+
+#[test]
+fn a_killed_agent_falls_back_and_a_restarted_one_takes_over() {
+    let Some(_lock) = guard("a_killed_agent_falls_back_and_a_restarted_one_takes_over") else { return };
+    let bed = TestBed::new("kl", "1gbit", "1mb").expect("test bed");
+    let mut first = Agent::start("kl", &["--default", "reno"]);
+    let mut server = bed.server(5304).expect("server");
+    let client = bed.client(5304, "sluice", 1, 6, &[]).expect("client");
+    std::thread::sleep(Duration::from_millis(1500));
+    first.kill();
+    wait_unregistered();
+    eprintln!("agent killed mid-transfer: names unregistered");
+    let counters = first.maps().counters().expect("counters");
+    std::thread::sleep(Duration::from_millis(1500));
+    let during = first.maps().counters().expect("counters");
+    assert!(during.fallbacks > counters.fallbacks || during.fallbacks > 0, "no fallback: {during:?}");
+    assert!(during.acks > counters.acks, "the flow kept going without the agent");
+    let second = Agent::start("kl", &["--default", "reno"]);
+    let transfer = finish(client).expect("the transfer completes");
+    let _ = server.kill();
+    let _ = server.wait();
+    let summary = second.stop();
+    eprintln!(
+        "kill/restart: transfer {} in 6 s; fallbacks {}, taken over {}, resumed {}",
+        gbps(transfer.received_bps),
+        during.fallbacks,
+        summary["agent"]["flows_taken_over"],
+        summary["kernel"]["resumed"]
+    );
+    assert!(transfer.received_bps > 0.5e9, "the flow did not stall: {}", gbps(transfer.received_bps));
+    assert!(summary["agent"]["flows_taken_over"].as_u64().unwrap_or(0) >= 1, "{summary}");
+    assert!(summary["kernel"]["resumed"].as_u64().unwrap_or(0) >= 1, "{summary}");
+    wait_unregistered();
+    drop(first);
+}
+
+#[test]
+fn a_thousand_connections_complete_under_the_agent() {
+    let Some(_lock) = guard("a_thousand_connections_complete_under_the_agent") else { return };
+    let bed = TestBed::new("th", "1gbit", "1mb").expect("test bed");
+    let agent = Agent::start("th", &["--default", "cubic"]);
+    let flows = bed.many_flows(5310, "sluice", 1000, 256 * 1024, Duration::from_secs(60)).expect("traffic");
+    std::thread::sleep(Duration::from_millis(500));
+    let summary = agent.stop();
+    eprintln!(
+        "1000 connections x 256 KiB: {} of {} completed in {:.2} s ({}); agent CPU {:.1}% of one core, {:.0} \
+         messages/s, flows started {}, ended {}; kernel fallbacks {}, resumed {}, ring-full {}",
+        flows.completed,
+        flows.connections,
+        flows.seconds,
+        gbps(flows.bytes as f64 * 8.0 / flows.seconds),
+        summary["cpu_fraction"].as_f64().unwrap_or(0.0) * 100.0,
+        summary["messages_per_second"].as_f64().unwrap_or(0.0),
+        summary["agent"]["flows_started"],
+        summary["agent"]["flows_ended"],
+        summary["kernel"]["fallbacks"],
+        summary["kernel"]["resumed"],
+        summary["kernel"]["ringbuf_full"]
+    );
+    assert_eq!((flows.connections, flows.completed), (1000, 1000));
+    assert!(summary["agent"]["flows_started"].as_u64().unwrap_or(0) >= 1000, "{summary}");
+    wait_unregistered();
+}
+
+#[test]
+fn stale_and_malformed_decisions_are_rejected_and_counted() {
+    let Some(_lock) = guard("stale_and_malformed_decisions_are_rejected_and_counted") else { return };
+    let bed = TestBed::new("rj", "1gbit", "1mb").expect("test bed");
+    let agent = Agent::start("rj", &["--default", "reno"]);
+    let maps = agent.maps();
+    let mut server = bed.server(5305).expect("server");
+    let client = bed.client(5305, "sluice", 1, 3, &[]).expect("client");
+    std::thread::sleep(Duration::from_millis(1000));
+    let flows = maps.decided_flows();
+    assert!(!flows.is_empty(), "no flow has a decision");
+    let epoch = maps.epoch().expect("epoch");
+    let before = maps.counters().expect("counters");
+    let (mut malformed, mut stale) = (before.malformed, before.stale);
+    let t = Instant::now();
+    while (malformed == before.malformed || stale == before.stale) && t.elapsed() < Duration::from_secs(1) {
+        for &flow in &flows {
+            let d =
+                Decision { flags: D_CWND, flow_id: flow, epoch, seq: 1, report_seq: 1, cwnd_pkts: 3, pacing_bps: 0 };
+            maps.write_raw_decision(flow, &d.encode_with(0xdead_beef, 1)).expect("write");
+            std::thread::sleep(Duration::from_millis(5));
+            let old = Decision { epoch: epoch - 1, seq: u32::MAX, ..d };
+            maps.write_raw_decision(flow, &old.encode()).expect("write");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let now = maps.counters().expect("counters");
+        (malformed, stale) = (now.malformed, now.stale);
+    }
+    let transfer = finish(client).expect("transfer");
+    let _ = server.kill();
+    let _ = server.wait();
+    let summary = agent.stop();
+    eprintln!(
+        "BPF side rejected {} malformed and {} stale decisions; agent rejected {} malformed and {} stale reports; \
+         transfer {}",
+        malformed - before.malformed,
+        stale - before.stale,
+        summary["agent"]["malformed"],
+        summary["agent"]["stale"],
+        gbps(transfer.received_bps)
+    );
+    assert!(malformed > before.malformed, "a malformed decision was not rejected");
+    assert!(stale > before.stale, "a stale decision was not rejected");
+    wait_unregistered();
+}
+
+#[test]
+fn bad_agent_settings_name_what_is_wrong_and_exit_2() {
+    // Settings are checked before anything is loaded, so this runs anywhere.
+    let dir = std::env::temp_dir().join(format!("slk-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("agent.toml");
+    std::fs::write(&file, "[[rule]]\nports = \"5201\"\nalgorithm = \"hpcc\"\n").expect("write");
+    let cases: [(&[&str], &str); 4] = [
+        (&["--rule", "70000=reno"], "rule[1] (ports 70000).ports: `70000` is not a port"),
+        (&["--default", "renoo"], "default: unknown algorithm `renoo`"),
+        (&["--watchdog", "10"], "--watchdog 10"),
+        (&["--config", file.to_str().expect("utf-8")], "agent.toml: rule[1] (ports 5201): algorithm `hpcc` needs"),
+    ];
+    for (args, expected) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_sluice")).arg("agent").args(args).output().expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
