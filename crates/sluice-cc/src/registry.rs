@@ -9,6 +9,7 @@ use serde::Serialize;
 use sluice_core::Rate;
 
 use crate::api::{CongestionControl, FlowInfo, Needs};
+use crate::hostctl::{HostControl, HostInfo};
 use crate::receiver::ReceiverControl;
 
 /// What an algorithm controls.
@@ -61,6 +62,11 @@ pub trait Factory: Send + Sync {
     fn receiver(&self, _flow: &FlowInfo) -> Option<Box<dyn ReceiverControl>> {
         None
     }
+    /// The host-level policy of a host, for algorithms that act on whole hosts (host congestion: local
+    /// traffic throttling, ECN marking on receive); `None` (the default) for per-flow algorithms.
+    fn host_policy(&self, _host: &HostInfo) -> Option<Box<dyn HostControl>> {
+        None
+    }
 }
 
 /// A registered algorithm.
@@ -96,7 +102,7 @@ pub fn lookup(name: &str) -> Option<&'static Algorithm> {
     REGISTRY.iter().find(|a| a.name == name)
 }
 
-static REGISTRY: [Algorithm; 11] = [
+static REGISTRY: [Algorithm; 15] = [
     crate::none::ALGORITHM,
     crate::reno::ALGORITHM,
     crate::cubic::ALGORITHM,
@@ -108,6 +114,10 @@ static REGISTRY: [Algorithm; 11] = [
     crate::swift::ALGORITHM,
     crate::bbr::ALGORITHM,
     crate::bolt::ALGORITHM,
+    crate::opt::ALGORITHM,
+    crate::aimd::ALGORITHM,
+    crate::ecaware::ALGORITHM,
+    crate::hostcc::ALGORITHM,
 ];
 
 /// Overlays user parameters on a default config: every key of `params` must be a field of `C`.
