@@ -50,6 +50,10 @@ pub struct Host {
     pub(crate) plane: HostPlane,
     /// Draws the host's transmit jitter.
     rng: sluice_core::Rng,
+    /// The receiving host's processing queue, when the endpoint model is on.
+    pub(crate) endpoint: Option<Box<crate::endpoint::Endpoint>>,
+    /// The receiving host's NIC-to-memory path, when the host interconnect model is on.
+    pub(crate) bus: Option<Box<crate::hostbus::HostBus>>,
 }
 
 impl Host {
@@ -64,6 +68,8 @@ impl Host {
             senders: Vec::new(),
             plane: HostPlane::default(),
             rng: sluice_core::Rng::named(seed, &format!("host.{node}")),
+            endpoint: None,
+            bus: None,
         }
     }
 
@@ -250,6 +256,9 @@ impl Host {
 
     /// A packet addressed to this host arrived.
     pub fn receive(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32) {
+        if self.bus.is_some() && self.bus_intercept(core, env, flows, pkt) {
+            return;
+        }
         let p = *core.arena.get(pkt);
         match p.kind {
             Kind::Data => self.receive_data(core, env, flows, pkt, &p),
@@ -292,13 +301,13 @@ impl Host {
         self.try_send(core, env, flows);
     }
 
-    fn queue_control(&mut self, core: &mut Core, env: &HostEnv, packet: Packet) -> u32 {
+    pub(crate) fn queue_control(&mut self, core: &mut Core, env: &HostEnv, packet: Packet) -> u32 {
         let id = core.arena.alloc(packet);
         self.nic.enqueue(core.now, env.control_queue, id, packet.wire);
         id
     }
 
-    fn control_packet(env: &HostEnv, kind: Kind, flow: u32, to: u32, seq: u64) -> Packet {
+    pub(crate) fn control_packet(env: &HostEnv, kind: Kind, flow: u32, to: u32, seq: u64) -> Packet {
         Packet {
             seq,
             sent_at: 0,
@@ -319,6 +328,9 @@ impl Host {
 
     fn receive_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32, p: &Packet) {
         core.counters.bytes_delivered += p.payload as u64;
+        if self.endpoint.is_some() || flows[p.flow as usize].rx.is_some() {
+            return self.receive_data_endpoint(core, env, flows, pkt, p);
+        }
         let f = &mut flows[p.flow as usize];
         let ce = p.flags & FLAG_CE != 0;
         if ce && env.needs.cnp && env.cnp_interval > 0 && f.last_cnp.is_none_or(|t| core.now - t >= env.cnp_interval) {
@@ -337,7 +349,7 @@ impl Host {
         }
     }
 
-    fn accept_in_order(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
+    pub(crate) fn accept_in_order(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
         f.rcv_nxt += p.payload as u64;
         f.rcv_pkts += 1;
         f.rcv_bytes += p.payload as u64;
@@ -355,7 +367,7 @@ impl Host {
         }
     }
 
-    fn send_ack(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
+    pub(crate) fn send_ack(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
         let mut ack = Self::control_packet(env, Kind::Ack, p.flow, f.src, f.rcv_nxt);
         ack.sent_at = p.sent_at;
         ack.delivered = p.delivered;
@@ -371,7 +383,7 @@ impl Host {
         core.arena.copy_int(pkt, id);
     }
 
-    fn out_of_order(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, p: &Packet) {
+    pub(crate) fn out_of_order(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, p: &Packet) {
         let selective = env.config.loss_recovery == LossRecovery::Selective;
         if selective {
             f.ooo.insert(p.seq);

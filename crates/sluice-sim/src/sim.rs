@@ -207,6 +207,7 @@ impl Simulation {
                 }
             }
         }
+        crate::endpoint::enable_host_models(&mut hosts, &host, &link, factory.as_ref());
         let flow_src = if switch.bolt.enabled { flows.iter().map(|f| f.src).collect() } else { Vec::new() };
         let flows = build_flows(&topology, &routes, &link, &flows, &observe, &mut core);
         for (id, f) in flows.iter().enumerate() {
@@ -435,6 +436,12 @@ impl Parts<'_> {
             Event::PlaneArrive { host } => self.hosts[host_of(self.node_ref, host)].on_plane_arrive(core, env, flows),
             Event::PlaneDone { host } => self.hosts[host_of(self.node_ref, host)].on_plane_done(core, env, flows),
             Event::DecisionArrive { host } => self.hosts[host_of(self.node_ref, host)].on_decision(core, env, flows),
+            Event::EndpointDone { host } => self.hosts[host_of(self.node_ref, host)].on_endpoint_done(core, env, flows),
+            Event::EndpointSample { host } => {
+                self.hosts[host_of(self.node_ref, host)].on_endpoint_sample(core, env, flows)
+            }
+            Event::BusDma { host } => self.hosts[host_of(self.node_ref, host)].on_bus_dma(core, env, flows),
+            Event::HostSample { host } => self.hosts[host_of(self.node_ref, host)].on_host_sample(core, env, flows),
         }
     }
 
@@ -525,6 +532,7 @@ fn start_controller(core: &mut Core, link: &LinkConfig, line_rate: u64, factory:
         start: core.now,
     };
     let cc = factory.create(&info);
+    f.rx = factory.receiver(&info);
     f.events = cc.events();
     f.cc = Some(cc);
     f.rate = line_rate;

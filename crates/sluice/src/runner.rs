@@ -89,6 +89,9 @@ pub fn run_scenario(
     let mut summary = Summary::compute(&output.flows, &output.ports, &output.switches, &output.run, &buckets);
     summary.extra.insert("plane".into(), plane_summary(resolved, &output));
     summary.extra.insert("switch_notifications".into(), output.counters.notifications.into());
+    if let Some(host) = crate::host_summary::host_summary(resolved, &output) {
+        summary.extra.insert("host".into(), host);
+    }
     summary.wall_seconds = wall_seconds;
     if let Some(dir) = out_dir {
         let scenario_toml = resolved_toml(resolved);
