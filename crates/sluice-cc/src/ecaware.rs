@@ -13,9 +13,11 @@
 //!   it moves to or below the threshold position in the queue (Fig. 1), and then carries the highest
 //!   sequence number below the threshold, not the highest received. If the queue is still congested at
 //!   that moment, a DACK goes just before the IACK.
-//! - After a drop (the queue was full, or a packet arrived out of order behind a drop), the target sends
-//!   a DACK for each of the flow's packets that finishes processing, until a packet is accepted in order
-//!   again (section II-F); those DACKs pace the initiator's retransmission.
+//! - After a drop (the queue was full, or a packet arrived out of order behind a drop) the go-back-N
+//!   NACK acknowledges everything accepted, including packets still queued above the threshold. Those
+//!   packets, which "arrived before the packet drop", get a DACK when they finish processing instead of
+//!   an IACK when they cross the threshold (section II-F); the DACKs pace the initiator's resend, and
+//!   until the last of them is processed the target sends no other DACK (one packet per processed one).
 //! - Fairness (section II-H): every `sample_interval` the target samples each stream's accepted packets;
 //!   a stream that accepted more than `1 + fairness_margin` times the slowest one has its IACKs
 //!   coalesced (every other threshold-crossing IACK is skipped, the next one covers it), a stream that
@@ -28,9 +30,8 @@
 //!   and sends two; in `H1` increments the counter and sends two, or returns to `H∞` when the counter
 //!   reaches `counter_threshold` (default 6);
 //! - after a NACK (or timeout) the initiator resends one packet at once and then one per DACK (section
-//!   II-F), and also one per IACK that follows another IACK (the target is no longer congested, so it
-//!   sends no DACKs to pace the resend); once it has resent everything outstanding at the NACK it
-//!   returns to `H(-1)`.
+//!   II-F); the first IACK, which acknowledges resent data the target accepted, returns it to `H(-1)`
+//!   (and, being an IACK, on to `H0` with one packet).
 //!
 //! "Sends k packets" is a window: `cwnd = in_flight + unspent + k * mss`, capped at the outstanding
 //! threshold, so exactly `k` more full-sized packets may leave. A folded report (reporting less often
@@ -170,12 +171,6 @@ pub struct EcInitiator {
     cwnd: u64,
     state: Halt,
     counter: u32,
-    /// The previous acknowledgment was an IACK (for pacing a resend when no DACKs come).
-    last_was_iack: bool,
-    /// Highest `snd_nxt` seen.
-    high: u64,
-    /// A resend ends once `snd_nxt` reaches this.
-    resend_until: u64,
 }
 
 impl EcInitiator {
@@ -188,9 +183,6 @@ impl EcInitiator {
             cwnd: u64::MAX,
             state: Halt::Unthrottled,
             counter: 0,
-            last_was_iack: false,
-            high: 0,
-            resend_until: 0,
         }
     }
 
@@ -210,7 +202,6 @@ impl EcInitiator {
     }
 
     fn on_dack(&mut self) -> Permit {
-        self.last_was_iack = false;
         if self.state == Halt::Retransmit {
             return Permit::Send(1);
         }
@@ -220,7 +211,6 @@ impl EcInitiator {
     }
 
     fn on_iack(&mut self) -> Permit {
-        let after_iack = std::mem::replace(&mut self.last_was_iack, true);
         match self.state {
             Halt::Unthrottled => Permit::Open,
             Halt::Minus1 => {
@@ -242,7 +232,11 @@ impl EcInitiator {
                     Permit::Send(2)
                 }
             }
-            Halt::Retransmit => Permit::Send(after_iack as u64),
+            Halt::Retransmit => {
+                // The target accepted resent data again: back to throttled transmission (section II-F).
+                self.state = Halt::Minus1;
+                self.on_iack()
+            }
         }
     }
 
@@ -277,7 +271,6 @@ impl CongestionControl for EcInitiator {
     }
 
     fn on_ack(&mut self, ack: &Ack<'_>, ctx: &mut Ctx) {
-        self.high = self.high.max(ack.snd_nxt);
         let throttled = self.state != Halt::Unthrottled;
         let mut unspent = if throttled { self.cwnd.saturating_sub(ack.in_flight + ack.acked_bytes) } else { 0 };
         let dacks = ack.dup_acks.min(ack.acks);
@@ -289,18 +282,12 @@ impl CongestionControl for EcInitiator {
             let permit = self.on_iack();
             unspent = self.apply(permit, ack.in_flight, unspent).saturating_sub(ack.in_flight);
         }
-        if self.state == Halt::Retransmit && ack.snd_nxt >= self.resend_until {
-            self.state = Halt::Minus1;
-            self.last_was_iack = false;
-        }
         ctx.set_cwnd(self.cwnd.max(1));
     }
 
     fn on_loss(&mut self, loss: &Loss, ctx: &mut Ctx) {
-        self.resend_until = self.high.max(loss.snd_nxt);
         self.state = Halt::Retransmit;
         self.counter = 0;
-        self.last_was_iack = false;
         self.apply(Permit::Send(1), loss.in_flight, 0);
         ctx.set_cwnd(self.cwnd.max(1));
     }
@@ -335,8 +322,11 @@ pub enum Fairness {
 pub struct EcTarget {
     config: EcAwareConfig,
     fairness: Fairness,
-    /// A drop happened and no packet was accepted in order since.
-    recovering: bool,
+    /// The receiver's next expected byte at the latest drop: the NACK acknowledged everything below it,
+    /// so packets below it get a DACK when processed instead of an IACK when crossing.
+    covered_until: u64,
+    /// End of the latest of this flow's packets that finished processing.
+    processed_end: u64,
     /// Under coalescing: the next crossing IACK is skipped.
     skip_next: bool,
 }
@@ -344,7 +334,7 @@ pub struct EcTarget {
 impl EcTarget {
     /// A target with `config`.
     pub fn new(config: EcAwareConfig) -> EcTarget {
-        EcTarget { config, fairness: Fairness::Neutral, recovering: false, skip_next: true }
+        EcTarget { config, fairness: Fairness::Neutral, covered_until: 0, processed_end: 0, skip_next: true }
     }
 
     /// The fairness action in force.
@@ -352,9 +342,15 @@ impl EcTarget {
         self.fairness
     }
 
-    /// Whether the target is pacing a resend with DACKs.
+    /// Packets ending at or below this sequence arrived before the latest drop (NACK).
+    pub fn covered_until(&self) -> u64 {
+        self.covered_until
+    }
+
+    /// Whether packets that arrived before the latest drop are still being processed: their DACKs pace
+    /// the initiator's resend, and no other DACK is sent meanwhile.
     pub fn recovering(&self) -> bool {
-        self.recovering
+        self.processed_end < self.covered_until
     }
 
     fn congested(&self, queue_bytes: u64) -> bool {
@@ -385,14 +381,13 @@ impl ReceiverControl for EcTarget {
     fn on_data(&mut self, arrival: &Arrival, ctx: &mut RxCtx) {
         if !arrival.accepted {
             // Dropped (queue full) or out of order behind a drop: the datapath NACKs it.
-            self.recovering = true;
+            self.covered_until = self.covered_until.max(arrival.rcv_nxt);
             ctx.ack(AckKind::Withhold);
             return;
         }
-        self.recovering = false;
         if !self.congested(arrival.queue_bytes) {
             ctx.ack_upto(AckKind::Immediate, arrival.rcv_nxt);
-        } else if self.dack_allowed() {
+        } else if self.dack_allowed() && !self.recovering() {
             ctx.ack(AckKind::Delayed);
         } else {
             ctx.ack(AckKind::Withhold);
@@ -400,6 +395,10 @@ impl ReceiverControl for EcTarget {
     }
 
     fn on_crossed(&mut self, moved: &QueueMove, ctx: &mut RxCtx) {
+        if moved.seq + moved.bytes as u64 <= self.covered_until {
+            ctx.ack(AckKind::Withhold);
+            return;
+        }
         if self.fairness == Fairness::CoalesceIacks {
             self.skip_next = !self.skip_next;
             if !self.skip_next {
@@ -407,14 +406,16 @@ impl ReceiverControl for EcTarget {
                 return;
             }
         }
-        if self.congested(moved.queue_bytes) && self.dack_allowed() && !self.recovering {
+        if self.congested(moved.queue_bytes) && self.dack_allowed() && !self.recovering() {
             ctx.dack_first();
         }
         ctx.ack_upto(AckKind::Immediate, moved.seq + moved.bytes as u64);
     }
 
-    fn on_processed(&mut self, _moved: &QueueMove, ctx: &mut RxCtx) {
-        if self.recovering {
+    fn on_processed(&mut self, moved: &QueueMove, ctx: &mut RxCtx) {
+        let end = moved.seq + moved.bytes as u64;
+        self.processed_end = self.processed_end.max(end);
+        if end <= self.covered_until {
             ctx.ack(AckKind::Delayed);
         }
     }
@@ -434,7 +435,7 @@ impl ReceiverControl for EcTarget {
     }
 
     fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        out("recovering", self.recovering as u8 as f64);
+        out("covered_until", self.covered_until as f64);
         out("fairness", self.fairness as u8 as f64);
     }
 }

@@ -8,7 +8,10 @@
 //!   off as they would for a congested switch;
 //! - host-local response: while congested and the NIC's interconnect bandwidth is below
 //!   `target_rate` (the network's guaranteed share), raise the local-traffic throttle level one step per
-//!   sample (MBA-like); once not congested, lower it one step per sample.
+//!   sample (MBA-like); after `release_samples` samples in a row without congestion (or at once when the
+//!   network is idle, below 1% of the target), lower it one step; otherwise hold it. Releasing one
+//!   sample after congestion ends would hand the bandwidth back while the senders are still recovering
+//!   from the marks, and the host would swing between levels every few microseconds.
 
 use std::sync::Arc;
 
@@ -38,11 +41,20 @@ pub struct HostccConfig {
     pub mark_ecn: bool,
     /// Apply the host-local response (throttle local traffic). Default true (hostCC).
     pub throttle: bool,
+    /// Consecutive uncongested samples before the throttle is lowered one level. Default 100 (100 us at
+    /// the default 1 us sampling, about ten round trips); an interpretation: hostcc.md gives no value.
+    pub release_samples: u32,
 }
 
 impl Default for HostccConfig {
     fn default() -> Self {
-        HostccConfig { iio_threshold: 70 * 64, target_rate: 84_000_000_000, mark_ecn: true, throttle: true }
+        HostccConfig {
+            iio_threshold: 70 * 64,
+            target_rate: 84_000_000_000,
+            mark_ecn: true,
+            throttle: true,
+            release_samples: 100,
+        }
     }
 }
 
@@ -99,6 +111,8 @@ pub struct HostccPolicy {
     max_level: u8,
     level: u8,
     marking: bool,
+    /// Consecutive samples without congestion.
+    calm: u32,
 }
 
 impl HostccPolicy {
@@ -110,6 +124,7 @@ impl HostccPolicy {
             max_level: host.max_throttle_level,
             level: 0,
             marking: false,
+            calm: 0,
         }
     }
 
@@ -134,9 +149,13 @@ impl HostControl for HostccPolicy {
             return;
         }
         let nic_rate = signal.pcie_utilization * self.interconnect_rate as f64;
-        let level = if congested && nic_rate < self.config.target_rate as f64 {
+        let target = self.config.target_rate as f64;
+        let network_idle = nic_rate < 0.01 * target;
+        self.calm = if congested { 0 } else { self.calm.saturating_add(1) };
+        let level = if congested && nic_rate < target {
             (self.level + 1).min(self.max_level)
-        } else if !congested {
+        } else if !congested && (self.calm >= self.config.release_samples || network_idle) {
+            self.calm = 0;
             self.level.saturating_sub(1)
         } else {
             self.level
@@ -183,10 +202,19 @@ mod tests {
         let mut ctx = HostCtx::new(0);
         p.on_host(&signal(10_000, 0.9), &mut ctx);
         assert_eq!((ctx.decisions().throttle_level, p.level()), (None, 3));
-        // Not congested: stop marking, release one step per sample.
+        // Not congested: stop marking, hold the level for 99 more samples, release on the 100th.
         let mut ctx = HostCtx::new(0);
         p.on_host(&signal(1000, 0.9), &mut ctx);
         assert_eq!(ctx.decisions().mark_ecn, Some(false));
+        for _ in 0..98 {
+            p.on_host(&signal(1000, 0.9), &mut HostCtx::new(0));
+        }
+        assert_eq!(p.level(), 3);
+        let mut ctx = HostCtx::new(0);
+        p.on_host(&signal(1000, 0.9), &mut ctx);
         assert_eq!(ctx.decisions().throttle_level, Some(2));
+        // An idle network releases at once.
+        p.on_host(&signal(0, 0.0), &mut HostCtx::new(0));
+        assert_eq!(p.level(), 1);
     }
 }

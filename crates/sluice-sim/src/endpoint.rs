@@ -271,6 +271,8 @@ impl Host {
         }
         if !in_order {
             self.out_of_order(core, env, f, p);
+            // The NACK acknowledged everything accepted: a later ACK below it is a duplicate.
+            f.rx_acked = f.rx_acked.max(f.rcv_nxt);
         }
         if accepted {
             self.enqueue(core, f, id, p);
