@@ -176,14 +176,7 @@ pub struct EcInitiator {
 impl EcInitiator {
     /// An initiator with `config`; set up by [`CongestionControl::on_start`].
     pub fn new(config: EcAwareConfig) -> EcInitiator {
-        EcInitiator {
-            config,
-            mss: 1,
-            window: u64::MAX,
-            cwnd: u64::MAX,
-            state: Halt::Unthrottled,
-            counter: 0,
-        }
+        EcInitiator { config, mss: 1, window: u64::MAX, cwnd: u64::MAX, state: Halt::Unthrottled, counter: 0 }
     }
 
     /// The halt state.

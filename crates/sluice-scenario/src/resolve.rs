@@ -108,8 +108,11 @@ fn switch_for(s: &Scenario, algorithm: &Algorithm, topology: &Topology) -> Resul
         ));
     }
     if switch.ecn.enabled && switch.ecn.thresholds.is_empty() {
-        let per_rate =
-            if matches!(algorithm.name, "dctcp" | "hostcc") { EcnThresholds::dctcp_for_rate } else { EcnThresholds::red_for_rate };
+        let per_rate = if matches!(algorithm.name, "dctcp" | "hostcc") {
+            EcnThresholds::dctcp_for_rate
+        } else {
+            EcnThresholds::red_for_rate
+        };
         let rates: BTreeSet<Rate> = topology.links.iter().map(|l| l.rate).collect();
         switch.ecn.thresholds = rates.into_iter().map(|r| (r, per_rate(r))).collect();
     }
