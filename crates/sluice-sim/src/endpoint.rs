@@ -243,6 +243,9 @@ impl Host {
     }
 
     /// A data packet arrived at a host with a processing queue or for a flow with a receiver controller.
+    /// Kept out of line: the receive path of runs without these models stays as it was.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn receive_data_endpoint(
         &mut self,
         core: &mut Core,
