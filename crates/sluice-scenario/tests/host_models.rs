@@ -42,7 +42,9 @@ fn endpoint_values_are_checked_where_written() {
     );
     let err = error("[host]\nloss_recovery = \"selective\"\n[host.endpoint]\nenabled = true\n");
     assert!(err.starts_with("bad.toml:14: host.loss_recovery: the endpoint model drops out-of-order data"), "{err}");
-    let err = error("[host.endpoint]\nenabled = true\nschedule = [{ at = \"2us\", drain = 0.5 }, { at = \"1us\", drain = 1.0 }]\n");
+    let err = error(
+        "[host.endpoint]\nenabled = true\nschedule = [{ at = \"2us\", drain = 0.5 }, { at = \"1us\", drain = 1.0 }]\n",
+    );
     assert_eq!(err, "bad.toml:15: host.endpoint.schedule: step 1: times must increase");
 }
 

@@ -278,7 +278,7 @@ impl Host {
             f.rx_acked = f.rx_acked.max(f.rcv_nxt);
         }
         if accepted {
-            self.enqueue(core, f, id, p);
+            self.enqueue(core, env, f, id, p);
         }
         if f.rx.is_none() {
             if accepted {
@@ -304,7 +304,13 @@ impl Host {
         let mut ctx = RxCtx::new(core.now);
         f.rx.as_mut().expect("checked").on_data(&arrival, &mut ctx);
         let d = *ctx.decisions();
-        self.apply_rx(core, env, f, id, &d, p.sent_at, accepted);
+        self.apply_rx(core, env, f, id, &d, p.sent_at);
+        if d.ack == AckKind::Default && accepted {
+            self.default_ack(core, env, f, pkt, p);
+            if f.rcv_pkts == 0 {
+                f.rx_acked = f.rx_acked.max(f.rcv_nxt);
+            }
+        }
     }
 
     /// Starts the flow's receiver controller at its first arrival.
@@ -318,12 +324,17 @@ impl Host {
         let mut ctx = RxCtx::new(core.now);
         f.rx.as_mut().expect("checked").on_start(&info, &mut ctx);
         let d = *ctx.decisions();
-        self.apply_rx(core, env, f, id, &d, 0, false);
+        self.apply_rx(core, env, f, id, &d, 0);
     }
 
     /// Accepts `p` in order and puts it in the processing queue, if any.
-    fn enqueue(&mut self, core: &mut Core, f: &mut Flow, id: u32, p: &Packet) {
+    fn enqueue(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, p: &Packet) {
         f.rcv_nxt += p.payload as u64;
+        // Selective repeat (without a processing queue) may hold data past this packet.
+        while f.ooo.first() == Some(&f.rcv_nxt) {
+            f.ooo.pop_first();
+            f.rcv_nxt += f.payload_at(f.rcv_nxt, env.link.mtu) as u64;
+        }
         let Some(e) = self.endpoint.as_mut() else { return };
         e.push(Entry { flow: id, seq: p.seq, payload: p.payload, wire: p.wire, sent_at: p.sent_at, end: 0 });
         e.count(id);
@@ -352,18 +363,9 @@ impl Host {
         }
     }
 
-    /// Applies a receiver controller's decisions: settings first, then the acknowledgments.
-    #[allow(clippy::too_many_arguments)]
-    fn apply_rx(
-        &mut self,
-        core: &mut Core,
-        env: &HostEnv,
-        f: &mut Flow,
-        id: u32,
-        d: &RxDecisions,
-        sent_at: Time,
-        accepted: bool,
-    ) {
+    /// Applies a receiver controller's decisions: settings first, then the acknowledgments it chose
+    /// (`Default` is the caller's: the datapath's own acknowledgment of an accepted arrival, else none).
+    fn apply_rx(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, d: &RxDecisions, sent_at: Time) {
         if let Some(e) = self.endpoint.as_mut() {
             if d.queue_watch.is_some() && e.watch.is_none() {
                 e.watch = d.queue_watch;
@@ -387,10 +389,6 @@ impl Host {
                 nack.sack = f.rcv_nxt;
                 nack.sent_at = sent_at;
                 self.queue_control(core, env, nack);
-            }
-            AckKind::Default if accepted => {
-                let seq = f.rcv_nxt;
-                self.send_rx_ack(core, env, f, id, seq, sent_at);
             }
             AckKind::Default | AckKind::Withhold => {}
         }
@@ -453,7 +451,7 @@ impl Host {
             rx.on_crossed(&moved, &mut ctx);
         }
         let d = *ctx.decisions();
-        self.apply_rx(core, env, f, entry.flow, &d, entry.sent_at, false);
+        self.apply_rx(core, env, f, entry.flow, &d, entry.sent_at);
     }
 
     /// The per-stream sampling period ended: report it to every sampled stream's controller.
@@ -481,7 +479,7 @@ impl Host {
             let mut ctx = RxCtx::new(core.now);
             f.rx.as_mut().expect("checked").on_sample(&sample, &mut ctx);
             let d = *ctx.decisions();
-            self.apply_rx(core, env, f, flow, &d, 0, false);
+            self.apply_rx(core, env, f, flow, &d, 0);
         }
         self.try_send(core, env, flows);
     }
