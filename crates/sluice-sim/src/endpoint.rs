@@ -257,7 +257,6 @@ impl Host {
         let id = p.flow;
         self.start_receiver(core, env, &mut flows[id as usize], id);
         let f = &mut flows[id as usize];
-        f.rcv_ce |= p.flags & FLAG_CE != 0;
         if p.seq < f.rcv_nxt {
             // A resend of accepted data: acknowledge what is accepted (or repeat the last ACK).
             match f.rx.is_some() {

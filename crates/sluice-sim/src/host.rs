@@ -328,9 +328,6 @@ impl Host {
 
     fn receive_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32, p: &Packet) {
         core.counters.bytes_delivered += p.payload as u64;
-        if self.endpoint.is_some() || flows[p.flow as usize].rx.is_some() {
-            return self.receive_data_endpoint(core, env, flows, pkt, p);
-        }
         let f = &mut flows[p.flow as usize];
         let ce = p.flags & FLAG_CE != 0;
         if ce && env.needs.cnp && env.cnp_interval > 0 && f.last_cnp.is_none_or(|t| core.now - t >= env.cnp_interval) {
@@ -340,6 +337,9 @@ impl Host {
             self.queue_control(core, env, cnp);
         }
         f.rcv_ce |= ce;
+        if self.endpoint.is_some() || f.rx.is_some() {
+            return self.receive_data_endpoint(core, env, flows, pkt, p);
+        }
         if p.seq == f.rcv_nxt {
             self.accept_in_order(core, env, f, pkt, p);
         } else if p.seq > f.rcv_nxt {

@@ -104,3 +104,18 @@ fn endpoint_runs_are_deterministic() {
     assert_eq!(a.counters, b.counters);
     assert_eq!(a.flows, b.flows);
 }
+
+#[test]
+fn receivers_with_a_processing_queue_still_send_cnps() {
+    // DCQCN's notification point runs before the endpoint model takes the packet.
+    let mut run = endpoint_run("dcqcn", 1.0);
+    run.switch.ecn.enabled = true;
+    run.host.cnp_interval = Some(time("50us"));
+    for src in 8..16 {
+        run = run.long_flow(src, 0, 0, time("300us"));
+    }
+    run.stop.duration = Some(time("300us"));
+    let out = run.run();
+    assert!(out.counters.ecn_marks > 0, "the 8:1 incast marks at the switch");
+    assert!(out.counters.cnps > 0, "marked packets into a host with a processing queue get CNPs");
+}
