@@ -90,6 +90,9 @@ pub struct Ack<'a> {
     /// `PATH_INCWIN` and add `PATH_DECWIN`). When ACKs are folded, the union of their flags. 0 for
     /// algorithms that set none.
     pub path_flags: u8,
+    /// Of the folded ACKs, the duplicate ones: those that acknowledged nothing new (DACKs, the
+    /// endpoint-congestion signal of Chong and Krishnan). `acks - dup_acks` incremented the ACK point (IACKs).
+    pub dup_acks: u32,
 }
 
 impl Ack<'_> {
@@ -122,6 +125,7 @@ impl Ack<'_> {
             remote_delay: None,
             first_at: at,
             path_flags: 0,
+            dup_acks: (acked_bytes == 0) as u32,
         }
     }
 }

@@ -9,16 +9,21 @@
 //! [`api::CongestionControl`], then add one [`registry::Algorithm`] entry in `src/registry.rs`.
 
 pub mod api;
+pub mod hostctl;
 pub mod receiver;
 pub mod registry;
 
+pub mod aimd;
 pub mod bbr;
 pub mod bolt;
 pub mod cubic;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod ecaware;
+pub mod hostcc;
 pub mod hpcc;
 pub mod none;
+pub mod opt;
 pub mod reno;
 pub mod swift;
 pub mod timely;
@@ -34,6 +39,7 @@ pub use api::{
     Ack, CongestionControl, Ctx, Decisions, Events, Feedback, FlowInfo, HostSignal, IntHop, Loss, LossKind, Needs,
     ReportEvery, ReportPolicy, Sent, TimerId,
 };
-pub use receiver::{AckKind, Arrival, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents};
+pub use hostctl::{HostControl, HostCtx, HostDecisions, HostInfo};
+pub use receiver::{AckKind, Arrival, QueueMove, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, StreamSample};
 pub use registry::{lookup, registry, Algorithm, Control, Factory, ParamError};
 pub use token::{TokenTransport, Unscheduled};

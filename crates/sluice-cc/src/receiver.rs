@@ -66,7 +66,7 @@ pub struct Arrival {
     pub queue_bytes: u64,
 }
 
-/// How the receiver acknowledges an arrival (endpoint-congestion policies, Fan et al.: IACK and DACK).
+/// How the receiver acknowledges an arrival (endpoint-congestion policies, Chong and Krishnan: IACK and DACK).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AckKind {
     /// The datapath's own acknowledgment behaviour (an ACK every N packets or bytes).
@@ -99,6 +99,48 @@ pub struct RxDecisions {
     pub set_timers: [Option<Time>; MAX_TIMERS],
     /// Timers to cancel.
     pub cancel_timers: [bool; MAX_TIMERS],
+    /// The cumulative sequence an [`AckKind::Immediate`] acknowledgment carries, when not the receiver's
+    /// next expected byte (the DACK/IACK target acknowledges only what lies below its queue threshold).
+    pub ack_seq: Option<u64>,
+    /// Standalone DACKs to send before the acknowledgment chosen in `ack` (Chong and Krishnan: a DACK goes
+    /// ahead of the IACK while the target stays congested).
+    pub dacks_before: u32,
+    /// Ask the datapath to report, through [`ReceiverControl::on_crossed`], each of this flow's packets
+    /// whose end moves to or below this many bytes from the head of the processing queue.
+    pub queue_watch: Option<u64>,
+    /// Ask the datapath to sample every stream's accepted packets at its host every this often and report
+    /// through [`ReceiverControl::on_sample`].
+    pub sample_every: Option<Time>,
+}
+
+/// One of this flow's packets in the receiving host's processing queue: processed (left the queue) or
+/// crossed the watched queue position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueueMove {
+    /// When it happened.
+    pub at: Time,
+    /// First payload byte of the packet.
+    pub seq: u64,
+    /// Its payload bytes.
+    pub bytes: u32,
+    /// Occupancy of the processing queue afterwards, bytes on the wire.
+    pub queue_bytes: u64,
+}
+
+/// A periodic sample of how many packets each stream had accepted at the receiving host (Chong and Krishnan
+/// section II-H: the target samples per-stream packet counts to balance initiators).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StreamSample {
+    /// When it was taken.
+    pub at: Time,
+    /// Packets this flow had accepted during the sampling period.
+    pub packets: u64,
+    /// Fewest packets any stream active at the host had accepted during the period.
+    pub min_packets: u64,
+    /// Most packets any stream active at the host had accepted during the period.
+    pub max_packets: u64,
+    /// Streams that had packets accepted during the period.
+    pub streams: u32,
 }
 
 /// The handle a receiver algorithm gets with each event: the current time and a place for decisions.
@@ -166,6 +208,31 @@ impl RxCtx {
         self.decisions.cancel_timers[i] = true;
     }
 
+    /// Acknowledges with an explicit cumulative sequence `seq` (an IACK below the queue threshold).
+    #[inline]
+    pub fn ack_upto(&mut self, kind: AckKind, seq: u64) {
+        self.decisions.ack = kind;
+        self.decisions.ack_seq = Some(seq);
+    }
+
+    /// Sends one more standalone DACK ahead of the acknowledgment chosen with [`RxCtx::ack`].
+    #[inline]
+    pub fn dack_first(&mut self) {
+        self.decisions.dacks_before += 1;
+    }
+
+    /// Watches queue position `bytes` (see [`RxDecisions::queue_watch`]).
+    #[inline]
+    pub fn watch_queue(&mut self, bytes: u64) {
+        self.decisions.queue_watch = Some(bytes);
+    }
+
+    /// Asks for per-stream samples every `every` (see [`RxDecisions::sample_every`]).
+    #[inline]
+    pub fn sample_streams(&mut self, every: Time) {
+        self.decisions.sample_every = Some(every);
+    }
+
     /// The decisions written so far; the datapath applies them after the handler returns.
     pub fn decisions(&self) -> &RxDecisions {
         &self.decisions
@@ -185,6 +252,12 @@ impl RxEvents {
     pub const TIMER: RxEvents = RxEvents(1 << 2);
     /// Host congestion signals of the receiving host ([`ReceiverControl::on_host`]).
     pub const HOST: RxEvents = RxEvents(1 << 3);
+    /// This flow's packets leaving the processing queue ([`ReceiverControl::on_processed`]).
+    pub const PROCESSED: RxEvents = RxEvents(1 << 4);
+    /// This flow's packets crossing the watched queue position ([`ReceiverControl::on_crossed`]).
+    pub const CROSSED: RxEvents = RxEvents(1 << 5);
+    /// Per-stream samples ([`ReceiverControl::on_sample`]).
+    pub const SAMPLE: RxEvents = RxEvents(1 << 6);
 
     /// Whether every bit of `other` is set.
     pub const fn contains(self, other: RxEvents) -> bool {
@@ -229,6 +302,15 @@ pub trait ReceiverControl: Send {
     /// Reports the algorithm's state variables for per-flow traces, as `(name, value)` pairs in a fixed
     /// order (the first call fixes the column set).
     fn trace(&self, _out: &mut dyn FnMut(&'static str, f64)) {}
+
+    /// One of this flow's packets finished processing and left the processing queue.
+    fn on_processed(&mut self, _moved: &QueueMove, _ctx: &mut RxCtx) {}
+
+    /// One of this flow's packets moved to or below the watched queue position.
+    fn on_crossed(&mut self, _moved: &QueueMove, _ctx: &mut RxCtx) {}
+
+    /// A per-stream sample of the receiving host.
+    fn on_sample(&mut self, _sample: &StreamSample, _ctx: &mut RxCtx) {}
 }
 
 #[cfg(test)]

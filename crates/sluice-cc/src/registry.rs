@@ -9,6 +9,7 @@ use serde::Serialize;
 use sluice_core::Rate;
 
 use crate::api::{CongestionControl, FlowInfo, Needs};
+use crate::hostctl::{HostControl, HostInfo};
 use crate::receiver::ReceiverControl;
 
 /// What an algorithm controls.
@@ -66,6 +67,11 @@ pub trait Factory: Send + Sync {
     fn token_transport(&self) -> Option<crate::token::TokenTransport> {
         None
     }
+    /// The host-level policy of a host, for algorithms that act on whole hosts (host congestion: local
+    /// traffic throttling, ECN marking on receive); `None` (the default) for per-flow algorithms.
+    fn host_policy(&self, _host: &HostInfo) -> Option<Box<dyn HostControl>> {
+        None
+    }
 }
 
 /// A registered algorithm.
@@ -101,7 +107,7 @@ pub fn lookup(name: &str) -> Option<&'static Algorithm> {
     REGISTRY.iter().find(|a| a.name == name)
 }
 
-static REGISTRY: [Algorithm; 17] = [
+static REGISTRY: [Algorithm; 21] = [
     crate::none::ALGORITHM,
     crate::reno::ALGORITHM,
     crate::cubic::ALGORITHM,
@@ -119,6 +125,10 @@ static REGISTRY: [Algorithm; 17] = [
     crate::ndp::ALGORITHM,
     crate::tocc::ALGORITHM,
     crate::tocc::ALGORITHM_NO_UNSCHEDULED,
+    crate::opt::ALGORITHM,
+    crate::aimd::ALGORITHM,
+    crate::ecaware::ALGORITHM,
+    crate::hostcc::ALGORITHM,
 ];
 
 /// Overlays user parameters on a default config: every key of `params` must be a field of `C`.

@@ -158,6 +158,9 @@ impl FlowAdapter {
                 remote_delay: None,
                 first_at: r.first_ns.saturating_mul(1000),
                 path_flags: 0,
+                // The BPF fold does not count ACKs that acknowledged nothing new; kernel TCP turns them
+                // into its own loss and reordering signals, which arrive above as `Loss`.
+                dup_acks: 0,
             };
             self.fold.add_ack(&ack, now);
             counters.signals += r.acks as u64;

@@ -61,6 +61,8 @@ pub struct Fold {
     pub signals: u32,
     /// Union of the path flags of the folded ACKs.
     pub path_flags: u8,
+    /// Duplicate ACKs (DACKs) among the folded ACKs.
+    pub dup_acks: u32,
 }
 
 impl Fold {
@@ -78,6 +80,7 @@ impl Fold {
     pub fn add_ack(&mut self, ack: &Ack<'_>, at: Time) {
         self.touch(at);
         self.acks += ack.acks;
+        self.dup_acks += ack.dup_acks;
         self.acked_bytes += ack.acked_bytes;
         self.acked_packets += ack.acked_packets;
         self.ecn_bytes += ack.ecn_bytes;
@@ -155,6 +158,7 @@ impl Fold {
             self.first_at = later.first_at;
         }
         self.acks += later.acks;
+        self.dup_acks += later.dup_acks;
         self.acked_bytes += later.acked_bytes;
         self.acked_packets += later.acked_packets;
         self.ecn_bytes += later.ecn_bytes;
@@ -234,6 +238,7 @@ impl Fold {
             remote_delay: self.remote_delay,
             first_at: self.first_at.unwrap_or(0),
             path_flags: self.path_flags,
+            dup_acks: self.dup_acks,
         }
     }
 

@@ -58,7 +58,7 @@ impl fmt::Debug for Resolved {
 /// flows, builds the algorithm from `cc.params` at host 0's NIC rate, applies what the algorithm needs
 /// (`needs.int` turns `switch.int` on, `needs.bolt` turns `switch.bolt.enabled` on; `needs.ecn` or
 /// `needs.cnp` with ECN off is an error), fills ECN thresholds for every link rate of the topology when
-/// the file gives none (DCTCP: [`EcnThresholds::dctcp_for_rate`]; every other algorithm:
+/// the file gives none (DCTCP and hostCC, whose senders run DCTCP: [`EcnThresholds::dctcp_for_rate`]; every other algorithm:
 /// [`EcnThresholds::red_for_rate`]), and checks the output's flow and port references.
 pub fn resolve(scenario: &Scenario) -> Result<Resolved, ScenarioError> {
     let topology = sluice_topo::build(&scenario.topology, &scenario.base_dir).map_err(|e| topo_error(scenario, e))?;
@@ -108,8 +108,11 @@ fn switch_for(s: &Scenario, algorithm: &Algorithm, topology: &Topology) -> Resul
         ));
     }
     if switch.ecn.enabled && switch.ecn.thresholds.is_empty() {
-        let per_rate =
-            if algorithm.name == "dctcp" { EcnThresholds::dctcp_for_rate } else { EcnThresholds::red_for_rate };
+        let per_rate = if matches!(algorithm.name, "dctcp" | "hostcc") {
+            EcnThresholds::dctcp_for_rate
+        } else {
+            EcnThresholds::red_for_rate
+        };
         let rates: BTreeSet<Rate> = topology.links.iter().map(|l| l.rate).collect();
         switch.ecn.thresholds = rates.into_iter().map(|r| (r, per_rate(r))).collect();
     }

@@ -66,6 +66,8 @@ fn link(s: &Scenario) -> Result<(), Problem> {
     if s.host.ack_every_packets == 0 {
         return Err(problem("host.ack_every_packets", "must be at least 1 (got 0)"));
     }
+    s.host.endpoint.validate(s.host.loss_recovery)?;
+    s.host.bus.validate()?;
     Ok(())
 }
 

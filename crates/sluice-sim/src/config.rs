@@ -320,6 +320,10 @@ pub struct HostConfig {
     /// that a host's packets stay in order. Default 0 (off).
     #[serde(with = "sluice_core::serde_units::duration")]
     pub tx_jitter: Time,
+    /// Receiver processing queues (endpoint congestion), `[host.endpoint]`. Default off.
+    pub endpoint: crate::endpoint::EndpointConfig,
+    /// NIC-to-memory path shared with local traffic (host congestion), `[host.bus]`. Default off.
+    pub bus: crate::hostbus::HostBusConfig,
 }
 
 impl Default for HostConfig {
@@ -332,6 +336,8 @@ impl Default for HostConfig {
             nack_interval: 500 * PS_PER_US,
             cnp_interval: None,
             tx_jitter: 0,
+            endpoint: crate::endpoint::EndpointConfig::default(),
+            bus: crate::hostbus::HostBusConfig::default(),
         }
     }
 }

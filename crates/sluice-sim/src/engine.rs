@@ -46,6 +46,14 @@ pub enum Event {
     RxTimer { flow: u32, id: u8, gen: u32 },
     /// The receiver of `flow` checks whether the flow stalled (lost data or tokens).
     RxCheck { flow: u32 },
+    /// Host node `host`'s processing queue finished its head packet (endpoint model).
+    EndpointDone { host: u32 },
+    /// Host node `host` samples its streams' accepted packets (endpoint model).
+    EndpointSample { host: u32 },
+    /// Host node `host`'s NIC finished writing its head packet into host memory (host interconnect model).
+    BusDma { host: u32 },
+    /// Host node `host` samples its host congestion signals (host interconnect model).
+    HostSample { host: u32 },
 }
 
 /// Run-wide counters.
@@ -79,6 +87,18 @@ pub struct Counters {
     pub flows_finished: u64,
     /// Receiver-driven counters (all zero for sender-driven algorithms).
     pub rd: crate::rd::RdCounters,
+    /// Payload bytes receivers' processing queues finished (endpoint model).
+    pub endpoint_processed_bytes: u64,
+    /// Data packets dropped at full processing queues (endpoint model).
+    pub endpoint_drops: u64,
+    /// Data packets dropped at full NIC receive buffers (host interconnect model).
+    pub host_drops: u64,
+    /// Data packets hosts marked ECN CE on receive (host policies' network response).
+    pub host_ecn_marks: u64,
+    /// Data packets written into host memory (host interconnect model).
+    pub host_dma_packets: u64,
+    /// Sum over those packets of the time from leaving the sender to reaching host memory, ps.
+    pub host_dma_delay_sum: u64,
 }
 
 /// The clock, the queue, the packets and the counters; handed to every element's handlers.

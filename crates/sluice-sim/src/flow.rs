@@ -116,6 +116,14 @@ pub struct Flow {
     pub probe_requested: bool,
     /// Receiver-driven transport state, for flows of a token algorithm.
     pub rd: Option<Box<crate::rd::RdFlow>>,
+    /// Receiver side: the algorithm's receiver controller, for algorithms that decide at the receiver.
+    pub rx: Option<Box<dyn sluice_cc::ReceiverControl>>,
+    /// Receiver side: the handlers `rx` binds.
+    pub rx_events: sluice_cc::RxEvents,
+    /// Receiver side: `rx` has been started (at the flow's first arrival).
+    pub rx_started: bool,
+    /// Receiver side: the cumulative sequence of the latest ACK sent through `rx` (what a DACK repeats).
+    pub rx_acked: u64,
 }
 
 impl Flow {
@@ -161,6 +169,10 @@ impl Flow {
             plane: crate::plane::FlowPlane::default(),
             probe_requested: false,
             rd: None,
+            rx: None,
+            rx_events: sluice_cc::RxEvents::default(),
+            rx_started: false,
+            rx_acked: 0,
         }
     }
 

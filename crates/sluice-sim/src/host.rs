@@ -54,6 +54,10 @@ pub struct Host {
     rng: sluice_core::Rng,
     /// Receiver-driven transport state (token pacer, incoming flows), when a token algorithm runs.
     pub(crate) rd: Option<Box<crate::rd::RdHost>>,
+    /// The receiving host's processing queue, when the endpoint model is on.
+    pub(crate) endpoint: Option<Box<crate::endpoint::Endpoint>>,
+    /// The receiving host's NIC-to-memory path, when the host interconnect model is on.
+    pub(crate) bus: Option<Box<crate::hostbus::HostBus>>,
 }
 
 impl Host {
@@ -69,6 +73,8 @@ impl Host {
             plane: HostPlane::default(),
             rng: sluice_core::Rng::named(seed, &format!("host.{node}")),
             rd: None,
+            endpoint: None,
+            bus: None,
         }
     }
 
@@ -263,6 +269,9 @@ impl Host {
 
     /// A packet addressed to this host arrived.
     pub fn receive(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32) {
+        if self.bus.is_some() && self.bus_intercept(core, env, flows, pkt) {
+            return;
+        }
         let p = *core.arena.get(pkt);
         match p.kind {
             Kind::Data => self.receive_data(core, env, flows, pkt, &p),
@@ -348,6 +357,9 @@ impl Host {
             self.queue_control(core, env, cnp);
         }
         f.rcv_ce |= ce;
+        if self.endpoint.is_some() || f.rx.is_some() {
+            return self.receive_data_endpoint(core, env, flows, pkt, p);
+        }
         if p.seq == f.rcv_nxt {
             self.accept_in_order(core, env, f, pkt, p);
         } else if p.seq > f.rcv_nxt {
@@ -357,7 +369,7 @@ impl Host {
         }
     }
 
-    fn accept_in_order(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
+    pub(crate) fn accept_in_order(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
         f.rcv_nxt += p.payload as u64;
         f.rcv_pkts += 1;
         f.rcv_bytes += p.payload as u64;
@@ -391,7 +403,7 @@ impl Host {
         core.arena.copy_int(pkt, id);
     }
 
-    fn out_of_order(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, p: &Packet) {
+    pub(crate) fn out_of_order(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, p: &Packet) {
         let selective = env.config.loss_recovery == LossRecovery::Selective;
         if selective {
             f.ooo.insert(p.seq);

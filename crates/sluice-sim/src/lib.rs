@@ -9,9 +9,11 @@
 //! admits, [`host::Host`] sends and receives, [`sim::Simulation`] wires them and runs the loop.
 
 pub mod config;
+pub mod endpoint;
 pub mod engine;
 pub mod flow;
 pub mod host;
+pub mod hostbus;
 pub mod packet;
 pub mod plane;
 pub mod port;

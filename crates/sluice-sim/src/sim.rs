@@ -213,6 +213,7 @@ impl Simulation {
                 }
             }
         }
+        crate::endpoint::enable_host_models(&mut hosts, &host, &link, factory.as_ref());
         let flow_src = if switch.bolt.enabled { flows.iter().map(|f| f.src).collect() } else { Vec::new() };
         let flows = build_flows(&topology, &routes, &link, &flows, &observe, &mut core);
         for (id, f) in flows.iter().enumerate() {
@@ -471,6 +472,12 @@ impl Parts<'_> {
                 let dst = flows[flow as usize].dst as usize;
                 self.hosts[dst].on_rx_check(core, env, flows, flow);
             }
+            Event::EndpointDone { host } => self.hosts[host_of(self.node_ref, host)].on_endpoint_done(core, env, flows),
+            Event::EndpointSample { host } => {
+                self.hosts[host_of(self.node_ref, host)].on_endpoint_sample(core, env, flows)
+            }
+            Event::BusDma { host } => self.hosts[host_of(self.node_ref, host)].on_bus_dma(core, env, flows),
+            Event::HostSample { host } => self.hosts[host_of(self.node_ref, host)].on_host_sample(core, env, flows),
         }
     }
 
@@ -563,6 +570,10 @@ fn start_controller(core: &mut Core, link: &LinkConfig, line_rate: u64, factory:
         start: core.now,
     };
     let cc = factory.create(&info);
+    // Token algorithms keep their receiver controller in the receiver-driven transport (`rd::attach`).
+    if factory.token_transport().is_none() {
+        f.rx = factory.receiver(&info);
+    }
     f.events = cc.events();
     f.cc = Some(cc);
     f.rate = line_rate;

@@ -4,6 +4,7 @@
 //! configuration sweeps) call the same function.
 
 pub mod agent;
+pub mod host_summary;
 pub mod progress;
 pub mod runner;
 

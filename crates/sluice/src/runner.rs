@@ -107,6 +107,9 @@ pub fn run_scenario(
     if output.counters.rd != sluice_sim::rd::RdCounters::default() {
         summary.extra.insert("receiver_driven".into(), receiver_driven_summary(&output));
     }
+    if let Some(host) = crate::host_summary::host_summary(resolved, &output) {
+        summary.extra.insert("host".into(), host);
+    }
     summary.wall_seconds = wall_seconds;
     if let Some(dir) = out_dir {
         let scenario_toml = resolved_toml(resolved);

@@ -81,7 +81,7 @@ impl Run {
             let mut rates: Vec<u64> = topology.links.iter().map(|l| l.rate).collect();
             rates.sort_unstable();
             rates.dedup();
-            let dctcp = self.algorithm == "dctcp";
+            let dctcp = matches!(self.algorithm, "dctcp" | "hostcc");
             switch.ecn.thresholds = rates
                 .into_iter()
                 .map(|r| {

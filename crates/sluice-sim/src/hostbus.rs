@@ -1,0 +1,369 @@
+//! The host interconnect model: host congestion (Agarwal et al., "Understanding Host Interconnect
+//! Congestion", HotNets'22, and "hostCC", SIGCOMM'23; TAURUS sections 2.3 and 3.3).
+//!
+//! A receiving NIC buffers arriving data packets and writes them into host memory (DMA) one at a time.
+//! The write rate is bounded by the interconnect (PCIe) and by the memory bandwidth left over by local
+//! memory-intensive traffic (an MLC-like load, possibly changing over time, throttled in MBA-like
+//! levels). When local traffic leaves the NIC less than the line rate, the NIC buffer fills (the
+//! IIO-occupancy signal grows); a full buffer drops packets, or, with `pfc`, pauses the ToR's port.
+//!
+//! Bandwidth sharing: with local traffic `L` (after throttling), memory bandwidth `M`, NIC line rate
+//! `N` and interconnect rate `P`, the DMA rate is `min(P, max(M - L, M N / (N + L)))`: the NIC gets
+//! what local traffic leaves, and when both oversubscribe memory, a share in proportion to demand (the
+//! memory controller serves requests from both in turn).
+//!
+//! Every `sample_interval` the host samples its signals ([`sluice_cc::HostSignal`]: buffer occupancy and
+//! interconnect utilization over the interval), hands them to the algorithm's host policy
+//! ([`sluice_cc::HostControl`]), which may change the throttle level and turn ECN marking of received
+//! packets on or off, and to the host's sending flows that bind [`sluice_cc::Events::HOST`].
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+use sluice_cc::{Events, HostControl, HostCtx, HostInfo, HostSignal};
+use sluice_core::{serialization_ps, Rate, Time, PS_PER_S, PS_PER_US};
+
+use crate::engine::{Core, Event};
+use crate::flow::Flow;
+use crate::host::{Host, HostEnv};
+use crate::packet::{Kind, FLAG_CE, FLAG_ECT};
+
+/// A change of the local memory load at a point in time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadStep {
+    /// From this time on...
+    #[serde(with = "sluice_core::serde_units::duration")]
+    pub at: Time,
+    /// ...local traffic demands this much memory bandwidth.
+    #[serde(with = "sluice_core::serde_units::rate")]
+    pub load: Rate,
+}
+
+/// Host-interconnect settings (`[host.bus]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostBusConfig {
+    /// Model every host's NIC-to-memory path. Default false (data reaches memory at once).
+    pub enabled: bool,
+    /// NIC receive buffer, bytes on the wire. Default 256 KB, an interpretation: hostCC reports the
+    /// NIC buffer overflowing within tens of microseconds at 100 Gbps, which a buffer of this order gives.
+    #[serde(with = "sluice_core::serde_units::size")]
+    pub buffer: u64,
+    /// Interconnect (PCIe) bandwidth toward memory. Default 126 Gbps: PCIe 3.0 x16 (8 GT/s x 16 lanes,
+    /// 128b/130b encoding), the hostCC and TAURUS testbeds' NIC slot.
+    #[serde(with = "sluice_core::serde_units::rate")]
+    pub interconnect_rate: Rate,
+    /// Memory bandwidth shared by DMA and local traffic. Default 375 Gbps: two DDR4-2933 channels
+    /// (JEDEC DDR4: 2933 MT/s x 8 bytes each), an interpretation of a socket's share.
+    #[serde(with = "sluice_core::serde_units::rate")]
+    pub memory_rate: Rate,
+    /// Local memory traffic demand (an MLC-like load) at time 0. Default 0.
+    #[serde(with = "sluice_core::serde_units::rate")]
+    pub local_load: Rate,
+    /// Local-load changes over time, in time order.
+    pub load_schedule: Vec<LoadStep>,
+    /// Fraction of its demand local traffic may use at each throttle level (level 0 first). Default
+    /// `[1, 0.7, 0.5, 0.3, 0]`: hostCC's MBA levels 0-3 plus level 4, which pauses the local application
+    /// (hostCC code); the fractions of levels 1-3 are an interpretation of MBA's 10%-step delay values.
+    pub throttle_levels: Vec<f64>,
+    /// Signal sampling period. Default 1 us (hostCC samples its counters at sub-RTT, microsecond scale).
+    #[serde(with = "sluice_core::serde_units::duration")]
+    pub sample_interval: Time,
+    /// Pause the ToR's port (PFC) instead of dropping when the buffer nears full. Default false (lossy).
+    pub pfc: bool,
+}
+
+impl Default for HostBusConfig {
+    fn default() -> Self {
+        HostBusConfig {
+            enabled: false,
+            buffer: 256 * 1024,
+            interconnect_rate: 126_000_000_000,
+            memory_rate: 375_000_000_000,
+            local_load: 0,
+            load_schedule: Vec::new(),
+            throttle_levels: vec![1.0, 0.7, 0.5, 0.3, 0.0],
+            sample_interval: PS_PER_US,
+            pfc: false,
+        }
+    }
+}
+
+impl HostBusConfig {
+    /// Checks the settings; on failure, the key under `host.bus` and what is wrong.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let problem = |key: &str, message: String| Err((format!("host.bus.{key}"), message));
+        if !self.enabled {
+            return Ok(());
+        }
+        if self.buffer == 0 {
+            return problem("buffer", "must be positive, such as \"256KB\" (got 0)".into());
+        }
+        if self.interconnect_rate == 0 {
+            return problem("interconnect_rate", "must be positive, such as \"126Gbps\"".into());
+        }
+        if self.memory_rate == 0 {
+            return problem("memory_rate", "must be positive, such as \"375Gbps\"".into());
+        }
+        if self.sample_interval == 0 {
+            return problem("sample_interval", "must be positive, such as \"1us\"".into());
+        }
+        if self.throttle_levels.is_empty() || self.throttle_levels.len() > 256 {
+            return problem("throttle_levels", "needs 1 to 256 levels, level 0 first".into());
+        }
+        if let Some(x) = self.throttle_levels.iter().find(|x| !(0.0..=1.0).contains(*x)) {
+            return problem("throttle_levels", format!("each level is a fraction in [0, 1] (got {x})"));
+        }
+        for (i, step) in self.load_schedule.iter().enumerate() {
+            if i > 0 && step.at <= self.load_schedule[i - 1].at {
+                return problem("load_schedule", format!("step {i}: times must increase"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A host's NIC-to-memory path.
+pub struct HostBus {
+    config: HostBusConfig,
+    line_rate: Rate,
+    policy: Option<Box<dyn HostControl>>,
+    queue: VecDeque<(u32, u32)>,
+    bytes: u64,
+    busy: bool,
+    delivering: bool,
+    level: u8,
+    marking: bool,
+    paused: bool,
+    xoff: u64,
+    xon: u64,
+    sampling: bool,
+    /// Bytes written to memory in the current sampling period.
+    period_bytes: u64,
+    /// Peak buffer occupancy, bytes.
+    pub max_bytes: u64,
+}
+
+impl std::fmt::Debug for HostBus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBus").field("bytes", &self.bytes).field("level", &self.level).finish()
+    }
+}
+
+impl HostBus {
+    /// The path of a host whose NIC runs at `line_rate` and whose link has one-way delay `delay`, with
+    /// the algorithm's host `policy`.
+    pub fn new(
+        config: &HostBusConfig,
+        line_rate: Rate,
+        delay: Time,
+        packet: u32,
+        policy: Option<Box<dyn HostControl>>,
+    ) -> HostBus {
+        // PFC headroom: what arrives during a pause frame's round trip plus two packets in transit.
+        let headroom = 2 * delay as u128 * line_rate as u128 / 8 / PS_PER_S as u128 + 2 * packet as u128;
+        let xoff = config.buffer.saturating_sub(headroom as u64).max(packet as u64);
+        HostBus {
+            config: config.clone(),
+            line_rate,
+            policy,
+            queue: VecDeque::new(),
+            bytes: 0,
+            busy: false,
+            delivering: false,
+            level: 0,
+            marking: false,
+            paused: false,
+            xoff,
+            xon: xoff.saturating_sub(2 * packet as u64),
+            sampling: false,
+            period_bytes: 0,
+            max_bytes: 0,
+        }
+    }
+
+    /// Local demand at `now`, before throttling.
+    pub fn demand_at(&self, now: Time) -> Rate {
+        let steps = &self.config.load_schedule;
+        steps.iter().rev().find(|s| s.at <= now).map_or(self.config.local_load, |s| s.load)
+    }
+
+    /// The DMA rate at `now` (see the module docs).
+    pub fn dma_rate(&self, now: Time) -> Rate {
+        let c = &self.config;
+        let fraction = c.throttle_levels[(self.level as usize).min(c.throttle_levels.len() - 1)];
+        let local = (self.demand_at(now) as f64 * fraction) as u128;
+        let memory = c.memory_rate as u128;
+        let left = memory.saturating_sub(local);
+        let share = memory * self.line_rate as u128 / (self.line_rate as u128 + local).max(1);
+        (left.max(share) as Rate).min(c.interconnect_rate).max(1)
+    }
+
+    /// The throttle level in force.
+    pub fn level(&self) -> u8 {
+        self.level
+    }
+}
+
+impl Host {
+    /// Gives this host a NIC-to-memory path; `factory` supplies the algorithm's host policy.
+    pub fn enable_bus(&mut self, config: &HostBusConfig, packet: u32, factory: &dyn sluice_cc::Factory) {
+        let info = HostInfo {
+            line_rate: self.nic.rate,
+            interconnect_rate: config.interconnect_rate,
+            max_throttle_level: (config.throttle_levels.len() - 1) as u8,
+            sample_interval: config.sample_interval,
+        };
+        let policy = factory.host_policy(&info);
+        self.bus = Some(Box::new(HostBus::new(config, self.nic.rate, self.nic.delay, packet, policy)));
+    }
+
+    /// This host's NIC-to-memory path, if modelled.
+    pub fn bus(&self) -> Option<&HostBus> {
+        self.bus.as_deref()
+    }
+
+    /// Takes an arriving data packet into the NIC buffer (or drops it); returns whether it did. Kept out
+    /// of line: the receive path of runs without the model stays as it was.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn bus_intercept(&mut self, core: &mut Core, env: &HostEnv, _flows: &mut [Flow], pkt: u32) -> bool {
+        let bus = self.bus.as_mut().expect("checked by the caller");
+        let p = core.arena.get(pkt);
+        if bus.delivering || p.kind != Kind::Data {
+            return false;
+        }
+        let wire = p.wire;
+        if bus.bytes + wire as u64 > bus.config.buffer {
+            core.counters.host_drops += 1;
+            core.counters.bytes_dropped += p.payload as u64;
+            core.arena.free(pkt);
+            return true;
+        }
+        bus.queue.push_back((pkt, wire));
+        bus.bytes += wire as u64;
+        bus.max_bytes = bus.max_bytes.max(bus.bytes);
+        if bus.config.pfc && !bus.paused && bus.bytes >= bus.xoff {
+            bus.paused = true;
+            self.send_host_pfc(core, env, true);
+        }
+        let bus = self.bus.as_mut().expect("checked");
+        if !bus.busy {
+            bus.busy = true;
+            core.schedule(
+                core.now + serialization_ps(wire as u64, bus.dma_rate(core.now)),
+                Event::BusDma { host: self.node },
+            );
+        }
+        if !bus.sampling {
+            bus.sampling = true;
+            core.schedule(core.now + bus.config.sample_interval, Event::HostSample { host: self.node });
+        }
+        true
+    }
+
+    fn send_host_pfc(&mut self, core: &mut Core, env: &HostEnv, pause: bool) {
+        core.counters.pfc_pauses += pause as u64;
+        let (peer, port) = (self.nic.peer, self.nic.peer_port);
+        let queue = env.data_queue;
+        core.schedule(core.now + self.nic.delay, Event::Pfc { node: peer, port, queue, pause });
+    }
+
+    /// The NIC finished writing its head packet into memory: hand it to the transport.
+    pub fn on_bus_dma(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+        let Some(bus) = self.bus.as_mut() else { return };
+        let (pkt, wire) = bus.queue.pop_front().expect("a write in progress");
+        bus.bytes -= wire as u64;
+        bus.period_bytes += wire as u64;
+        match bus.queue.front() {
+            Some(&(_, next)) => {
+                let done = core.now + serialization_ps(next as u64, bus.dma_rate(core.now));
+                core.schedule(done, Event::BusDma { host: self.node });
+            }
+            None => bus.busy = false,
+        }
+        let resume = bus.config.pfc && bus.paused && bus.bytes <= bus.xon;
+        let p = core.arena.get_mut(pkt);
+        if bus.marking && p.flags & FLAG_ECT != 0 && p.flags & FLAG_CE == 0 {
+            p.flags |= FLAG_CE;
+            core.counters.host_ecn_marks += 1;
+        }
+        core.counters.host_dma_packets += 1;
+        core.counters.host_dma_delay_sum += core.now - p.sent_at;
+        if resume {
+            bus.paused = false;
+            self.send_host_pfc(core, env, false);
+        }
+        self.bus.as_mut().expect("present").delivering = true;
+        self.receive(core, env, flows, pkt);
+        self.bus.as_mut().expect("present").delivering = false;
+    }
+
+    /// Samples the host signals and hands them to the host policy and the host's sending flows.
+    pub fn on_host_sample(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+        let Some(bus) = self.bus.as_mut() else { return };
+        let interval = bus.config.sample_interval;
+        let moved_bits = bus.period_bytes as f64 * 8.0;
+        let utilization = moved_bits * PS_PER_S as f64 / interval as f64 / bus.config.interconnect_rate as f64;
+        let signal = HostSignal { iio_occupancy: bus.bytes, pcie_utilization: utilization.min(1.0), at: core.now };
+        let idle = bus.period_bytes == 0 && bus.bytes == 0;
+        bus.period_bytes = 0;
+        if let Some(policy) = bus.policy.as_mut() {
+            let mut ctx = HostCtx::new(core.now);
+            policy.on_host(&signal, &mut ctx);
+            let d = *ctx.decisions();
+            if let Some(level) = d.throttle_level {
+                bus.level = level.min((bus.config.throttle_levels.len() - 1) as u8);
+            }
+            if let Some(mark) = d.mark_ecn {
+                bus.marking = mark;
+            }
+        }
+        bus.sampling = !(idle && bus.level == 0 && !bus.marking);
+        if bus.sampling {
+            core.schedule(core.now + interval, Event::HostSample { host: self.node });
+        }
+        for i in 0..self.senders.len() {
+            let id = self.senders[i];
+            let f = &mut flows[id as usize];
+            if f.started && f.finish.is_none() && f.events.contains(Events::HOST) {
+                self.signal_host(core, env, f, id, signal);
+                self.after_decisions(core, env, flows, id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_load_leaves_the_nic_what_memory_has_left_or_a_proportional_share() {
+        let config = HostBusConfig { enabled: true, local_load: 0, ..HostBusConfig::default() };
+        let mut bus = HostBus::new(&config, 100_000_000_000, 1_000_000, 1064, None);
+        assert_eq!(bus.dma_rate(0), 126_000_000_000, "idle memory: the interconnect bounds DMA");
+        bus.config.local_load = 300_000_000_000;
+        // 375 - 300 = 75 Gbps left; proportional share 375 * 100 / 400 = 93.75 Gbps.
+        assert_eq!(bus.dma_rate(0), 93_750_000_000);
+        bus.level = 2;
+        // Throttled to 50%: 150 Gbps local, 225 Gbps left, capped at 126.
+        assert_eq!(bus.dma_rate(0), 126_000_000_000);
+        bus.level = 1;
+        // 70%: 210 Gbps local; 165 left.
+        assert_eq!(bus.dma_rate(0), 126_000_000_000);
+        bus.config.local_load = 500_000_000_000;
+        // 350 local: 25 left; share 375 * 100 / 450 = 83.33 Gbps.
+        assert_eq!(bus.dma_rate(0), 83_333_333_333);
+    }
+
+    #[test]
+    fn validation_names_the_key() {
+        let bad = HostBusConfig { enabled: true, throttle_levels: vec![1.0, 1.5], ..HostBusConfig::default() };
+        assert_eq!(bad.validate().unwrap_err().0, "host.bus.throttle_levels");
+        let bad = HostBusConfig { enabled: true, sample_interval: 0, ..HostBusConfig::default() };
+        assert_eq!(bad.validate().unwrap_err().0, "host.bus.sample_interval");
+        assert!(HostBusConfig { enabled: true, ..HostBusConfig::default() }.validate().is_ok());
+    }
+}
