@@ -222,7 +222,9 @@ impl TestBed {
             std::thread::sleep(Duration::from_millis(10));
         }
         let seconds = start.elapsed().as_secs_f64();
-        if completed.load(Ordering::SeqCst) >= opened {
+        // The receiver waits for every connection; join it only when they all opened, or a failed connect
+        // would leave it accepting forever.
+        if opened == connections && completed.load(Ordering::SeqCst) >= opened {
             let _ = receiver.join();
         }
         Ok(ManyFlows {
