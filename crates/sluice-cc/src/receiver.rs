@@ -53,7 +53,8 @@ pub struct Arrival {
     pub trimmed: bool,
     /// The sender echoes a congestion mark it saw on a token (ToCC's token-CC echo).
     pub token_echo: bool,
-    /// The sender still has more than one BDP of unsent bytes (ToCC's volume flag).
+    /// More than one BDP (rounded up to whole packets) of the flow is unsent from this packet on (ToCC's
+    /// volume flag).
     pub more_than_bdp: bool,
     /// Sequence number of the token the sender spent on this packet, when it was scheduled.
     pub token_seq: Option<u64>,

@@ -14,7 +14,8 @@
 //! - P2 token generation: the algorithm's choice (a token rate, a token window, or grants per arrival);
 //! - P3 token rate limiters: [`TokenTransport::token_limiter`] (per switch port) and
 //!   [`TokenTransport::host_limiter`] (the receiver NIC);
-//! - P4 total volume control: [`TokenTransport::volume_control`];
+//! - P4 total volume control: [`TokenTransport::volume_control`], by the flow size or by ToCC's
+//!   "more than one BDP unsent" flag ([`TokenTransport::volume_by_flag`]);
 //! - allocation ratio K: [`TokenTransport::token_data`]; stale tokens: [`TokenTransport::stale_timeout`]
 //!   and [`TokenTransport::stale_bdp`].
 
@@ -162,6 +163,14 @@ pub struct TokenTransport {
     /// per-packet acknowledgments, which would take reverse bandwidth the token limiters do not count).
     /// Default off.
     pub ack_every_packet: bool,
+    /// P4 without the flow size (ToCC section V, "Data-driven token generation"): the sender flags each
+    /// data packet from which more than one BDP (rounded up to whole packets) is unsent, and its request to
+    /// send announces its first window (the unsent bytes, at most one BDP). The receiver grants that
+    /// first window less the unscheduled bytes, then one token's bytes per flagged data packet it
+    /// accepts, and nothing for unflagged ones; the token window only delays these grants. Once flagged
+    /// data stops, the grants already issued cover the rest, so no token is left over. Needs
+    /// `volume_control`. Default off (size-based volume control).
+    pub volume_by_flag: bool,
 }
 
 impl Default for TokenTransport {
@@ -190,6 +199,7 @@ impl Default for TokenTransport {
             token_pmax: 0.2,
             rx_timeout: 250 * PS_PER_US,
             ack_every_packet: false,
+            volume_by_flag: false,
         }
     }
 }
@@ -215,6 +225,12 @@ impl TokenTransport {
         }
         if !(0.0..=1.0).contains(&self.token_pmax) {
             return bad("token_pmax", "must be within [0, 1]");
+        }
+        if self.volume_by_flag && !self.volume_control {
+            return bad("volume_by_flag", "flag-driven volume control needs volume_control = true");
+        }
+        if self.volume_by_flag && self.token_data != 0 {
+            return bad("token_data", "flag-driven volume control grants one packet per flagged packet: leave it 0");
         }
         if self.token_ecn && self.token_kmax < self.token_kmin {
             return bad("token_kmax", "must not be below token_kmin");

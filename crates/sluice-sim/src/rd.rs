@@ -162,6 +162,8 @@ pub struct RdFlow {
     timer_gen: [u32; MAX_TIMERS],
     last_activity: Time,
     check_pending: bool,
+    /// Flag-driven volume control: grant bytes earned (first window, flagged data) and not yet issued.
+    owed: u64,
 }
 
 impl RdFlow {
@@ -193,6 +195,7 @@ impl RdFlow {
             timer_gen: [0; MAX_TIMERS],
             last_activity: 0,
             check_pending: false,
+            owed: 0,
         }
     }
 
@@ -241,6 +244,13 @@ impl RdFlow {
         }
         (seq, first)
     }
+}
+
+/// ToCC's volume flag for the packet at `seq`: more than one BDP (rounded up to whole packets) of the flow
+/// is unsent from this packet on. Every packet that has one BDP of data behind it is flagged, so the flagged
+/// packets number exactly the packets beyond the first BDP, and a resent packet carries its original's flag.
+pub fn more_than_bdp(size: u64, seq: u64, bdp: u64, mss: u64) -> bool {
+    size.saturating_sub(seq) > bdp.div_ceil(mss.max(1)) * mss
 }
 
 /// What a receiver-driven flow may do at `now` (replaces the window check of sender-driven flows).
@@ -305,7 +315,7 @@ impl Host {
         if std::mem::take(&mut rd.echo) {
             flags_rd |= RD_ECHO;
         }
-        if f.size.saturating_sub(f.snd_nxt) > rd.bdp {
+        if more_than_bdp(f.size, seq, rd.bdp, rd.info.mss as u64) {
             flags_rd |= RD_MORE_BDP;
         }
         let packet = Packet {
@@ -373,6 +383,8 @@ impl Host {
         let rd = f.rd.as_deref().expect("rd flow");
         let mut rts = Self::control_packet(env, Kind::Rts, id, f.dst, f.size);
         rts.delivered = rd.unscheduled_end;
+        // ToCC's first window: the unsent bytes, at most one BDP (never the flow size beyond that).
+        rts.sack = f.size.min(rd.bdp);
         rts.wire = env.rd.expect("rd run").transport.token_wire;
         core.counters.rd.requests += 1;
         self.queue_control(core, env, rts);
@@ -410,6 +422,9 @@ impl Host {
         self.rd_learn(core, env, flows, id);
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
+        if env.rd.is_some_and(|r| r.transport.volume_by_flag) {
+            rd.owed += p.sack.saturating_sub(p.delivered);
+        }
         if rd.rx_events.contains(RxEvents::REQUEST) {
             let request = Request { at: core.now, size: rd.info.size, unscheduled_bytes: p.delivered };
             let mut ctx = RxCtx::new(core.now);
@@ -468,6 +483,9 @@ impl Host {
             if accepted {
                 rd.received += p.payload as u64;
                 rd.outstanding = rd.outstanding.saturating_sub(p.payload as u64);
+                if p.rd & RD_MORE_BDP != 0 && env.rd.is_some_and(|r| r.transport.volume_by_flag) {
+                    rd.owed += p.payload as u64;
+                }
             }
         }
         let decisions = self.rd_on_data(core, f, p, trimmed, accepted);
@@ -589,7 +607,11 @@ impl Host {
         if rd.done || rd.stopped || !rd.known {
             return false;
         }
-        if transport.volume_control && rd.outstanding >= f.size.saturating_sub(rd.received) {
+        if transport.volume_by_flag {
+            if rd.owed == 0 {
+                return false;
+            }
+        } else if transport.volume_control && rd.outstanding >= f.size.saturating_sub(rd.received) {
             return false;
         }
         !transport.srpt || self.rd_rank(flows, id) < transport.overcommit as usize
@@ -614,9 +636,16 @@ impl Host {
         let k = env.rd.expect("rd run").token_bytes;
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
-        // A token brings at most the bytes still missing (a flow's last packet may be short).
-        let missing = f.size.saturating_sub(rd.received + rd.outstanding);
-        rd.outstanding += if missing > 0 { k.min(missing) } else { k };
+        if env.rd.is_some_and(|r| r.transport.volume_by_flag) {
+            // Without the flow size, a token is expected to bring the bytes it earned.
+            let earned = rd.owed.min(k);
+            rd.owed -= earned;
+            rd.outstanding += earned;
+        } else {
+            // A token brings at most the bytes still missing (a flow's last packet may be short).
+            let missing = f.size.saturating_sub(rd.received + rd.outstanding);
+            rd.outstanding += if missing > 0 { k.min(missing) } else { k };
+        }
         let h = self.rd.as_deref_mut().expect("rd host");
         h.queue.push_back(id);
         self.rd_pace(core, env, flows);
@@ -742,10 +771,19 @@ impl Host {
         if rd.done {
             return;
         }
-        // A flow with nothing granted or announced outstanding is waiting for its turn (SRPT), not loss.
-        let waiting_for_grants = rd.outstanding == 0 && (rd.window.is_some() || rd.token_rate > 0);
+        let by_flag = env.rd.is_some_and(|r| r.transport.volume_by_flag);
+        // A flow with nothing granted or announced outstanding is waiting for its turn (SRPT) or for its
+        // window (flag-driven grants owed), not loss.
+        let idle = rd.outstanding == 0 && (rd.window.is_some() || rd.token_rate > 0);
+        let waiting_for_grants = idle && (!by_flag || rd.owed > 0);
         if core.now >= rd.last_activity + timeout && !waiting_for_grants {
             core.counters.rd.rx_timeouts += 1;
+            if by_flag {
+                // The grants that brought nothing are owed again; a stalled flow (its flagged data lost)
+                // gets one token to pull the missing packet.
+                let k = env.rd.expect("rd run").token_bytes;
+                rd.owed += rd.outstanding.max(k);
+            }
             rd.outstanding = 0;
             rd.last_activity = core.now;
             let seq = f.rcv_nxt;
