@@ -133,7 +133,11 @@ pub struct TokenTransport {
     /// SRPT: senders send the flow with the fewest bytes left first and receivers grant only their `overcommit`
     /// flows with the fewest bytes left (Homa, Montazeri et al. SIGCOMM'18 section 3). Default off.
     pub srpt: bool,
-    /// Homa's overcommitment degree: flows a receiver keeps granted at once. Default 4.
+    /// Homa's overcommitment degree: flows a receiver keeps granted at once; 0 = from the run's workload,
+    /// one per scheduled priority level, with the 7 data levels split between scheduled and unscheduled
+    /// packets by the bytes each carries (as HomaSimulation's per-workload `numSendersToKeepGranted`:
+    /// 1 for key-value, 6 of 8 levels for web server, 7 of 8 for Hadoop, cache follower and DCTCP).
+    /// Default 4 (HomaSimulation's all-RPC workload); the `homa` preset uses 0.
     pub overcommit: u32,
     /// Homa's priorities: data uses switch queues 1..=7 (queue 0 carries control); the lowest
     /// `overcommit` levels carry scheduled packets by the flow's grant rank and the others carry
@@ -216,9 +220,6 @@ impl TokenTransport {
         }
         if self.trimming && self.trim_queue == 0 {
             return bad("trim_queue", "must be at least 1 packet when trimming is on");
-        }
-        if self.srpt && self.overcommit == 0 {
-            return bad("overcommit", "must be at least 1 when srpt is on");
         }
         if self.priorities && self.overcommit >= 7 {
             return bad("overcommit", "must leave at least one of the 7 data priorities for unscheduled packets");

@@ -65,12 +65,17 @@ pub struct RdEnv {
 
 impl RdEnv {
     /// Settings for a run whose flows have `sizes` (Homa cutoffs split their unscheduled bytes evenly).
-    pub fn new(transport: TokenTransport, mtu: u32, sizes: &[u64], line_rate: Rate, base_rtt: Time) -> RdEnv {
+    /// An `overcommit` of 0 is resolved here from the sizes ([`workload_overcommit`]).
+    pub fn new(mut transport: TokenTransport, mtu: u32, sizes: &[u64], line_rate: Rate, base_rtt: Time) -> RdEnv {
         let token_bytes = transport.token_bytes(mtu);
+        let bdp = (line_rate as u128 * base_rtt as u128 / 8 / sluice_core::PS_PER_S as u128) as u64;
+        let unscheduled = transport.unscheduled.bytes(None, bdp);
+        if transport.overcommit == 0 {
+            transport.overcommit = workload_overcommit(sizes, unscheduled);
+        }
         let cutoffs = if transport.priorities {
-            let bdp = (line_rate as u128 * base_rtt as u128 / 8 / sluice_core::PS_PER_S as u128) as u64;
             let levels = 7 - transport.overcommit.min(6) as usize;
-            unscheduled_cutoffs(sizes, transport.unscheduled.bytes(None, bdp), levels)
+            unscheduled_cutoffs(sizes, unscheduled, levels)
         } else {
             Vec::new()
         };
@@ -100,6 +105,22 @@ impl RdEnv {
         let first = 8 - self.transport.overcommit.min(6) as usize;
         (first + rank).min(7) as u64
     }
+}
+
+/// Homa's overcommitment degree for a workload of `sizes`: the number of scheduled priority levels
+/// (HomaSimulation's `numSendersToKeepGranted` equals its scheduled levels, set per workload: 1 for the
+/// key-value workload, 6 of 8 for web server, 7 of 8 for Hadoop, cache follower and DCTCP), chosen as
+/// Homa does by splitting the 7 data levels between scheduled and unscheduled packets in proportion to the
+/// bytes each kind carries (`min(size, unscheduled)` per flow is unscheduled), at least one level each.
+/// Without sized flows (long-lived only) it is 4, HomaSimulation's all-RPC setting.
+pub fn workload_overcommit(sizes: &[u64], unscheduled: u64) -> u32 {
+    let total: u128 = sizes.iter().map(|&s| s as u128).sum();
+    if total == 0 {
+        return 4;
+    }
+    let unscheduled_bytes: u128 = sizes.iter().map(|&s| s.min(unscheduled) as u128).sum();
+    let scheduled_share = (total - unscheduled_bytes) as f64 / total as f64;
+    ((7.0 * scheduled_share).round() as u32).clamp(1, 6)
 }
 
 /// Homa's unscheduled cutoffs (section 3.4): sort flows by size and split the unscheduled bytes they send
@@ -916,5 +937,24 @@ mod tests {
         let c = unscheduled_cutoffs(&sizes, 10_000, 4);
         assert_eq!(c[0], 1_000);
         assert_eq!(*c.last().unwrap(), u64::MAX);
+    }
+
+    #[test]
+    fn overcommitment_follows_the_workloads_scheduled_bytes() {
+        // Key-value: every message fits in its unscheduled bytes, one scheduled level.
+        assert_eq!(workload_overcommit(&[100, 500, 2_000, 9_000], 10_000), 1);
+        // Bulk: nearly all bytes are scheduled, all but one of the 7 data levels.
+        assert_eq!(workload_overcommit(&[1_000_000, 3_000_000, 500], 10_000), 6);
+        // Half the bytes scheduled: 7 x 0.5 rounds to 4 levels.
+        assert_eq!(workload_overcommit(&[30_000, 10_000], 10_000), 4);
+        assert_eq!(workload_overcommit(&[], 10_000), 4, "no sized flows: HomaSimulation's all-RPC setting");
+        let homa = TokenTransport { overcommit: 0, priorities: true, srpt: true, ..TokenTransport::default() };
+        // 8 Gbps x 10 us: 10 KB unscheduled; 600 messages of 10 B to 6 KB.
+        let key_value: Vec<u64> = (1..=600).map(|i| i * 10).collect();
+        let env = RdEnv::new(homa, 1_000, &key_value, 8_000_000_000, 10_000_000);
+        assert_eq!(env.transport.overcommit, 1, "0 is resolved from the run's flows");
+        assert_eq!(env.cutoffs.len(), 6, "the other 6 levels carry unscheduled packets");
+        let fixed = TokenTransport { overcommit: 3, priorities: true, srpt: true, ..TokenTransport::default() };
+        assert_eq!(RdEnv::new(fixed, 1_000, &[100], 8_000_000_000, 10_000_000).transport.overcommit, 3);
     }
 }
