@@ -57,7 +57,8 @@ pub struct ExpressPassConfig {
 impl ExpressPassConfig {
     /// ExpressPass's transport: no unscheduled phase, rate-based credits, switch and host credit limiters
     /// with a credit queue of 8 (section 3.1), no volume control (the sender's CREDIT_STOP only ends the
-    /// flow), credits expire after the 200 us.
+    /// flow), credits expire after the 200 us, credit spacing jittered by +-10% (ns2-xpass
+    /// `xpass.cc`, as in the authors' simulations).
     pub fn defaults() -> ExpressPassConfig {
         ExpressPassConfig {
             initial_fraction: 0.5,
@@ -72,6 +73,7 @@ impl ExpressPassConfig {
                 token_limiter: true,
                 host_limiter: true,
                 volume_control: false,
+                token_jitter: 0.1,
                 ..TokenTransport::default()
             },
         }

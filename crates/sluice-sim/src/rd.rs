@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use sluice_cc::api::MAX_TIMERS;
 use sluice_cc::token::TokenTransport;
 use sluice_cc::{Arrival, FlowInfo, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, TimerId};
-use sluice_core::{serialization_ps, Rate, Time};
+use sluice_core::{serialization_ps, Rate, Rng, Time};
 
 use crate::engine::{Core, Event};
 use crate::flow::{Flow, SendState};
@@ -105,6 +105,11 @@ impl RdEnv {
         let first = 8 - self.transport.overcommit.min(6) as usize;
         (first + rank).min(7) as u64
     }
+}
+
+/// `gap` scaled by a factor uniform in [1 - jitter, 1 + jitter], from `u` uniform in [0, 1).
+pub fn jittered(gap: Time, jitter: f64, u: f64) -> Time {
+    (gap as f64 * (1.0 + jitter * (2.0 * u - 1.0))).round() as Time
 }
 
 /// Homa's overcommitment degree for a workload of `sizes`: the number of scheduled priority levels
@@ -748,7 +753,10 @@ impl Host {
             return;
         }
         let renv = env.rd.expect("rd run");
-        let gap = serialization_ps(renv.token_bytes + env.link.header_bytes as u64, rd.token_rate);
+        let mut gap = serialization_ps(renv.token_bytes + env.link.header_bytes as u64, rd.token_rate);
+        if let Some(rng) = self.rd.as_deref_mut().and_then(|h| h.jitter.as_mut()) {
+            gap = jittered(gap, renv.transport.token_jitter, rng.next_f64());
+        }
         self.rd_issue(core, env, flows, id);
         core.schedule(core.now + gap.max(1), Event::TokenTick { flow: id, gen });
         self.try_send(core, env, flows);
@@ -856,6 +864,8 @@ fn accept(f: &mut Flow, p: &Packet, mtu: u32) -> bool {
 /// Per-host state of the transport: the NIC's token pacer and the flows this host receives.
 #[derive(Debug, Default)]
 pub struct RdHost {
+    /// The stream that jitters rate-based token spacing (`token_jitter` > 0 only).
+    jitter: Option<Rng>,
     queue: VecDeque<u32>,
     next_at: Time,
     pace_pending: bool,
@@ -876,7 +886,9 @@ pub(crate) fn setup(
     let base_rtt = flows.iter().map(|f| f.base_rtt).max().unwrap_or(0);
     let env = RdEnv::new(transport, link.mtu, &sizes, line_rate, base_rtt);
     for h in hosts.iter_mut() {
-        h.rd = Some(Box::default());
+        let jitter =
+            (env.transport.token_jitter > 0.0).then(|| Rng::named(seed, &format!("host.{}.token_jitter", h.node)));
+        h.rd = Some(Box::new(RdHost { jitter, ..RdHost::default() }));
     }
     if env.transport.token_limiter {
         for s in switches.iter_mut() {
@@ -937,6 +949,14 @@ mod tests {
         let c = unscheduled_cutoffs(&sizes, 10_000, 4);
         assert_eq!(c[0], 1_000);
         assert_eq!(*c.last().unwrap(), u64::MAX);
+    }
+
+    #[test]
+    fn jitter_scales_the_gap_within_its_bounds() {
+        assert_eq!(jittered(1_000_000, 0.1, 0.0), 900_000);
+        assert_eq!(jittered(1_000_000, 0.1, 0.5), 1_000_000);
+        assert_eq!(jittered(1_000_000, 0.1, 0.999_999), 1_100_000);
+        assert_eq!(jittered(1_000_000, 0.0, 0.9), 1_000_000);
     }
 
     #[test]
