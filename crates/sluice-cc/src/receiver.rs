@@ -65,6 +65,9 @@ pub struct Arrival {
     /// Occupancy in bytes of the receiver's processing queue after this arrival (0 without an endpoint
     /// model).
     pub queue_bytes: u64,
+    /// Token-based transport: time from the departure of the token this packet spent (its first packet)
+    /// at the receiver to this arrival, the credit-to-data round trip ExpressPass measures.
+    pub token_rtt: Option<Time>,
 }
 
 /// How the receiver acknowledges an arrival (endpoint-congestion policies, Fan et al.: IACK and DACK).

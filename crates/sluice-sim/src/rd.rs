@@ -190,6 +190,8 @@ pub struct RdFlow {
     check_pending: bool,
     /// Flag-driven volume control: grant bytes earned (first window, flagged data) and not yet issued.
     owed: u64,
+    /// Sequence numbers and departure times of tokens whose data has not arrived (for `token_rtt`).
+    token_times: VecDeque<(u32, Time)>,
 }
 
 impl RdFlow {
@@ -222,6 +224,7 @@ impl RdFlow {
             last_activity: 0,
             check_pending: false,
             owed: 0,
+            token_times: VecDeque::new(),
         }
     }
 
@@ -238,6 +241,22 @@ impl RdFlow {
     /// Tokens the sender holds without having spent any of them.
     pub fn held_tokens(&self) -> u64 {
         self.held.iter().filter(|h| !h.used).count() as u64
+    }
+
+    /// The credit-to-data round trip of token `seq` whose data arrived at `now`, the first time it is
+    /// asked; forgets tokens issued before it (lost, or stale at the sender).
+    fn token_rtt(&mut self, seq: u32, now: Time) -> Option<Time> {
+        while let Some(&(s, at)) = self.token_times.front() {
+            let behind = (s.wrapping_sub(seq) as i32) < 0;
+            if !behind && s != seq {
+                return None;
+            }
+            self.token_times.pop_front();
+            if s == seq {
+                return Some(now.saturating_sub(at));
+            }
+        }
+        None
     }
 
     /// Drops held tokens that are stale at `now`; returns how many.
@@ -553,6 +572,7 @@ impl Host {
                 token_seq: scheduled.then_some(p.token as u64),
                 accepted,
                 rcv_nxt,
+                token_rtt: if scheduled { rd.token_rtt(p.token, core.now) } else { None },
                 ..Arrival::default()
             };
             if let Some(rx) = rd.rx.as_mut() {
@@ -741,6 +761,9 @@ impl Host {
         if renv.transport.token_ecn {
             token.flags |= FLAG_ECT;
         }
+        if rd.rx_events.contains(RxEvents::DATA) {
+            rd.token_times.push_back((rd.next_token, core.now));
+        }
         rd.next_token = rd.next_token.wrapping_add(1);
         core.counters.rd.tokens_issued += 1;
         self.queue_control(core, env, token);
@@ -833,6 +856,7 @@ impl Host {
         let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
         rd.done = true;
         rd.rx = None;
+        rd.token_times = VecDeque::new();
         let Some(h) = self.rd.as_deref_mut() else { return };
         h.incoming.retain(|&i| i != id);
         if env.rd.is_some_and(|r| r.transport.srpt) {
