@@ -343,8 +343,21 @@ mod tests {
 
     #[test]
     fn validation_names_the_key() {
-        let t = TokenTransport { srpt: true, overcommit: 0, ..TokenTransport::default() };
+        let t = TokenTransport { priorities: true, overcommit: 7, ..TokenTransport::default() };
         assert_eq!(t.validate().unwrap_err().0, "overcommit");
+        let t = TokenTransport { srpt: true, overcommit: 0, ..TokenTransport::default() };
+        assert!(t.validate().is_ok(), "0 = from the workload");
+        let t = TokenTransport { token_jitter: 1.0, ..TokenTransport::default() };
+        assert_eq!(t.validate().unwrap_err().0, "token_jitter");
+        let t = TokenTransport { volume_by_flag: true, ..TokenTransport::default() };
+        assert_eq!(t.validate().unwrap_err().0, "volume_by_flag");
+        let t = TokenTransport {
+            volume_by_flag: true,
+            volume_control: true,
+            token_data: 4_000,
+            ..TokenTransport::default()
+        };
+        assert_eq!(t.validate().unwrap_err().0, "token_data");
         let t = TokenTransport { token_pmax: 2.0, ..TokenTransport::default() };
         assert_eq!(t.validate().unwrap_err().0, "token_pmax");
         assert!(TokenTransport::default().validate().is_ok());
