@@ -54,7 +54,7 @@ ablation() {
         run "ablation-$wl" tocc "$s" "${w[@]}" --set cc.params.token_limiter=false \
             --set cc.params.token_cc=false --set cc.params.token_ecn=false \
             && rename "ablation-$wl" tocc tocc-no-limiter
-        run "ablation-$wl" tocc "$s" "${w[@]}" --set cc.params.volume_control=false \
+        run "ablation-$wl" tocc "$s" "${w[@]}" --set cc.params.volume_control=false --set cc.params.volume_by_flag=false \
             && rename "ablation-$wl" tocc tocc-no-volume-control
         run "ablation-$wl" tocc "$s" "${w[@]}" --set cc.params.token_cc=false --set cc.params.token_ecn=false \
             && rename "ablation-$wl" tocc tocc-no-token-cc

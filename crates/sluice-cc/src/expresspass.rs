@@ -47,8 +47,12 @@ pub struct ExpressPassConfig {
     /// Target loss at zero rate; the target scales with (1 - cur/max). Default 0.125 (ns-default.tcl
     /// `target_loss_scaling_ 0.125`).
     pub target_loss: f64,
-    /// Feedback period in base RTTs of the flow's path. Default 1 (xpass.cc updates once per RTT).
+    /// Feedback period in RTTs: the credit-to-data round trip the receiver measures, an EWMA with gain
+    /// `rtt_gain` over each data packet's credit (starting from the path's base RTT). Default 1 (xpass.cc
+    /// updates once per measured RTT).
     pub update_rtts: f64,
+    /// Weight of a new credit-to-data RTT sample. Default 0.2 (xpass.cc: `rtt = 0.8 rtt + 0.2 sample`).
+    pub rtt_gain: f64,
     /// The token transport.
     #[serde(flatten)]
     pub transport: TokenTransport,
@@ -57,7 +61,8 @@ pub struct ExpressPassConfig {
 impl ExpressPassConfig {
     /// ExpressPass's transport: no unscheduled phase, rate-based credits, switch and host credit limiters
     /// with a credit queue of 8 (section 3.1), no volume control (the sender's CREDIT_STOP only ends the
-    /// flow), credits expire after the 200 us.
+    /// flow), credits expire after the 200 us, credit spacing jittered by +-10% (ns2-xpass
+    /// `xpass.cc`, as in the authors' simulations).
     pub fn defaults() -> ExpressPassConfig {
         ExpressPassConfig {
             initial_fraction: 0.5,
@@ -67,11 +72,13 @@ impl ExpressPassConfig {
             w_step: 0.05,
             target_loss: 0.125,
             update_rtts: 1.0,
+            rtt_gain: 0.2,
             transport: TokenTransport {
                 unscheduled: Unscheduled::None,
                 token_limiter: true,
                 host_limiter: true,
                 volume_control: false,
+                token_jitter: 0.1,
                 ..TokenTransport::default()
             },
         }
@@ -95,6 +102,9 @@ impl ExpressPassConfig {
         }
         if !(self.w_init >= self.w_min && self.w_init <= self.w_max) {
             return err("w_init", "must be within [w_min, w_max]");
+        }
+        if !(self.rtt_gain > 0.0 && self.rtt_gain <= 1.0) {
+            return err("rtt_gain", "must be within (0, 1]");
         }
         if self.update_rtts <= 0.0 {
             return err("update_rtts", "must be positive");
@@ -148,7 +158,10 @@ pub struct ExpressPass {
     max_rate: Rate,
     cur: Rate,
     w: f64,
+    /// The current feedback period (the one the pending update timer covers).
     period: Time,
+    /// Measured credit-to-data RTT (EWMA), in ps.
+    rtt: f64,
     token_bytes: u64,
     last_increase: bool,
     /// Highest credit sequence number echoed so far (+1), and its value at the last update.
@@ -171,6 +184,7 @@ impl ExpressPass {
             cur: max_rate,
             w: config.w_init,
             period,
+            rtt: flow.base_rtt as f64,
             token_bytes: config.transport.token_bytes(flow.mss),
             last_increase: false,
             seq_high: 0,
@@ -237,6 +251,9 @@ impl ReceiverControl for ExpressPass {
     }
 
     fn on_data(&mut self, arrival: &Arrival, _ctx: &mut RxCtx) {
+        if let Some(sample) = arrival.token_rtt {
+            self.rtt = (1.0 - self.config.rtt_gain) * self.rtt + self.config.rtt_gain * sample as f64;
+        }
         if let Some(seq) = arrival.token_seq {
             self.echoed += 1;
             self.seq_high = self.seq_high.max(seq + 1);
@@ -245,6 +262,8 @@ impl ReceiverControl for ExpressPass {
 
     fn on_timer(&mut self, _id: TimerId, ctx: &mut RxCtx) {
         self.update();
+        // The next period follows the measured RTT; `update` needs the one that just elapsed.
+        self.period = ((self.rtt * self.config.update_rtts) as Time).max(1);
         ctx.set_token_rate(self.cur);
         ctx.set_timer(UPDATE_TIMER, ctx.now() + self.period);
     }
@@ -252,6 +271,7 @@ impl ReceiverControl for ExpressPass {
     fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         out("credit_rate", self.cur as f64);
         out("w", self.w);
+        out("rtt", self.rtt);
     }
 }
 
@@ -283,6 +303,25 @@ mod tests {
         let delivered = 50.0 * 1000.0 * 8.0 / 5e-6;
         assert!((ep.cur as f64 - delivered).abs() / delivered < 0.01, "cur {} vs {delivered}", ep.cur);
         assert_eq!(ep.w, 0.25);
+    }
+
+    #[test]
+    fn the_feedback_period_follows_the_measured_credit_rtt() {
+        let mut ep = ExpressPass::new(&ExpressPassConfig::defaults(), &flow());
+        let mut ctx = RxCtx::new(0);
+        ep.on_start(&flow(), &mut ctx);
+        assert_eq!(ctx.decisions().set_timers[0], Some(5_000_000), "first period: the base RTT");
+        // Credits come back 25 us after they left (queuing): the EWMA (gain 0.2) approaches 25 us.
+        for seq in 0..40 {
+            let arrival = Arrival { token_seq: Some(seq), token_rtt: Some(25_000_000), ..Arrival::default() };
+            ep.on_data(&arrival, &mut ctx);
+        }
+        let mut ctx = RxCtx::new(5_000_000);
+        ep.on_timer(UPDATE_TIMER, &mut ctx);
+        let next = ctx.decisions().set_timers[0].expect("rearmed") - 5_000_000;
+        assert!((24_900_000..=25_000_000).contains(&next), "next period {next} ps");
+        // The update that fired covered the 5 us period that elapsed: 40 credits in 5 us, no loss.
+        assert!(ep.last_increase);
     }
 
     #[test]

@@ -34,8 +34,10 @@ pub struct HomaConfig {
 
 impl HomaConfig {
     /// Homa's transport: one RTTbytes unscheduled, SRPT at both ends, 8 strict priorities (7 for data),
-    /// overcommitment 4 (homaTransportConfig.ini: `numSendersToKeepGranted` = number of scheduled
-    /// priorities, 4 for the all-RPC workload), grants paced at the NIC rate (`grantTimer`), no switch
+    /// overcommitment from the workload (`overcommit = 0`: one flow per scheduled priority level, the
+    /// levels split by the workload's scheduled and unscheduled bytes, as HomaSimulation sets
+    /// `numSendersToKeepGranted` = scheduled priorities per workload: 1 for key-value, 6 for web server,
+    /// 7 of 8 for Hadoop, cache follower and DCTCP), grants paced at the NIC rate (`grantTimer`), no switch
     /// limiter, grants only up to the message length (volume control), grants never expire, and a
     /// receiver asks for missing data after 2 ms without progress (PlatformLab/HomaModule
     /// `homa_utils.c`: `resend_ticks = 2` ticks of the 1 ms Homa timer).
@@ -50,7 +52,7 @@ impl HomaConfig {
                 stale_timeout: 0,
                 rx_timeout: 2_000 * PS_PER_US,
                 srpt: true,
-                overcommit: 4,
+                overcommit: 0,
                 priorities: true,
                 ..TokenTransport::default()
             },

@@ -53,7 +53,8 @@ pub struct Arrival {
     pub trimmed: bool,
     /// The sender echoes a congestion mark it saw on a token (ToCC's token-CC echo).
     pub token_echo: bool,
-    /// The sender still has more than one BDP of unsent bytes (ToCC's volume flag).
+    /// More than one BDP (rounded up to whole packets) of the flow is unsent from this packet on (ToCC's
+    /// volume flag).
     pub more_than_bdp: bool,
     /// Sequence number of the token the sender spent on this packet, when it was scheduled.
     pub token_seq: Option<u64>,
@@ -64,6 +65,9 @@ pub struct Arrival {
     /// Occupancy in bytes of the receiver's processing queue after this arrival (0 without an endpoint
     /// model).
     pub queue_bytes: u64,
+    /// Token-based transport: time from the departure of the token this packet spent (its first packet)
+    /// at the receiver to this arrival, the credit-to-data round trip ExpressPass measures.
+    pub token_rtt: Option<Time>,
 }
 
 /// How the receiver acknowledges an arrival (endpoint-congestion policies, Chong and Krishnan: IACK and DACK).

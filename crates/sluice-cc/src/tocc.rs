@@ -2,14 +2,16 @@
 //! 002, section V), token-oriented congestion control.
 //!
 //! Design choices (Table I, last row): a configurable unscheduled phase (one BDP, or none with a request
-//! to send), data-driven token generation with a token window (the receiver issues a BDP of tokens when
-//! it learns of the flow and one token per arriving data packet, keeping at most the window outstanding),
+//! to send), data-driven token generation with a token window (the receiver issues the sender's first
+//! window, at most a BDP, on its request and one token per arriving flagged data packet, keeping at most
+//! the window outstanding),
 //! in-network token rate limiters that let tokens queue rather than drop them, total volume control (the
-//! sender flags data while its unsent bytes exceed one BDP; the datapath stops tokens once granted bytes
-//! cover the flow), and congestion control on tokens: switch token queues ECN-mark tokens at thresholds
-//! scaled by the token/data size ratio, the sender echoes a mark in its next data packet, and the
-//! receiver runs DCQCN's rules on its token window (here with the DCQCN paper's parameters, Zhu et al.
-//! SIGCOMM'15, converted from rate to window by the flow's base RTT):
+//! sender flags data while its unsent bytes exceed one BDP and the receiver grants one token per flagged
+//! packet, never learning the flow size: [`crate::token::TokenTransport::volume_by_flag`]), and
+//! congestion control on tokens: switch token queues ECN-mark tokens at thresholds scaled by the
+//! token/data size ratio, the sender echoes a mark in its next data packet, and the receiver runs
+//! DCQCN's rules on its token window (here with the DCQCN paper's parameters, Zhu et al. SIGCOMM'15,
+//! converted from rate to window by the flow's base RTT):
 //! - on an echoed mark (or a marked unscheduled packet), at most once per `cut_interval`:
 //!   `alpha = (1-g) alpha + g`, `W_target = W`, `W = max(one token, W (1 - alpha/2))`, stage = 0;
 //! - alpha timer (every `alpha_interval` without a mark): `alpha = (1-g) alpha`;
@@ -89,6 +91,7 @@ impl ToccConfig {
                 rx_timeout: 2_000 * PS_PER_US,
                 host_limiter: true,
                 volume_control: true,
+                volume_by_flag: true,
                 token_ecn: true,
                 ..TokenTransport::default()
             },

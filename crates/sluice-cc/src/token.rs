@@ -14,7 +14,8 @@
 //! - P2 token generation: the algorithm's choice (a token rate, a token window, or grants per arrival);
 //! - P3 token rate limiters: [`TokenTransport::token_limiter`] (per switch port) and
 //!   [`TokenTransport::host_limiter`] (the receiver NIC);
-//! - P4 total volume control: [`TokenTransport::volume_control`];
+//! - P4 total volume control: [`TokenTransport::volume_control`], by the flow size or by ToCC's
+//!   "more than one BDP unsent" flag ([`TokenTransport::volume_by_flag`]);
 //! - allocation ratio K: [`TokenTransport::token_data`]; stale tokens: [`TokenTransport::stale_timeout`]
 //!   and [`TokenTransport::stale_bdp`].
 
@@ -132,7 +133,11 @@ pub struct TokenTransport {
     /// SRPT: senders send the flow with the fewest bytes left first and receivers grant only their `overcommit`
     /// flows with the fewest bytes left (Homa, Montazeri et al. SIGCOMM'18 section 3). Default off.
     pub srpt: bool,
-    /// Homa's overcommitment degree: flows a receiver keeps granted at once. Default 4.
+    /// Homa's overcommitment degree: flows a receiver keeps granted at once; 0 = from the run's workload,
+    /// one per scheduled priority level, with the 7 data levels split between scheduled and unscheduled
+    /// packets by the bytes each carries (as HomaSimulation's per-workload `numSendersToKeepGranted`:
+    /// 1 for key-value, 6 of 8 levels for web server, 7 of 8 for Hadoop, cache follower and DCTCP).
+    /// Default 4 (HomaSimulation's all-RPC workload); the `homa` preset uses 0.
     pub overcommit: u32,
     /// Homa's priorities: data uses switch queues 1..=7 (queue 0 carries control); the lowest
     /// `overcommit` levels carry scheduled packets by the flow's grant rank and the others carry
@@ -162,6 +167,19 @@ pub struct TokenTransport {
     /// per-packet acknowledgments, which would take reverse bandwidth the token limiters do not count).
     /// Default off.
     pub ack_every_packet: bool,
+    /// P4 without the flow size (ToCC section V, "Data-driven token generation"): the sender flags each
+    /// data packet from which more than one BDP (rounded up to whole packets) is unsent, and its request to
+    /// send announces its first window (the unsent bytes, at most one BDP). The receiver grants that
+    /// first window less the unscheduled bytes, then one token's bytes per flagged data packet it
+    /// accepts, and nothing for unflagged ones; the token window only delays these grants. Once flagged
+    /// data stops, the grants already issued cover the rest, so no token is left over. Needs
+    /// `volume_control`. Default off (size-based volume control).
+    pub volume_by_flag: bool,
+    /// Rate-based token generation spaces successive tokens by the rate's interval times a uniform
+    /// factor in [1 - jitter, 1 + jitter] (deterministic per receiver host), so that flows paced at equal
+    /// rates do not stay synchronized at a limiter. Default 0 (ExpressPass uses 0.1: ns2-xpass
+    /// `xpass.cc` jitters credit spacing by +-10%).
+    pub token_jitter: f64,
 }
 
 impl Default for TokenTransport {
@@ -190,6 +208,8 @@ impl Default for TokenTransport {
             token_pmax: 0.2,
             rx_timeout: 250 * PS_PER_US,
             ack_every_packet: false,
+            volume_by_flag: false,
+            token_jitter: 0.0,
         }
     }
 }
@@ -207,14 +227,20 @@ impl TokenTransport {
         if self.trimming && self.trim_queue == 0 {
             return bad("trim_queue", "must be at least 1 packet when trimming is on");
         }
-        if self.srpt && self.overcommit == 0 {
-            return bad("overcommit", "must be at least 1 when srpt is on");
-        }
         if self.priorities && self.overcommit >= 7 {
             return bad("overcommit", "must leave at least one of the 7 data priorities for unscheduled packets");
         }
         if !(0.0..=1.0).contains(&self.token_pmax) {
             return bad("token_pmax", "must be within [0, 1]");
+        }
+        if !(0.0..1.0).contains(&self.token_jitter) {
+            return bad("token_jitter", "must be within [0, 1)");
+        }
+        if self.volume_by_flag && !self.volume_control {
+            return bad("volume_by_flag", "flag-driven volume control needs volume_control = true");
+        }
+        if self.volume_by_flag && self.token_data != 0 {
+            return bad("token_data", "flag-driven volume control grants one packet per flagged packet: leave it 0");
         }
         if self.token_ecn && self.token_kmax < self.token_kmin {
             return bad("token_kmax", "must not be below token_kmin");
@@ -317,8 +343,21 @@ mod tests {
 
     #[test]
     fn validation_names_the_key() {
-        let t = TokenTransport { srpt: true, overcommit: 0, ..TokenTransport::default() };
+        let t = TokenTransport { priorities: true, overcommit: 7, ..TokenTransport::default() };
         assert_eq!(t.validate().unwrap_err().0, "overcommit");
+        let t = TokenTransport { srpt: true, overcommit: 0, ..TokenTransport::default() };
+        assert!(t.validate().is_ok(), "0 = from the workload");
+        let t = TokenTransport { token_jitter: 1.0, ..TokenTransport::default() };
+        assert_eq!(t.validate().unwrap_err().0, "token_jitter");
+        let t = TokenTransport { volume_by_flag: true, ..TokenTransport::default() };
+        assert_eq!(t.validate().unwrap_err().0, "volume_by_flag");
+        let t = TokenTransport {
+            volume_by_flag: true,
+            volume_control: true,
+            token_data: 4_000,
+            ..TokenTransport::default()
+        };
+        assert_eq!(t.validate().unwrap_err().0, "token_data");
         let t = TokenTransport { token_pmax: 2.0, ..TokenTransport::default() };
         assert_eq!(t.validate().unwrap_err().0, "token_pmax");
         assert!(TokenTransport::default().validate().is_ok());

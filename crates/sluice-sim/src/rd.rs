@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use sluice_cc::api::MAX_TIMERS;
 use sluice_cc::token::TokenTransport;
 use sluice_cc::{Arrival, FlowInfo, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, TimerId};
-use sluice_core::{serialization_ps, Rate, Time};
+use sluice_core::{serialization_ps, Rate, Rng, Time};
 
 use crate::engine::{Core, Event};
 use crate::flow::{Flow, SendState};
@@ -65,12 +65,17 @@ pub struct RdEnv {
 
 impl RdEnv {
     /// Settings for a run whose flows have `sizes` (Homa cutoffs split their unscheduled bytes evenly).
-    pub fn new(transport: TokenTransport, mtu: u32, sizes: &[u64], line_rate: Rate, base_rtt: Time) -> RdEnv {
+    /// An `overcommit` of 0 is resolved here from the sizes ([`workload_overcommit`]).
+    pub fn new(mut transport: TokenTransport, mtu: u32, sizes: &[u64], line_rate: Rate, base_rtt: Time) -> RdEnv {
         let token_bytes = transport.token_bytes(mtu);
+        let bdp = (line_rate as u128 * base_rtt as u128 / 8 / sluice_core::PS_PER_S as u128) as u64;
+        let unscheduled = transport.unscheduled.bytes(None, bdp);
+        if transport.overcommit == 0 {
+            transport.overcommit = workload_overcommit(sizes, unscheduled);
+        }
         let cutoffs = if transport.priorities {
-            let bdp = (line_rate as u128 * base_rtt as u128 / 8 / sluice_core::PS_PER_S as u128) as u64;
             let levels = 7 - transport.overcommit.min(6) as usize;
-            unscheduled_cutoffs(sizes, transport.unscheduled.bytes(None, bdp), levels)
+            unscheduled_cutoffs(sizes, unscheduled, levels)
         } else {
             Vec::new()
         };
@@ -100,6 +105,27 @@ impl RdEnv {
         let first = 8 - self.transport.overcommit.min(6) as usize;
         (first + rank).min(7) as u64
     }
+}
+
+/// `gap` scaled by a factor uniform in [1 - jitter, 1 + jitter], from `u` uniform in [0, 1).
+pub fn jittered(gap: Time, jitter: f64, u: f64) -> Time {
+    (gap as f64 * (1.0 + jitter * (2.0 * u - 1.0))).round() as Time
+}
+
+/// Homa's overcommitment degree for a workload of `sizes`: the number of scheduled priority levels
+/// (HomaSimulation's `numSendersToKeepGranted` equals its scheduled levels, set per workload: 1 for the
+/// key-value workload, 6 of 8 for web server, 7 of 8 for Hadoop, cache follower and DCTCP), chosen as
+/// Homa does by splitting the 7 data levels between scheduled and unscheduled packets in proportion to the
+/// bytes each kind carries (`min(size, unscheduled)` per flow is unscheduled), at least one level each.
+/// Without sized flows (long-lived only) it is 4, HomaSimulation's all-RPC setting.
+pub fn workload_overcommit(sizes: &[u64], unscheduled: u64) -> u32 {
+    let total: u128 = sizes.iter().map(|&s| s as u128).sum();
+    if total == 0 {
+        return 4;
+    }
+    let unscheduled_bytes: u128 = sizes.iter().map(|&s| s.min(unscheduled) as u128).sum();
+    let scheduled_share = (total - unscheduled_bytes) as f64 / total as f64;
+    ((7.0 * scheduled_share).round() as u32).clamp(1, 6)
 }
 
 /// Homa's unscheduled cutoffs (section 3.4): sort flows by size and split the unscheduled bytes they send
@@ -162,6 +188,10 @@ pub struct RdFlow {
     timer_gen: [u32; MAX_TIMERS],
     last_activity: Time,
     check_pending: bool,
+    /// Flag-driven volume control: grant bytes earned (first window, flagged data) and not yet issued.
+    owed: u64,
+    /// Sequence numbers and departure times of tokens whose data has not arrived (for `token_rtt`).
+    token_times: VecDeque<(u32, Time)>,
 }
 
 impl RdFlow {
@@ -193,6 +223,8 @@ impl RdFlow {
             timer_gen: [0; MAX_TIMERS],
             last_activity: 0,
             check_pending: false,
+            owed: 0,
+            token_times: VecDeque::new(),
         }
     }
 
@@ -209,6 +241,22 @@ impl RdFlow {
     /// Tokens the sender holds without having spent any of them.
     pub fn held_tokens(&self) -> u64 {
         self.held.iter().filter(|h| !h.used).count() as u64
+    }
+
+    /// The credit-to-data round trip of token `seq` whose data arrived at `now`, the first time it is
+    /// asked; forgets tokens issued before it (lost, or stale at the sender).
+    fn token_rtt(&mut self, seq: u32, now: Time) -> Option<Time> {
+        while let Some(&(s, at)) = self.token_times.front() {
+            let behind = (s.wrapping_sub(seq) as i32) < 0;
+            if !behind && s != seq {
+                return None;
+            }
+            self.token_times.pop_front();
+            if s == seq {
+                return Some(now.saturating_sub(at));
+            }
+        }
+        None
     }
 
     /// Drops held tokens that are stale at `now`; returns how many.
@@ -241,6 +289,13 @@ impl RdFlow {
         }
         (seq, first)
     }
+}
+
+/// ToCC's volume flag for the packet at `seq`: more than one BDP (rounded up to whole packets) of the flow
+/// is unsent from this packet on. Every packet that has one BDP of data behind it is flagged, so the flagged
+/// packets number exactly the packets beyond the first BDP, and a resent packet carries its original's flag.
+pub fn more_than_bdp(size: u64, seq: u64, bdp: u64, mss: u64) -> bool {
+    size.saturating_sub(seq) > bdp.div_ceil(mss.max(1)) * mss
 }
 
 /// What a receiver-driven flow may do at `now` (replaces the window check of sender-driven flows).
@@ -305,7 +360,7 @@ impl Host {
         if std::mem::take(&mut rd.echo) {
             flags_rd |= RD_ECHO;
         }
-        if f.size.saturating_sub(f.snd_nxt) > rd.bdp {
+        if more_than_bdp(f.size, seq, rd.bdp, rd.info.mss as u64) {
             flags_rd |= RD_MORE_BDP;
         }
         let packet = Packet {
@@ -373,6 +428,8 @@ impl Host {
         let rd = f.rd.as_deref().expect("rd flow");
         let mut rts = Self::control_packet(env, Kind::Rts, id, f.dst, f.size);
         rts.delivered = rd.unscheduled_end;
+        // ToCC's first window: the unsent bytes, at most one BDP (never the flow size beyond that).
+        rts.sack = f.size.min(rd.bdp);
         rts.wire = env.rd.expect("rd run").transport.token_wire;
         core.counters.rd.requests += 1;
         self.queue_control(core, env, rts);
@@ -410,6 +467,9 @@ impl Host {
         self.rd_learn(core, env, flows, id);
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
+        if env.rd.is_some_and(|r| r.transport.volume_by_flag) {
+            rd.owed += p.sack.saturating_sub(p.delivered);
+        }
         if rd.rx_events.contains(RxEvents::REQUEST) {
             let request = Request { at: core.now, size: rd.info.size, unscheduled_bytes: p.delivered };
             let mut ctx = RxCtx::new(core.now);
@@ -468,6 +528,9 @@ impl Host {
             if accepted {
                 rd.received += p.payload as u64;
                 rd.outstanding = rd.outstanding.saturating_sub(p.payload as u64);
+                if p.rd & RD_MORE_BDP != 0 && env.rd.is_some_and(|r| r.transport.volume_by_flag) {
+                    rd.owed += p.payload as u64;
+                }
             }
         }
         let decisions = self.rd_on_data(core, f, p, trimmed, accepted);
@@ -509,6 +572,7 @@ impl Host {
                 token_seq: scheduled.then_some(p.token as u64),
                 accepted,
                 rcv_nxt,
+                token_rtt: if scheduled { rd.token_rtt(p.token, core.now) } else { None },
                 ..Arrival::default()
             };
             if let Some(rx) = rd.rx.as_mut() {
@@ -589,7 +653,11 @@ impl Host {
         if rd.done || rd.stopped || !rd.known {
             return false;
         }
-        if transport.volume_control && rd.outstanding >= f.size.saturating_sub(rd.received) {
+        if transport.volume_by_flag {
+            if rd.owed == 0 {
+                return false;
+            }
+        } else if transport.volume_control && rd.outstanding >= f.size.saturating_sub(rd.received) {
             return false;
         }
         !transport.srpt || self.rd_rank(flows, id) < transport.overcommit as usize
@@ -614,9 +682,16 @@ impl Host {
         let k = env.rd.expect("rd run").token_bytes;
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
-        // A token brings at most the bytes still missing (a flow's last packet may be short).
-        let missing = f.size.saturating_sub(rd.received + rd.outstanding);
-        rd.outstanding += if missing > 0 { k.min(missing) } else { k };
+        if env.rd.is_some_and(|r| r.transport.volume_by_flag) {
+            // Without the flow size, a token is expected to bring the bytes it earned.
+            let earned = rd.owed.min(k);
+            rd.owed -= earned;
+            rd.outstanding += earned;
+        } else {
+            // A token brings at most the bytes still missing (a flow's last packet may be short).
+            let missing = f.size.saturating_sub(rd.received + rd.outstanding);
+            rd.outstanding += if missing > 0 { k.min(missing) } else { k };
+        }
         let h = self.rd.as_deref_mut().expect("rd host");
         h.queue.push_back(id);
         self.rd_pace(core, env, flows);
@@ -686,6 +761,9 @@ impl Host {
         if renv.transport.token_ecn {
             token.flags |= FLAG_ECT;
         }
+        if rd.rx_events.contains(RxEvents::DATA) {
+            rd.token_times.push_back((rd.next_token, core.now));
+        }
         rd.next_token = rd.next_token.wrapping_add(1);
         core.counters.rd.tokens_issued += 1;
         self.queue_control(core, env, token);
@@ -698,7 +776,10 @@ impl Host {
             return;
         }
         let renv = env.rd.expect("rd run");
-        let gap = serialization_ps(renv.token_bytes + env.link.header_bytes as u64, rd.token_rate);
+        let mut gap = serialization_ps(renv.token_bytes + env.link.header_bytes as u64, rd.token_rate);
+        if let Some(rng) = self.rd.as_deref_mut().and_then(|h| h.jitter.as_mut()) {
+            gap = jittered(gap, renv.transport.token_jitter, rng.next_f64());
+        }
         self.rd_issue(core, env, flows, id);
         core.schedule(core.now + gap.max(1), Event::TokenTick { flow: id, gen });
         self.try_send(core, env, flows);
@@ -742,10 +823,19 @@ impl Host {
         if rd.done {
             return;
         }
-        // A flow with nothing granted or announced outstanding is waiting for its turn (SRPT), not loss.
-        let waiting_for_grants = rd.outstanding == 0 && (rd.window.is_some() || rd.token_rate > 0);
+        let by_flag = env.rd.is_some_and(|r| r.transport.volume_by_flag);
+        // A flow with nothing granted or announced outstanding is waiting for its turn (SRPT) or for its
+        // window (flag-driven grants owed), not loss.
+        let idle = rd.outstanding == 0 && (rd.window.is_some() || rd.token_rate > 0);
+        let waiting_for_grants = idle && (!by_flag || rd.owed > 0);
         if core.now >= rd.last_activity + timeout && !waiting_for_grants {
             core.counters.rd.rx_timeouts += 1;
+            if by_flag {
+                // The grants that brought nothing are owed again; a stalled flow (its flagged data lost)
+                // gets one token to pull the missing packet.
+                let k = env.rd.expect("rd run").token_bytes;
+                rd.owed += rd.outstanding.max(k);
+            }
             rd.outstanding = 0;
             rd.last_activity = core.now;
             let seq = f.rcv_nxt;
@@ -766,6 +856,7 @@ impl Host {
         let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
         rd.done = true;
         rd.rx = None;
+        rd.token_times = VecDeque::new();
         let Some(h) = self.rd.as_deref_mut() else { return };
         h.incoming.retain(|&i| i != id);
         if env.rd.is_some_and(|r| r.transport.srpt) {
@@ -797,6 +888,8 @@ fn accept(f: &mut Flow, p: &Packet, mtu: u32) -> bool {
 /// Per-host state of the transport: the NIC's token pacer and the flows this host receives.
 #[derive(Debug, Default)]
 pub struct RdHost {
+    /// The stream that jitters rate-based token spacing (`token_jitter` > 0 only).
+    jitter: Option<Rng>,
     queue: VecDeque<u32>,
     next_at: Time,
     pace_pending: bool,
@@ -817,7 +910,9 @@ pub(crate) fn setup(
     let base_rtt = flows.iter().map(|f| f.base_rtt).max().unwrap_or(0);
     let env = RdEnv::new(transport, link.mtu, &sizes, line_rate, base_rtt);
     for h in hosts.iter_mut() {
-        h.rd = Some(Box::default());
+        let jitter =
+            (env.transport.token_jitter > 0.0).then(|| Rng::named(seed, &format!("host.{}.token_jitter", h.node)));
+        h.rd = Some(Box::new(RdHost { jitter, ..RdHost::default() }));
     }
     if env.transport.token_limiter {
         for s in switches.iter_mut() {
@@ -878,5 +973,32 @@ mod tests {
         let c = unscheduled_cutoffs(&sizes, 10_000, 4);
         assert_eq!(c[0], 1_000);
         assert_eq!(*c.last().unwrap(), u64::MAX);
+    }
+
+    #[test]
+    fn jitter_scales_the_gap_within_its_bounds() {
+        assert_eq!(jittered(1_000_000, 0.1, 0.0), 900_000);
+        assert_eq!(jittered(1_000_000, 0.1, 0.5), 1_000_000);
+        assert_eq!(jittered(1_000_000, 0.1, 0.999_999), 1_100_000);
+        assert_eq!(jittered(1_000_000, 0.0, 0.9), 1_000_000);
+    }
+
+    #[test]
+    fn overcommitment_follows_the_workloads_scheduled_bytes() {
+        // Key-value: every message fits in its unscheduled bytes, one scheduled level.
+        assert_eq!(workload_overcommit(&[100, 500, 2_000, 9_000], 10_000), 1);
+        // Bulk: nearly all bytes are scheduled, all but one of the 7 data levels.
+        assert_eq!(workload_overcommit(&[1_000_000, 3_000_000, 500], 10_000), 6);
+        // Half the bytes scheduled: 7 x 0.5 rounds to 4 levels.
+        assert_eq!(workload_overcommit(&[30_000, 10_000], 10_000), 4);
+        assert_eq!(workload_overcommit(&[], 10_000), 4, "no sized flows: HomaSimulation's all-RPC setting");
+        let homa = TokenTransport { overcommit: 0, priorities: true, srpt: true, ..TokenTransport::default() };
+        // 8 Gbps x 10 us: 10 KB unscheduled; 600 messages of 10 B to 6 KB.
+        let key_value: Vec<u64> = (1..=600).map(|i| i * 10).collect();
+        let env = RdEnv::new(homa, 1_000, &key_value, 8_000_000_000, 10_000_000);
+        assert_eq!(env.transport.overcommit, 1, "0 is resolved from the run's flows");
+        assert_eq!(env.cutoffs.len(), 6, "the other 6 levels carry unscheduled packets");
+        let fixed = TokenTransport { overcommit: 3, priorities: true, srpt: true, ..TokenTransport::default() };
+        assert_eq!(RdEnv::new(fixed, 1_000, &[100], 8_000_000_000, 10_000_000).transport.overcommit, 3);
     }
 }

@@ -121,7 +121,12 @@ fn aeolus_drops_unscheduled_above_threshold_and_recovers() {
 fn volume_control_stops_tokens_once_the_flow_is_covered() {
     let run = |vc: bool| {
         let mut r = Run::new(star(2, "100Gbps", "1us"), "tocc_nounsched").flow(0, 1, 300_000, 0);
-        r.params = params(&[("volume_control", vc.into()), ("token_cc", false.into()), ("token_ecn", false.into())]);
+        r.params = params(&[
+            ("volume_control", vc.into()),
+            ("volume_by_flag", false.into()),
+            ("token_cc", false.into()),
+            ("token_ecn", false.into()),
+        ]);
         r.run()
     };
     let with = run(true);
@@ -135,6 +140,52 @@ fn volume_control_stops_tokens_once_the_flow_is_covered() {
         "about a window of tokens arrives after the last byte: {:?}",
         rd(&without)
     );
+}
+
+/// ToCC's flag-driven volume control: the receiver never reads the flow size, only the first window its
+/// request announces and the "more than one BDP unsent" flag on data. For sizes on and off packet
+/// boundaries, below one BDP, with and without the unscheduled phase, it issues exactly the tokens the
+/// size-based control issues or fewer (one per scheduled packet: the size-based control also grants the
+/// packet that straddles the unscheduled boundary), wastes none and never stalls into a timeout.
+#[test]
+fn flag_driven_volume_control_grants_exactly_the_scheduled_packets() {
+    let run = |algorithm: &'static str, size: u64, by_flag: bool| {
+        let mut r = Run::new(star(2, "100Gbps", "1us"), algorithm).flow(0, 1, size, 0);
+        r.params = params(&[("volume_by_flag", by_flag.into())]);
+        r.run()
+    };
+    for algorithm in ["tocc", "tocc_nounsched"] {
+        for size in [20_000, 62_700, 300_000, 300_500, 1_234_567] {
+            let flag = run(algorithm, size, true);
+            all_finished(&flag);
+            let c = rd(&flag);
+            let scheduled_packets = c.scheduled_bytes.div_ceil(MTU);
+            assert_eq!(c.tokens_issued, scheduled_packets, "{algorithm} {size}: {c:?}");
+            assert_eq!((c.tokens_wasted, c.tokens_stale, c.rx_timeouts), (0, 0, 0), "{algorithm} {size}: {c:?}");
+            let sized = run(algorithm, size, false);
+            assert!(c.tokens_issued <= rd(&sized).tokens_issued, "{algorithm} {size}: never more than by size");
+        }
+    }
+}
+
+/// Flag-driven volume control under token congestion control: one sender to eight receivers, whose tokens
+/// meet in the token queue toward the sender; it marks, so windows shrink and grants wait for room; every
+/// flow still gets
+/// exactly its tokens (none wasted, no loss timeout) and finishes.
+#[test]
+fn flag_driven_volume_control_holds_under_token_window_cuts() {
+    let mut r = Run::new(star(9, "100Gbps", "1us"), "tocc_nounsched");
+    let sizes: Vec<u64> = (1..9u64).map(|i| 200_000 + 13_001 * i).collect();
+    for (i, &size) in sizes.iter().enumerate() {
+        r = r.flow(0, i as u32 + 1, size, i as Time * time("3us"));
+    }
+    let out = r.run();
+    all_finished(&out);
+    let c = rd(&out);
+    assert!(c.tokens_marked > 0, "the token queue must mark for this test to cut windows: {c:?}");
+    let packets: u64 = sizes.iter().map(|s| s.div_ceil(MTU)).sum();
+    assert_eq!(c.tokens_issued, packets, "{c:?}");
+    assert_eq!((c.tokens_wasted, c.rx_timeouts), (0, 0), "{c:?}");
 }
 
 /// ExpressPass: four flows share a 100 Gbps bottleneck; credit drops at the bottleneck's credit limiter
@@ -162,6 +213,26 @@ fn expresspass_feedback_converges_to_fair_share() {
     let share = 100e9 * MTU as f64 / (TOKEN + WIRE) as f64;
     assert!(total > 0.9 * share && total <= share * 1.001, "total {total:.3e} vs link data share {share:.3e}");
     assert_eq!(out.run.drops - rd(&out).tokens_dropped, 0, "no data is lost");
+}
+
+/// ExpressPass's credit jitter (ns2-xpass: +-10% on credit spacing): two long flows through one credit
+/// limiter for 1 ms. The jitter changes the credit schedule (and so the run) but keeps the mean credit
+/// rate: the credits issued stay within 5% of the unjittered run, and the jittered run is deterministic.
+#[test]
+fn expresspass_credit_jitter_keeps_the_mean_rate() {
+    let run = |jitter: f64| {
+        let end = time("1ms");
+        let mut r = Run::new(star(3, "100Gbps", "1us"), "expresspass");
+        r.params = params(&[("token_jitter", jitter.into())]);
+        r = r.long_flow(0, 2, 0, end + time("1ms")).long_flow(1, 2, 0, end + time("1ms"));
+        r.stop = StopRule { duration: Some(end), time_limit: end };
+        r.run()
+    };
+    let (plain, jittered, again) = (run(0.0), run(0.1), run(0.1));
+    assert_ne!(plain.counters, jittered.counters, "the jitter must change the credit schedule");
+    assert_eq!(jittered.counters, again.counters, "deterministic");
+    let (a, b) = (rd(&plain).tokens_issued as f64, rd(&jittered).tokens_issued as f64);
+    assert!(a > 1000.0 && (b / a - 1.0).abs() < 0.05, "{a} vs {b}");
 }
 
 /// Homa: three messages to one receiver with overcommitment 1 finish shortest first.

@@ -656,9 +656,15 @@ fn bad_token_transport_parameters_are_located() {
     let at = format!("bad.toml:{}: cc.params.unscheduled: ", line_of(&text, "unscheduled"));
     assert_message(&message, &at, &["none", "bdp"]);
 
-    let text = replace(POISSON, "algorithm = \"dcqcn\"\n", "algorithm = \"homa\"\n[cc.params]\novercommit = 0\n");
+    let text = replace(POISSON, "algorithm = \"dcqcn\"\n", "algorithm = \"homa\"\n[cc.params]\novercommit = 7\n");
     let message = rejected(&text, &[]);
-    assert_message(&message, &format!("bad.toml:{}: cc.params.overcommit: ", line_of(&text, "overcommit")), &["srpt"]);
+    let at = format!("bad.toml:{}: cc.params.overcommit: ", line_of(&text, "overcommit"));
+    assert_message(&message, &at, &["unscheduled"]);
+
+    let text = replace(POISSON, "algorithm = \"dcqcn\"\n", "algorithm = \"tocc\"\n[cc.params]\ntoken_data = \"4KB\"\n");
+    let message = rejected(&text, &[]);
+    let at = format!("bad.toml:{}: cc.params.token_data: ", line_of(&text, "token_data"));
+    assert_message(&message, &at, &["flagged"]);
 
     let message = rejected(POISSON, &["--set", "cc.algorithm=ndp", "--set", "cc.params.trim_queue=0"]);
     assert_message(&message, "--set cc.params.trim_queue=0: cc.params.trim_queue: ", &["trimming"]);
