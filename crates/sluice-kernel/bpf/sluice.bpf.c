@@ -35,6 +35,7 @@ struct slk_flow {
 	__u8 ca_state;         /* icsk_ca_state seen at the last ACK */
 	__u8 pacing;           /* the agent set a pacing rate */
 	__u64 unanswered_since;/* first report not answered yet (0 = none owed) */
+	__u32 seen_gen;        /* the flow's decision-generation word when its decision was last read */
 	__u64 acked_total;     /* tp->bytes_acked at the last ACK */
 	__u32 reord_seen;
 	__u32 rate_delivered;  /* latest rate sample: packets delivered... */
@@ -57,6 +58,18 @@ struct {
 	__type(value, struct slk_decision);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } slk_decisions SEC(".maps");
+
+/* Decision generations: after writing a flow's decision the agent increments word flow_id &
+ * (SLK_GEN_SLOTS - 1). An ACK reads that one word (an array lookup the verifier inlines, no helper call)
+ * and looks the decision up only when it changed, so the hash lookup happens once per decision instead
+ * of on every ACK that waits for an answer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLK_GEN_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} slk_decision_gen SEC(".maps");
 
 /* 4 MiB: 26k reports, about 4 s of the 1,000-connection check's report rate, so an agent stalled for
  * seconds (or restarting) loses nothing. */
@@ -230,6 +243,7 @@ static __always_inline void on_init(struct sock *sk, __u8 slot)
 	st->fallback = 0;
 	st->pacing = 0;
 	st->unanswered_since = 0;
+	st->seen_gen = (__u32)-1; /* read the decision map at the first owed ACK, whatever the generation */
 	st->acked_total = tcp_sk(sk)->bytes_acked;
 	st->reord_seen = tcp_sk(sk)->reord_seen;
 	st->rate_delivered = 0;
@@ -287,8 +301,15 @@ static __always_inline void apply(struct slk_flow *st, struct sock *sk, const st
  * ones. Returns whether the agent answered. */
 static __always_inline bool take_decision(struct slk_flow *st, struct sock *sk, __u64 now, __u32 epoch)
 {
+	__u32 slot = (__u32)st->flow_id & (SLK_GEN_SLOTS - 1);
+	__u32 *gen = bpf_map_lookup_elem(&slk_decision_gen, &slot);
 	__u64 key = st->flow_id;
-	struct slk_decision *d = bpf_map_lookup_elem(&slk_decisions, &key);
+	struct slk_decision *d;
+
+	if (!gen || *gen == st->seen_gen)
+		return false;
+	st->seen_gen = *gen;
+	d = bpf_map_lookup_elem(&slk_decisions, &key);
 
 	if (!d || (d->epoch == st->applied_epoch && d->seq == st->applied_seq))
 		return false;
@@ -376,7 +397,9 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 		fallback_control(sk, ack, flag, rs);
 		return;
 	}
-	now = bpf_ktime_get_ns();
+	/* The ACK's timestamp, taken by tcp_ack() from tcp_clock_ns() (= ktime_get_ns(), the clock of
+	 * bpf_ktime_get_ns()) in microseconds: no helper call per ACK. */
+	now = tcp_sk(sk)->tcp_mstamp * 1000;
 	cfg = settings();
 	fold_ack(st, sk, flag, rs, now);
 	state = inet_csk(sk)->icsk_ca_state;
@@ -396,7 +419,7 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 			slk_count(SLK_C_RESUMED);
 		}
 	} else if (!st->fallback && st->unanswered_since &&
-		   now - st->unanswered_since > cfg->watchdog_ns) {
+		   (__s64)(now - st->unanswered_since) > (__s64)cfg->watchdog_ns) {
 		st->fallback = 1;
 		slk_count(SLK_C_FALLBACK);
 		if (st->pacing) {
@@ -407,7 +430,7 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 	if (st->fallback)
 		fallback_control(sk, ack, flag, rs);
 
-	if (urgent || st->fold.acks >= cfg->batch_acks || now - st->fold.first_ns >= cfg->deadline_ns)
+	if (urgent || st->fold.acks >= cfg->batch_acks || (__s64)(now - st->fold.first_ns) >= (__s64)cfg->deadline_ns)
 		report(st, sk, SLK_KIND_REPORT, urgent, now, cfg);
 }
 
