@@ -292,3 +292,25 @@ fn bad_agent_settings_name_what_is_wrong_and_exit_2() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Share of the 1 Gbps bottleneck each delay- and rate-based algorithm must keep (see the test).
+const DELAY_AND_RATE_UTILISATION: f64 = 0.80;
+
+#[test]
+fn delay_and_rate_algorithms_keep_the_bottleneck_utilised() {
+    let Some(_lock) = guard("delay_and_rate_algorithms_keep_the_bottleneck_utilised") else { return };
+    let bed = TestBed::new("dr", "1gbit", "1mb").expect("test bed");
+    let agent = Agent::start("dr", &[]);
+    let mut results = Vec::new();
+    for name in ["sluice_vegas", "sluice_bbr", "sluice_swift", "sluice_timely"] {
+        let t = bed.transfer(5306, name, 1, SECONDS).expect("transfer");
+        eprintln!("{name} through the 1 Gbps tbf: {} ({} retransmits)", gbps(t.received_bps), t.retransmits);
+        results.push((name, t.received_bps));
+    }
+    let summary = agent.stop();
+    eprintln!("agent: fallbacks {}, ring-full {}", summary["kernel"]["fallbacks"], summary["kernel"]["ringbuf_full"]);
+    for (name, bps) in results {
+        assert!(bps >= DELAY_AND_RATE_UTILISATION * 1e9, "{name} reached only {}", gbps(bps));
+    }
+    wait_unregistered();
+}
