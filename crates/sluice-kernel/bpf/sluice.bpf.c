@@ -24,22 +24,39 @@ extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
 extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
 extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
 
-/* Per-flow state, in socket-local storage (freed with the socket). */
+/* Per-flow state, in socket-local storage (freed with the socket). The first 96 bytes are all that an
+ * ordinary ACK touches (the fold's counters and the RTT samples); the rest is read and written when a
+ * report leaves, a decision arrives or a rare signal (ECE, recovery, timeout) comes. Reports are written
+ * straight into the ring buffer from this state: there is no staging copy. */
 struct slk_flow {
+	/* Hot: one cache line of per-ACK fields... */
 	__u64 flow_id;
-	__u32 seq;             /* last report's sequence number */
-	__u32 applied_seq;     /* last applied decision */
-	__u32 applied_epoch;   /* ...and its agent epoch */
+	__u64 unanswered_since; /* first report not answered yet (0 = none owed) */
+	__u64 first_ns;         /* first ACK folded into the next report (0 = none yet) */
+	__u64 acked_total;      /* tp->bytes_acked at the last ACK */
+	__s64 rate_interval_us; /* latest rate sample's interval... */
+	__u32 rate_delivered;   /* ...and packets delivered in it (the division waits for the report) */
+	__u32 seen_gen;         /* the flow's decision-generation word when its decision was last read */
+	__u32 acks;             /* ACKs folded since the last report */
+	__u32 acked_pkts;
+	__u8 ca_state;          /* icsk_ca_state seen at the last ACK */
+	__u8 fallback;          /* the watchdog runs the kernel's Reno */
+	__u8 n_rtt;             /* raw RTT samples in rtt_us */
+	__u8 pacing;            /* the agent set a pacing rate */
+	__u32 rtt_us[SLK_RTT_SAMPLES]; /* ...and the raw RTT samples of the period */
+	/* Cold: report time, decisions, rare signals. */
+	__u64 report_base;      /* tp->bytes_acked at the last report */
+	__u64 ece_bytes;
+	__u32 ece_pkts;
+	__u32 losses;           /* recovery entries since the last report */
+	__u32 rtos;             /* retransmission timeouts since the last report */
+	__u32 reord_base;       /* tp->reord_seen at the last report */
+	__u32 seq;              /* last report's sequence number */
+	__u32 applied_seq;      /* last applied decision */
+	__u32 applied_epoch;    /* ...and its agent epoch */
+	__u16 lport;
+	__u16 rport;
 	__u8 slot;
-	__u8 fallback;         /* the watchdog runs the kernel's Reno */
-	__u8 ca_state;         /* icsk_ca_state seen at the last ACK */
-	__u8 pacing;           /* the agent set a pacing rate */
-	__u64 unanswered_since;/* first report not answered yet (0 = none owed) */
-	__u64 acked_total;     /* tp->bytes_acked at the last ACK */
-	__u32 reord_seen;
-	__u32 rate_delivered;  /* latest rate sample: packets delivered... */
-	__s64 rate_interval_us;/* ...over this interval (the division waits for the report) */
-	struct slk_report fold;/* signals folded since the last report */
 };
 
 struct {
@@ -57,6 +74,18 @@ struct {
 	__type(value, struct slk_decision);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } slk_decisions SEC(".maps");
+
+/* Decision generations: after writing a flow's decision the agent increments word flow_id &
+ * (SLK_GEN_SLOTS - 1). An ACK reads that one word (an array lookup the verifier inlines, no helper call)
+ * and looks the decision up only when it changed, so the hash lookup happens once per decision instead
+ * of on every ACK that waits for an answer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLK_GEN_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} slk_decision_gen SEC(".maps");
 
 /* 4 MiB: 26k reports, about 4 s of the 1,000-connection check's report rate, so an agent stalled for
  * seconds (or restarting) loses nothing. */
@@ -128,25 +157,24 @@ static __always_inline __u32 in_flight(const struct tcp_sock *tp)
 	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
 }
 
-/* Clears the accumulable and coalescent fields and the raw samples; the header stays. */
-static __always_inline void fold_reset(struct slk_report *f)
+/* Clears the accumulable and coalescent signals after a report; `bytes_acked`/`reord_seen` become the
+ * bases of the next period's deltas. */
+static __always_inline void fold_reset(struct slk_flow *st, const struct tcp_sock *tp)
 {
-	f->first_ns = 0;
-	f->acks = 0;
-	f->acked_pkts = 0;
-	f->acked_bytes = 0;
-	f->ece_bytes = 0;
-	f->ece_pkts = 0;
-	f->losses = 0;
-	f->rtos = 0;
-	f->reorders = 0;
-	f->delivery_bps = 0;
-	f->n_rtt = 0;
-	f->flags = 0;
+	st->first_ns = 0;
+	st->acks = 0;
+	st->acked_pkts = 0;
+	st->n_rtt = 0;
+	st->report_base = tp->bytes_acked;
+	st->reord_base = tp->reord_seen;
+	st->ece_bytes = 0;
+	st->ece_pkts = 0;
+	st->losses = 0;
+	st->rtos = 0;
 }
 
 /* Latest-value fields, read from the socket when a report leaves. */
-static __always_inline void fold_snapshot(struct slk_flow *st, struct sock *sk, struct slk_report *r)
+static __always_inline void fill_snapshot(struct sock *sk, struct slk_report *r)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 
@@ -158,12 +186,35 @@ static __always_inline void fold_snapshot(struct slk_flow *st, struct sock *sk, 
 	r->snd_nxt = tp->bytes_acked + (__u32)(tp->snd_nxt - tp->snd_una);
 }
 
-/* Sends the fold as a report. Urgent reports and a ring past the wake-up threshold wake the agent; other
- * reports wait for its next drain (no per-report wake-up: ~15 us each on this kernel). A full ring is
- * counted and the fold kept, so its signals go with the next report. */
+/* The period's folded signals, written into a reserved report (every field of it: ring memory is reused). */
+static __always_inline void fill_signals(const struct slk_flow *st, const struct tcp_sock *tp, struct slk_report *r)
+{
+	int i;
+
+	r->first_ns = st->first_ns;
+	r->acks = st->acks;
+	r->acked_pkts = st->acked_pkts;
+	r->acked_bytes = tp->bytes_acked - st->report_base;
+	r->ece_bytes = st->ece_bytes;
+	r->ece_pkts = st->ece_pkts;
+	r->losses = st->losses;
+	r->rtos = st->rtos;
+	r->reorders = tp->reord_seen - st->reord_base;
+	r->delivery_bps = 0;
+	if (st->rate_interval_us > 0 && st->rate_delivered > 0)
+		r->delivery_bps = (__u64)st->rate_delivered * r->mss * 8 * 1000000 / (__u64)st->rate_interval_us;
+	r->n_rtt = st->n_rtt;
+	for (i = 0; i < SLK_RTT_SAMPLES; i++)
+		r->rtt_us[i] = i < st->n_rtt ? st->rtt_us[i] : 0;
+}
+
+/* Sends the period's signals as a report. Urgent reports and a ring past the wake-up threshold wake the
+ * agent; other reports wait for its next drain (no per-report wake-up: ~15 us each on this kernel). A
+ * full ring is counted and the signals kept, so they go with the next report. */
 static __always_inline void report(struct slk_flow *st, struct sock *sk, __u8 kind, bool urgent, __u64 now,
 				   const struct slk_settings *cfg)
 {
+	struct tcp_sock *tp = tcp_sk(sk);
 	struct slk_report *r;
 	__u64 flags;
 
@@ -172,26 +223,22 @@ static __always_inline void report(struct slk_flow *st, struct sock *sk, __u8 ki
 		slk_count(SLK_C_RB_FAIL);
 		return;
 	}
-	fold_snapshot(st, sk, &st->fold);
 	st->seq += 1;
-	st->fold.magic = SLK_MAGIC;
-	st->fold.version = SLK_VERSION;
-	st->fold.kind = kind;
-	st->fold.slot = st->slot;
-	st->fold.flow_id = st->flow_id;
-	st->fold.epoch = (__u32)cfg->epoch;
-	st->fold.seq = st->seq;
-	st->fold.now_ns = now;
-	if (urgent)
-		st->fold.flags |= SLK_F_URGENT;
-	if (st->fallback)
-		st->fold.flags |= SLK_F_FALLBACK;
-	if (st->rate_interval_us > 0 && st->rate_delivered > 0)
-		st->fold.delivery_bps =
-			(__u64)st->rate_delivered * st->fold.mss * 8 * 1000000 / (__u64)st->rate_interval_us;
-	__builtin_memcpy(r, &st->fold, sizeof(*r));
-	slk_count_n(SLK_C_ACKS, st->fold.acks);
-	fold_reset(&st->fold);
+	r->magic = SLK_MAGIC;
+	r->version = SLK_VERSION;
+	r->kind = kind;
+	r->slot = st->slot;
+	r->flow_id = st->flow_id;
+	r->epoch = (__u32)cfg->epoch;
+	r->seq = st->seq;
+	r->now_ns = now;
+	r->lport = st->lport;
+	r->rport = st->rport;
+	r->flags = (urgent ? SLK_F_URGENT : 0) | (st->fallback ? SLK_F_FALLBACK : 0);
+	fill_snapshot(sk, r);
+	fill_signals(st, tp, r);
+	slk_count_n(SLK_C_ACKS, st->acks);
+	fold_reset(st, tp);
 	if (!st->unanswered_since)
 		st->unanswered_since = now;
 	slk_count(SLK_C_REPORTS);
@@ -230,14 +277,14 @@ static __always_inline void on_init(struct sock *sk, __u8 slot)
 	st->fallback = 0;
 	st->pacing = 0;
 	st->unanswered_since = 0;
+	st->seen_gen = (__u32)-1; /* read the decision map at the first owed ACK, whatever the generation */
 	st->acked_total = tcp_sk(sk)->bytes_acked;
-	st->reord_seen = tcp_sk(sk)->reord_seen;
 	st->rate_delivered = 0;
 	st->rate_interval_us = 0;
 	st->ca_state = inet_csk(sk)->icsk_ca_state;
-	fold_reset(&st->fold);
-	st->fold.lport = sk->__sk_common.skc_num;
-	st->fold.rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	fold_reset(st, tcp_sk(sk));
+	st->lport = sk->__sk_common.skc_num;
+	st->rport = bpf_ntohs(sk->__sk_common.skc_dport);
 	report(st, sk, SLK_KIND_START, true, bpf_ktime_get_ns(), cfg);
 }
 
@@ -287,8 +334,15 @@ static __always_inline void apply(struct slk_flow *st, struct sock *sk, const st
  * ones. Returns whether the agent answered. */
 static __always_inline bool take_decision(struct slk_flow *st, struct sock *sk, __u64 now, __u32 epoch)
 {
+	__u32 slot = (__u32)st->flow_id & (SLK_GEN_SLOTS - 1);
+	__u32 *gen = bpf_map_lookup_elem(&slk_decision_gen, &slot);
 	__u64 key = st->flow_id;
-	struct slk_decision *d = bpf_map_lookup_elem(&slk_decisions, &key);
+	struct slk_decision *d;
+
+	if (!gen || *gen == st->seen_gen)
+		return false;
+	st->seen_gen = *gen;
+	d = bpf_map_lookup_elem(&slk_decisions, &key);
 
 	if (!d || (d->epoch == st->applied_epoch && d->seq == st->applied_seq))
 		return false;
@@ -330,36 +384,29 @@ static __always_inline void fold_ack(struct slk_flow *st, struct sock *sk, int f
 				     __u64 now)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct slk_report *f = &st->fold;
-	__u64 acked = tp->bytes_acked - st->acked_total;
 	__u32 pkts = rs->acked_sacked;
-	__u16 n;
+	__u8 n;
 
-	st->acked_total = tp->bytes_acked;
-	if (!f->first_ns)
-		f->first_ns = now;
-	f->acks += 1;
-	f->acked_bytes += acked;
-	f->acked_pkts += pkts;
+	if (!st->first_ns)
+		st->first_ns = now;
+	st->acks += 1;
+	st->acked_pkts += pkts;
 	if (flag & FLAG_ECE) {
-		f->ece_bytes += acked;
-		f->ece_pkts += pkts;
+		st->ece_bytes += tp->bytes_acked - st->acked_total;
+		st->ece_pkts += pkts;
 	}
+	st->acked_total = tp->bytes_acked;
 	if (rs->rtt_us > 0) {
-		n = f->n_rtt;
+		n = st->n_rtt;
 		if (n >= SLK_RTT_SAMPLES)
 			n = SLK_RTT_SAMPLES - 1;
 		else
-			f->n_rtt = n + 1;
-		f->rtt_us[n & (SLK_RTT_SAMPLES - 1)] = (__u32)rs->rtt_us;
+			st->n_rtt = n + 1;
+		st->rtt_us[n & (SLK_RTT_SAMPLES - 1)] = (__u32)rs->rtt_us;
 	}
 	if (rs->interval_us > 0 && rs->delivered > 0) {
 		st->rate_delivered = rs->delivered;
 		st->rate_interval_us = rs->interval_us;
-	}
-	if (tp->reord_seen != st->reord_seen) {
-		st->reord_seen = tp->reord_seen;
-		f->reorders += 1;
 	}
 }
 
@@ -376,13 +423,15 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 		fallback_control(sk, ack, flag, rs);
 		return;
 	}
-	now = bpf_ktime_get_ns();
+	/* The ACK's timestamp, taken by tcp_ack() from tcp_clock_ns() (= ktime_get_ns(), the clock of
+	 * bpf_ktime_get_ns()) in microseconds: no helper call per ACK. */
+	now = tcp_sk(sk)->tcp_mstamp * 1000;
 	cfg = settings();
 	fold_ack(st, sk, flag, rs, now);
 	state = inet_csk(sk)->icsk_ca_state;
 	if (state != st->ca_state) {
 		if (state == TCP_CA_Recovery) {
-			st->fold.losses += 1;
+			st->losses += 1;
 			urgent = true;
 		}
 		st->ca_state = state;
@@ -396,7 +445,7 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 			slk_count(SLK_C_RESUMED);
 		}
 	} else if (!st->fallback && st->unanswered_since &&
-		   now - st->unanswered_since > cfg->watchdog_ns) {
+		   (__s64)(now - st->unanswered_since) > (__s64)cfg->watchdog_ns) {
 		st->fallback = 1;
 		slk_count(SLK_C_FALLBACK);
 		if (st->pacing) {
@@ -407,7 +456,7 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 	if (st->fallback)
 		fallback_control(sk, ack, flag, rs);
 
-	if (urgent || st->fold.acks >= cfg->batch_acks || now - st->fold.first_ns >= cfg->deadline_ns)
+	if (urgent || st->acks >= cfg->batch_acks || (__s64)(now - st->first_ns) >= (__s64)cfg->deadline_ns)
 		report(st, sk, SLK_KIND_REPORT, urgent, now, cfg);
 }
 
@@ -424,10 +473,10 @@ static __always_inline void on_state(struct sock *sk, __u8 new_state)
 	if (!st || !st->flow_id)
 		return;
 	now = bpf_ktime_get_ns();
-	st->fold.rtos += 1;
+	st->rtos += 1;
 	st->ca_state = new_state;
-	if (!st->fold.first_ns)
-		st->fold.first_ns = now;
+	if (!st->first_ns)
+		st->first_ns = now;
 	report(st, sk, SLK_KIND_REPORT, true, now, settings());
 }
 

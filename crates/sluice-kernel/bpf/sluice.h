@@ -11,6 +11,10 @@
 /* Raw RTT samples one report carries at most; later samples of the period replace the last slot. */
 #define SLK_RTT_SAMPLES 8
 
+/* Slots of the decision-generation array: a flow watches slot flow_id & (SLK_GEN_SLOTS - 1). Flows whose
+ * ids share a slot only cost each other a spurious decision-map lookup. Same bound as the decisions map. */
+#define SLK_GEN_SLOTS 65536
+
 /* Report kinds. */
 #define SLK_KIND_START 1  /* a flow started (or was re-initialised); urgent */
 #define SLK_KIND_REPORT 2 /* folded signals */

@@ -86,14 +86,19 @@ impl FlowAdapter {
         flow
     }
 
-    /// The static facts the algorithm gets about a kernel flow first seen in `report`.
+    /// The static facts the algorithm gets about a kernel flow first seen in `report`. The base RTT is the
+    /// RTT the kernel measured for the socket (the handshake's, in a start report) when it has one, and
+    /// the configured `base_rtt` only otherwise: algorithms seed their minimum-RTT filters with it (BBR's
+    /// RTprop plays Linux's handshake RTT), so a configured value below the path's real RTT would stay
+    /// their minimum and shrink their window to a fraction of the path's BDP.
     pub fn info(report: &Report, line_rate: Rate, base_rtt: Time, now: Time) -> FlowInfo {
+        let measured = report.srtt_us as Time * PS_PER_US;
         FlowInfo {
             flow_id: report.flow_id,
             mss: report.mss.max(1),
             header_bytes: HEADER_BYTES,
             line_rate,
-            base_rtt,
+            base_rtt: if measured > 0 { measured } else { base_rtt },
             hops: 1,
             size: None,
             start: now,
@@ -315,6 +320,17 @@ mod tests {
         assert!(cut.cwnd_pkts < grown.cwnd_pkts, "loss: {} -> {}", grown.cwnd_pkts, cut.cwnd_pkts);
         assert_eq!(counters.urgent_reports, 1);
         assert_eq!(f.decision(1, 1), None, "nothing owed until the next report");
+    }
+
+    #[test]
+    fn the_base_rtt_is_the_kernels_measurement_when_there_is_one() {
+        let measured = FlowAdapter::info(&report(1, 0, 0), 1, 100 * PS_PER_US, 0);
+        assert_eq!(measured.base_rtt, 100 * PS_PER_US, "srtt_us of the report");
+        let mut r = report(1, 0, 0);
+        r.srtt_us = 730;
+        assert_eq!(FlowAdapter::info(&r, 1, 100 * PS_PER_US, 0).base_rtt, 730 * PS_PER_US);
+        r.srtt_us = 0;
+        assert_eq!(FlowAdapter::info(&r, 1, 42 * PS_PER_US, 0).base_rtt, 42 * PS_PER_US, "no sample: configured");
     }
 
     #[test]

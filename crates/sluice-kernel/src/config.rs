@@ -85,8 +85,8 @@ pub struct AgentConfig {
     /// the speed a veth pair reports.
     #[serde(with = "sluice_core::serde_units::rate")]
     pub line_rate: Rate,
-    /// The idle round trip algorithms are told (FlowInfo::base_rtt). Default 100 us, a datacenter path
-    /// (the kernel measures the real RTT; algorithms adapt to samples).
+    /// The idle round trip algorithms are told (FlowInfo::base_rtt) for a flow whose first report has no
+    /// RTT sample; otherwise they get the socket's measured RTT. Default 100 us, a datacenter path.
     #[serde(with = "sluice_core::serde_units::duration")]
     pub base_rtt: Time,
     /// Where the maps are pinned.

@@ -102,6 +102,14 @@ fn kerr(what: &str, e: impl fmt::Display) -> KernelError {
     KernelError(format!("{what}: {e}"))
 }
 
+/// Slots of the decision-generation array (`SLK_GEN_SLOTS` in bpf/sluice.h).
+pub const GEN_SLOTS: u32 = 65536;
+
+/// The generation word that flow `flow_id` watches.
+pub fn generation_slot(flow_id: u64) -> u32 {
+    (flow_id as u32) & (GEN_SLOTS - 1)
+}
+
 /// The BPF side's settings, written to its config map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KernelSettings {
@@ -118,6 +126,7 @@ pub struct KernelSettings {
 /// Handles on the pinned maps (usable without loading the programs: tests and tools).
 pub struct Maps {
     decisions: MapHandle,
+    decision_gen: MapHandle,
     reports: MapHandle,
     config: MapHandle,
     counters: MapHandle,
@@ -131,6 +140,7 @@ impl Maps {
         };
         Ok(Maps {
             decisions: open("slk_decisions")?,
+            decision_gen: open("slk_decision_gen")?,
             reports: open("slk_reports")?,
             config: open("slk_config")?,
             counters: open("slk_counters")?,
@@ -147,6 +157,7 @@ impl Maps {
         };
         Ok(Maps {
             decisions: find("slk_decisions")?,
+            decision_gen: find("slk_decision_gen")?,
             reports: find("slk_reports")?,
             config: find("slk_config")?,
             counters: find("slk_counters")?,
@@ -191,9 +202,21 @@ impl Maps {
         self.write_raw_decision(d.flow_id, &d.encode())
     }
 
-    /// Writes any bytes as a flow's decision (fault injection: the BPF side must reject bad ones).
+    /// Writes any bytes as a flow's decision (fault injection: the BPF side must reject bad ones), then
+    /// advances the flow's decision generation: the BPF side reads the decisions map only when that word
+    /// changed, so the decision must be in place before the word moves.
     pub fn write_raw_decision(&self, flow_id: u64, value: &[u8]) -> Result<(), KernelError> {
-        self.decisions.update(&flow_id.to_ne_bytes(), value, MapFlags::ANY).map_err(|e| kerr("write decision", e))
+        self.decisions.update(&flow_id.to_ne_bytes(), value, MapFlags::ANY).map_err(|e| kerr("write decision", e))?;
+        self.bump_generation(flow_id)
+    }
+
+    /// Increments the generation word a flow watches (`slk_decision_gen`, slot `flow_id & (GEN_SLOTS - 1)`).
+    fn bump_generation(&self, flow_id: u64) -> Result<(), KernelError> {
+        let key = generation_slot(flow_id).to_ne_bytes();
+        let old = self.decision_gen.lookup(&key, MapFlags::ANY).map_err(|e| kerr("read decision generation", e))?;
+        let old = old.and_then(|v| v.as_slice().try_into().ok()).map(u32::from_ne_bytes).unwrap_or(0);
+        let new = old.wrapping_add(1).to_ne_bytes();
+        self.decision_gen.update(&key, &new, MapFlags::ANY).map_err(|e| kerr("write decision generation", e))
     }
 
     /// Flow ids with a decision in the map now.
@@ -273,7 +296,7 @@ impl Datapath {
 
     /// Removes the pins: a later agent then starts with fresh maps and cannot take flows over.
     pub fn unpin(&self) -> Result<(), KernelError> {
-        for name in ["slk_decisions", "slk_reports", "slk_config", "slk_counters"] {
+        for name in ["slk_decisions", "slk_decision_gen", "slk_reports", "slk_config", "slk_counters"] {
             let path = self.pin_dir.join(name);
             if path.exists() {
                 std::fs::remove_file(&path).map_err(|e| kerr(&format!("unpin {}", path.display()), e))?;
@@ -385,4 +408,19 @@ fn quiet_libbpf() {
 /// How long a drain may wait for a wake-up.
 pub fn poll_timeout(ns: u64) -> Duration {
     Duration::from_nanos(ns.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generation_slots_match_the_bpf_side() {
+        let header = include_str!("../bpf/sluice.h");
+        let line = header.lines().find(|l| l.starts_with("#define SLK_GEN_SLOTS ")).expect("SLK_GEN_SLOTS");
+        assert_eq!(line.split_whitespace().nth(2), Some(GEN_SLOTS.to_string().as_str()));
+        assert!(GEN_SLOTS.is_power_of_two(), "the BPF side masks with GEN_SLOTS - 1");
+        assert_eq!(generation_slot(1), 1);
+        assert_eq!(generation_slot(GEN_SLOTS as u64 + 7), 7, "ids that share a slot wrap around");
+    }
 }
