@@ -235,6 +235,20 @@ pub struct TimerId(pub u8);
 /// How many distinct timers one controller may hold.
 pub const MAX_TIMERS: usize = 4;
 
+/// Records a timer request in a handler's decisions (sender and receiver sides alike): `Some(at)` arms timer
+/// `id` for `at`, replacing any pending deadline; `None` cancels it.
+pub(crate) fn request_timer(
+    set: &mut [Option<Time>; MAX_TIMERS],
+    cancel: &mut [bool; MAX_TIMERS],
+    id: TimerId,
+    at: Option<Time>,
+) {
+    let i = id.0 as usize;
+    assert!(i < MAX_TIMERS, "timer id {} out of range (max {})", id.0, MAX_TIMERS - 1);
+    set[i] = at;
+    cancel[i] = at.is_none();
+}
+
 /// Bit set of the events an algorithm binds. The datapath only calls handlers whose bit is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Events(pub u32);
@@ -353,18 +367,12 @@ impl Ctx {
 
     /// Arms timer `id` to fire at absolute time `at`, replacing any pending deadline.
     pub fn set_timer(&mut self, id: TimerId, at: Time) {
-        let i = id.0 as usize;
-        assert!(i < MAX_TIMERS, "timer id {} out of range (max {})", id.0, MAX_TIMERS - 1);
-        self.decisions.set_timers[i] = Some(at);
-        self.decisions.cancel_timers[i] = false;
+        request_timer(&mut self.decisions.set_timers, &mut self.decisions.cancel_timers, id, Some(at));
     }
 
     /// Cancels timer `id` if pending.
     pub fn cancel_timer(&mut self, id: TimerId) {
-        let i = id.0 as usize;
-        assert!(i < MAX_TIMERS, "timer id {} out of range (max {})", id.0, MAX_TIMERS - 1);
-        self.decisions.set_timers[i] = None;
-        self.decisions.cancel_timers[i] = true;
+        request_timer(&mut self.decisions.set_timers, &mut self.decisions.cancel_timers, id, None);
     }
 
     /// Asks the datapath to measure the RTT with a probe packet.

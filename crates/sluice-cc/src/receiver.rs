@@ -17,7 +17,7 @@
 
 use sluice_core::{Rate, Time};
 
-use crate::api::{FlowInfo, HostSignal, TimerId, MAX_TIMERS};
+use crate::api::{request_timer, FlowInfo, HostSignal, TimerId, MAX_TIMERS};
 
 /// A sender's request to send (the first packet a receiver sees of a receiver-driven flow).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -198,18 +198,12 @@ impl RxCtx {
 
     /// Arms timer `id` to fire at absolute time `at`, replacing any pending deadline.
     pub fn set_timer(&mut self, id: TimerId, at: Time) {
-        let i = id.0 as usize;
-        assert!(i < MAX_TIMERS, "timer id {} out of range (max {})", id.0, MAX_TIMERS - 1);
-        self.decisions.set_timers[i] = Some(at);
-        self.decisions.cancel_timers[i] = false;
+        request_timer(&mut self.decisions.set_timers, &mut self.decisions.cancel_timers, id, Some(at));
     }
 
     /// Cancels timer `id` if pending.
     pub fn cancel_timer(&mut self, id: TimerId) {
-        let i = id.0 as usize;
-        assert!(i < MAX_TIMERS, "timer id {} out of range (max {})", id.0, MAX_TIMERS - 1);
-        self.decisions.set_timers[i] = None;
-        self.decisions.cancel_timers[i] = true;
+        request_timer(&mut self.decisions.set_timers, &mut self.decisions.cancel_timers, id, None);
     }
 
     /// Acknowledges with an explicit cumulative sequence `seq` (an IACK below the queue threshold).
