@@ -23,7 +23,7 @@ use crate::config::LossRecovery;
 use crate::engine::{Core, Event};
 use crate::flow::Flow;
 use crate::host::{Host, HostEnv};
-use crate::packet::{Kind, Packet, FLAG_CE, FLAG_ECE};
+use crate::packet::{Kind, Packet, FLAG_ECE};
 
 /// A change of the processing rate at a point in time.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -288,18 +288,8 @@ impl Host {
         if !f.rx_events.contains(RxEvents::DATA) {
             return;
         }
-        let arrival = Arrival {
-            at: core.now,
-            sent_at: p.sent_at,
-            seq: p.seq,
-            bytes: p.payload,
-            wire_bytes: p.wire,
-            ce: p.flags & FLAG_CE != 0,
-            accepted,
-            rcv_nxt: f.rcv_nxt,
-            queue_bytes: self.endpoint_bytes(),
-            ..Arrival::default()
-        };
+        let arrival =
+            Arrival { accepted, rcv_nxt: f.rcv_nxt, queue_bytes: self.endpoint_bytes(), ..p.arrival(core.now) };
         let mut ctx = RxCtx::new(core.now);
         f.rx.as_mut().expect("checked").on_data(&arrival, &mut ctx);
         let d = *ctx.decisions();

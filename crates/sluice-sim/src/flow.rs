@@ -176,6 +176,26 @@ impl Flow {
         }
     }
 
+    /// What the flow's algorithm is told about it when it starts at `now` (flow `id`, NIC rate `line_rate`).
+    pub(crate) fn info(
+        &self,
+        id: u32,
+        link: &crate::config::LinkConfig,
+        line_rate: Rate,
+        now: Time,
+    ) -> sluice_cc::FlowInfo {
+        sluice_cc::FlowInfo {
+            flow_id: id as u64,
+            mss: link.mtu,
+            header_bytes: link.header_bytes,
+            line_rate,
+            base_rtt: self.base_rtt,
+            hops: self.hops,
+            size: self.stop.is_none().then_some(self.size),
+            start: now,
+        }
+    }
+
     /// Payload bytes of the packet starting at `seq`.
     #[inline]
     pub fn payload_at(&self, seq: u64, mtu: u32) -> u32 {

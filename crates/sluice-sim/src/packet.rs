@@ -212,3 +212,19 @@ impl Arena {
         self.peak
     }
 }
+
+impl Packet {
+    /// What a receiver algorithm is told of this data packet's arrival at `now`, before the datapath adds
+    /// what it alone knows (acceptance, queue occupancy, token details).
+    pub(crate) fn arrival(&self, now: Time) -> sluice_cc::Arrival {
+        sluice_cc::Arrival {
+            at: now,
+            sent_at: self.sent_at,
+            seq: self.seq,
+            bytes: self.payload,
+            wire_bytes: self.wire,
+            ce: self.flags & FLAG_CE != 0,
+            ..sluice_cc::Arrival::default()
+        }
+    }
+}

@@ -559,12 +559,6 @@ impl Host {
         if rd.rx_events.contains(RxEvents::DATA) {
             let scheduled = p.rd & RD_SCHEDULED != 0;
             let arrival = Arrival {
-                at: core.now,
-                sent_at: p.sent_at,
-                seq: p.seq,
-                bytes: p.payload,
-                wire_bytes: p.wire,
-                ce: p.flags & FLAG_CE != 0,
                 scheduled,
                 trimmed,
                 token_echo: p.rd & RD_ECHO != 0,
@@ -573,7 +567,7 @@ impl Host {
                 accepted,
                 rcv_nxt,
                 token_rtt: if scheduled { rd.token_rtt(p.token, core.now) } else { None },
-                ..Arrival::default()
+                ..p.arrival(core.now)
             };
             if let Some(rx) = rd.rx.as_mut() {
                 rx.on_data(&arrival, &mut ctx);
@@ -932,16 +926,7 @@ pub(crate) fn attach(
     now: Time,
     env: &RdEnv,
 ) {
-    let info = FlowInfo {
-        flow_id: id as u64,
-        mss: link.mtu,
-        header_bytes: link.header_bytes,
-        line_rate,
-        base_rtt: f.base_rtt,
-        hops: f.hops,
-        size: f.stop.is_none().then_some(f.size),
-        start: now,
-    };
+    let info = f.info(id, link, line_rate, now);
     let rx = factory.receiver(&info);
     f.rd = Some(Box::new(RdFlow::new(info, rx, env)));
 }

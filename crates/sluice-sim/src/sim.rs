@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use sluice_cc::{Factory, FlowInfo, Needs};
+use sluice_cc::{Factory, Needs};
 use sluice_core::{serialization_ps, Time};
 use sluice_results::{FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
 use sluice_topo::{NodeKind, Routes, Topology};
@@ -559,16 +559,7 @@ fn build_flows(
 
 /// Creates a flow's controller and applies its initial decisions.
 fn start_controller(core: &mut Core, link: &LinkConfig, line_rate: u64, factory: &dyn Factory, f: &mut Flow, id: u32) {
-    let info = FlowInfo {
-        flow_id: id as u64,
-        mss: link.mtu,
-        header_bytes: link.header_bytes,
-        line_rate,
-        base_rtt: f.base_rtt,
-        hops: f.hops,
-        size: f.stop.is_none().then_some(f.size),
-        start: core.now,
-    };
+    let info = f.info(id, link, line_rate, core.now);
     let cc = factory.create(&info);
     // Token algorithms keep their receiver controller in the receiver-driven transport (`rd::attach`).
     if factory.token_transport().is_none() {
