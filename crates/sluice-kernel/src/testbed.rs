@@ -6,8 +6,8 @@
 //! This kernel has no netem (no delay emulation) and no RED qdisc (no ECN marking); the bottleneck is a
 //! token bucket, whose queue drops from its tail.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, Write};
+use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -23,7 +23,7 @@ pub fn unavailable() -> Option<String> {
     if !is_root() {
         return Some("not root (network namespaces and BPF struct_ops need root)".into());
     }
-    for (tool, arg) in [("ip", "-V"), ("tc", "-V"), ("iperf3", "--version"), ("ss", "-V")] {
+    for (tool, arg) in [("ip", "-V"), ("tc", "-V"), ("iperf3", "--version"), ("ss", "-V"), ("python3", "--version")] {
         let ok = Command::new(tool).arg(arg).stdout(Stdio::null()).stderr(Stdio::null()).status();
         if !ok.is_ok_and(|s| s.success()) {
             return Some(format!("`{tool}` is missing (run ./scripts/setup.sh)"));
@@ -186,6 +186,8 @@ pub struct ManyFlows {
     pub bytes: u64,
     /// Time until the last connection finished (or the timeout), s.
     pub seconds: f64,
+    /// Why connections failed on the sending side: each distinct error with how often it occurred.
+    pub failures: Vec<(String, usize)>,
 }
 
 /// Stack of each connection thread of [`TestBed::many_flows`] (they only copy a buffer).
@@ -193,8 +195,11 @@ const FLOW_STACK: usize = 64 * 1024;
 
 impl TestBed {
     /// sluice's own traffic generator: `connections` concurrent TCP connections from the sender namespace,
-    /// each choosing congestion control `cc` and sending `bytes_each` bytes, received and counted in the
-    /// receiver namespace. Gives up after `timeout`.
+    /// each choosing congestion control `cc` and sending `bytes_each` bytes, received and counted by a sink
+    /// process in the receiver namespace. Gives up after `timeout`.
+    ///
+    /// The two ends run in different processes so that each needs one descriptor a connection, which fits
+    /// the common limit of 1024 open files for 1,000 connections.
     pub fn many_flows(
         &self,
         port: u16,
@@ -203,36 +208,132 @@ impl TestBed {
         bytes_each: u64,
         timeout: Duration,
     ) -> Result<ManyFlows, String> {
-        let completed = Arc::new(AtomicUsize::new(0));
-        let received = Arc::new(AtomicU64::new(0));
+        // One descriptor a connection, plus the test process's own (standard streams, pipes, maps).
+        ensure_open_files(connections as u64 + 16)?;
         let start = Instant::now();
+        let mut sink = Sink::start(&self.receiver, &self.receiver_addr, port, connections, bytes_each)?;
         let addr = format!("{}:{port}", self.receiver_addr);
-        let listener = in_namespace(&self.receiver, {
-            let addr = addr.clone();
-            move || TcpListener::bind(&addr).map_err(|e| format!("bind {addr}: {e}"))
-        })??;
-        let receiver = {
-            let (completed, received) = (completed.clone(), received.clone());
-            std::thread::spawn(move || accept_all(listener, connections, bytes_each, &completed, &received))
-        };
         let cc = cc.to_string();
-        let opened = in_namespace(&self.sender, move || send_all(&addr, &cc, connections, bytes_each, timeout))??;
+        let (opened, failures) =
+            in_namespace(&self.sender, move || send_all(&addr, &cc, connections, bytes_each, timeout))??;
         let deadline = start + timeout;
-        while completed.load(Ordering::SeqCst) < opened && Instant::now() < deadline {
+        while sink.completed() < opened && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
         let seconds = start.elapsed().as_secs_f64();
-        // The receiver waits for every connection; join it only when they all opened, or a failed connect
-        // would leave it accepting forever.
-        if opened == connections && completed.load(Ordering::SeqCst) >= opened {
-            let _ = receiver.join();
+        let (completed, bytes) = sink.stop();
+        Ok(ManyFlows { completed, connections: opened, bytes, seconds, failures })
+    }
+}
+
+/// The receiving end of [`TestBed::many_flows`]: one process in the receiver namespace that accepts the
+/// connections, reads them to the end, and reports each as a line (`done <bytes>` when it delivered all
+/// it should, `short <bytes>` otherwise).
+struct Sink {
+    child: Child,
+    completed: Arc<AtomicUsize>,
+    received: Arc<AtomicU64>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The sink, in Python's standard library (present on every machine the project runs on): one thread and
+/// a selector, so the only per-connection cost is the socket.
+const SINK_PY: &str = r#"
+import selectors, socket, sys
+addr, port, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind((addr, port))
+listener.listen(n)
+listener.setblocking(False)
+sel = selectors.DefaultSelector()
+sel.register(listener, selectors.EVENT_READ, None)
+print("listening", flush=True)
+accepted = ended = 0
+while ended < n:
+    for key, _ in sel.select():
+        if key.data is None:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            conn.setblocking(False)
+            sel.register(conn, selectors.EVENT_READ, [0])
+            accepted += 1
+            if accepted == n:
+                sel.unregister(listener)
+                listener.close()
+            continue
+        try:
+            data = key.fileobj.recv(1 << 16)
+        except BlockingIOError:
+            continue
+        except OSError:
+            data = b""
+        if data:
+            key.data[0] += len(data)
+            continue
+        sel.unregister(key.fileobj)
+        key.fileobj.close()
+        ended += 1
+        print("done" if key.data[0] == size else "short", key.data[0], flush=True)
+"#;
+
+impl Sink {
+    fn start(namespace: &str, addr: &str, port: u16, connections: usize, bytes_each: u64) -> Result<Sink, String> {
+        let (port, n, size) = (port.to_string(), connections.to_string(), bytes_each.to_string());
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", namespace, "python3", "-c", SINK_PY, addr, &port, &n, &size])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("sink (python3): {e}"))?;
+        let mut lines = std::io::BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+        if !matches!(lines.next(), Some(Ok(ref l)) if l == "listening") {
+            let out = child.wait_with_output().map_err(|e| format!("sink: {e}"))?;
+            return Err(format!("the sink did not start: {}", String::from_utf8_lossy(&out.stderr).trim()));
         }
-        Ok(ManyFlows {
-            completed: completed.load(Ordering::SeqCst),
-            connections: opened,
-            bytes: received.load(Ordering::SeqCst),
-            seconds,
-        })
+        let completed = Arc::new(AtomicUsize::new(0));
+        let received = Arc::new(AtomicU64::new(0));
+        let reader = {
+            let (completed, received) = (completed.clone(), received.clone());
+            std::thread::spawn(move || {
+                for line in lines.map_while(Result::ok) {
+                    let (kind, bytes) = line.split_once(' ').unwrap_or((&line, "0"));
+                    received.fetch_add(bytes.parse().unwrap_or(0), Ordering::SeqCst);
+                    if kind == "done" {
+                        completed.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            })
+        };
+        Ok(Sink { child, completed, received, reader: Some(reader) })
+    }
+
+    fn completed(&self) -> usize {
+        self.completed.load(Ordering::SeqCst)
+    }
+
+    /// Ends the sink (at once if it is still waiting for connections that failed) and returns the
+    /// connections that completed and the bytes received.
+    fn stop(&mut self) -> (usize, u64) {
+        let finished = Instant::now() + Duration::from_secs(1);
+        while !matches!(self.child.try_wait(), Ok(Some(_))) && Instant::now() < finished {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        (self.completed(), self.received.load(Ordering::SeqCst))
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -252,40 +353,40 @@ fn in_namespace<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'sta
     handle.join().map_err(|_| "namespace thread panicked".to_string())?
 }
 
-fn accept_all(
-    listener: TcpListener,
-    n: usize,
-    bytes_each: u64,
-    completed: &Arc<AtomicUsize>,
-    received: &Arc<AtomicU64>,
-) {
-    let mut handlers = Vec::with_capacity(n);
-    for stream in listener.incoming().take(n) {
-        let Ok(mut stream) = stream else { continue };
-        let (completed, received) = (completed.clone(), received.clone());
-        let spawned = std::thread::Builder::new().stack_size(FLOW_STACK).spawn(move || {
-            let mut buf = vec![0u8; 64 * 1024];
-            let mut got = 0u64;
-            while let Ok(k) = stream.read(&mut buf) {
-                if k == 0 {
-                    break;
-                }
-                got += k as u64;
-                received.fetch_add(k as u64, Ordering::SeqCst);
-            }
-            if got == bytes_each {
-                completed.fetch_add(1, Ordering::SeqCst);
-            }
-        });
-        handlers.extend(spawned.ok());
+/// Raises this process's soft limit on open files to `needed` (within the hard limit), or says why it
+/// cannot: a soft limit of 1024 is common and would refuse connections mid-test.
+fn ensure_open_files(needed: u64) -> Result<(), String> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `limit` is a valid, writable rlimit for the call to fill.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return Err(format!("getrlimit(RLIMIT_NOFILE): {}", std::io::Error::last_os_error()));
     }
-    for h in handlers {
-        let _ = h.join();
+    if limit.rlim_cur >= needed {
+        return Ok(());
     }
+    // Raising the hard limit needs CAP_SYS_RESOURCE, which the root test runs have.
+    let raised = libc::rlimit { rlim_cur: needed, rlim_max: limit.rlim_max.max(needed) };
+    // SAFETY: `raised` is a valid rlimit whose soft value does not exceed the hard one.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
+        return Err(format!(
+            "{needed} open files are needed; the limit is {} (hard {}) and raising it failed: {}",
+            limit.rlim_cur,
+            limit.rlim_max,
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
 }
 
-/// Opens `n` connections at once (each on its own thread) and returns how many opened.
-fn send_all(addr: &str, cc: &str, n: usize, bytes_each: u64, timeout: Duration) -> Result<usize, String> {
+/// Opens `n` connections at once and sends `bytes_each` on each; returns how many sent everything and
+/// the distinct errors of the others with their counts.
+fn send_all(
+    addr: &str,
+    cc: &str,
+    n: usize,
+    bytes_each: u64,
+    timeout: Duration,
+) -> Result<(usize, Vec<(String, usize)>), String> {
     let mut threads = Vec::with_capacity(n);
     for _ in 0..n {
         let (addr, cc) = (addr.to_string(), cc.to_string());
@@ -293,8 +394,15 @@ fn send_all(addr: &str, cc: &str, n: usize, bytes_each: u64, timeout: Duration) 
             std::thread::Builder::new().stack_size(FLOW_STACK).spawn(move || send_one(&addr, &cc, bytes_each, timeout));
         threads.push(spawned.map_err(|e| format!("thread: {e}"))?);
     }
-    let opened = threads.into_iter().filter_map(|t| t.join().ok()).filter(|r| r.is_ok()).count();
-    Ok(opened)
+    let mut failures = std::collections::BTreeMap::<String, usize>::new();
+    let mut opened = 0;
+    for result in threads.into_iter().map(|t| t.join().unwrap_or_else(|_| Err("sender thread panicked".into()))) {
+        match result {
+            Ok(()) => opened += 1,
+            Err(e) => *failures.entry(e).or_default() += 1,
+        }
+    }
+    Ok((opened, failures.into_iter().collect()))
 }
 
 fn send_one(addr: &str, cc: &str, bytes: u64, timeout: Duration) -> Result<(), String> {

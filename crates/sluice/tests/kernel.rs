@@ -220,7 +220,7 @@ fn a_thousand_connections_complete_under_the_agent() {
         summary["kernel"]["resumed"],
         summary["kernel"]["ringbuf_full"]
     );
-    assert_eq!((flows.connections, flows.completed), (1000, 1000));
+    assert_eq!((flows.connections, flows.completed), (1000, 1000), "failed connections: {:?}", flows.failures);
     assert!(summary["agent"]["flows_started"].as_u64().unwrap_or(0) >= 1000, "{summary}");
     wait_unregistered();
 }
