@@ -12,7 +12,7 @@ use std::time::Duration;
 use sluice_kernel::config::AgentConfig;
 use sluice_kernel::loader::{registered_names, BpfRunTime};
 use sluice_kernel::runtime::{request_stop, run, RunOptions, RunSummary};
-use sluice_kernel::testbed::{unavailable, TestBed};
+use sluice_kernel::testbed::{exclusive, unavailable, TestBed};
 
 const STATS: &str = "/proc/sys/kernel/bpf_stats_enabled";
 
@@ -21,6 +21,7 @@ fn main() {
         eprintln!("kernel_bench cannot run: {why}");
         std::process::exit(2);
     }
+    let _lock = exclusive().expect("the kernel test-bed lock");
     let seconds: u32 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(10);
     let old_stats = std::fs::read_to_string(STATS).unwrap_or_else(|_| "0".into());
     std::fs::write(STATS, "1").expect("enable kernel.bpf_stats_enabled");

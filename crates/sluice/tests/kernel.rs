@@ -1,28 +1,25 @@
 //! The kernel datapath, end to end: `sluice agent` drives real TCP flows between two network namespaces
 //! through a 1 Gbps tbf bottleneck. Each test prints what it measured. They need root, iperf3, `ip netns`
-//! and a kernel with BTF; without them each test says why and passes. They run one at a time (a global
-//! lock), since they share the machine's CPUs and the registered congestion-control names.
+//! and a kernel with BTF; without them each test says why and passes. They run one at a time (a machine-wide
+//! file lock, which benchmarks take too), since they share the CPUs and the registered congestion-control names.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use sluice_kernel::codec::{Decision, D_CWND};
 use sluice_kernel::loader::{registered_names, Maps};
-use sluice_kernel::testbed::{cc_in, cwnd_in, finish, unavailable, TestBed};
-
-static LOCK: Mutex<()> = Mutex::new(());
+use sluice_kernel::testbed::{cc_in, cwnd_in, exclusive, finish, unavailable, TestBed};
 
 /// Transfer length of throughput checks, s.
 const SECONDS: u32 = 5;
 
-fn guard(test: &str) -> Option<MutexGuard<'static, ()>> {
-    let lock = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+fn guard(test: &str) -> Option<std::fs::File> {
     if let Some(why) = unavailable() {
         eprintln!("skipping {test}: {why}");
         return None;
     }
+    let lock = exclusive().expect("the kernel test-bed lock");
     assert!(registered_names().is_empty(), "a sluice agent is already running: {:?}", registered_names());
     Some(lock)
 }
