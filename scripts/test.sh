@@ -16,4 +16,6 @@ else
 fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
+# The simulator alone builds without the kernel datapath (no clang, bpftool or BTF needed).
+cargo clippy -p sluice --all-targets --release --no-default-features -- -D warnings
 cargo test --workspace --release

@@ -3,6 +3,7 @@
 //! The `sluice` binary is a thin shell over [`run_scenario`]; other front ends (a Python package,
 //! configuration sweeps) call the same function.
 
+#[cfg(feature = "kernel")]
 pub mod agent;
 pub mod host_summary;
 pub mod progress;

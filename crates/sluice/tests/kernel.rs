@@ -3,6 +3,8 @@
 //! and a kernel with BTF; without them each test says why and passes. They run one at a time (a machine-wide
 //! file lock, which benchmarks take too), since they share the CPUs and the registered congestion-control names.
 
+#![cfg(feature = "kernel")]
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -9,6 +9,7 @@ use sluice::progress::ProgressLine;
 use sluice::run_scenario;
 use sluice_scenario::{list_text, load, resolve, resolved_toml, Resolved};
 
+#[cfg(feature = "kernel")]
 use sluice::agent;
 
 #[derive(Parser)]
@@ -60,7 +61,15 @@ enum Command {
     },
     /// Drive Linux kernel TCP: register sluice's BPF congestion control and run the library's algorithms
     /// for the flows that choose it (root).
+    #[cfg(feature = "kernel")]
     Agent(agent::AgentArgs),
+    /// Stands in for `agent` in a build without the kernel datapath, to say so.
+    #[cfg(not(feature = "kernel"))]
+    #[command(hide = true)]
+    Agent {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        _args: Vec<String>,
+    },
 }
 
 fn load_resolved(args: &ScenarioArgs) -> Result<Resolved, String> {
@@ -153,7 +162,14 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Bench { args, repeat } => bench(args, repeat),
+        #[cfg(feature = "kernel")]
         Command::Agent(args) => agent::run(args),
+        #[cfg(not(feature = "kernel"))]
+        Command::Agent { .. } => {
+            Err("this sluice was built without the kernel datapath: rebuild with the `kernel` feature (the \
+                 default; it needs scripts/setup.sh's packages)"
+                .into())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
