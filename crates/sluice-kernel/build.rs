@@ -1,6 +1,7 @@
 //! Compiles the BPF side (`bpf/sluice.bpf.c`) with clang into `$OUT_DIR/sluice.bpf.o`, which the crate
-//! embeds. The kernel types come from `vmlinux.h`, generated here from the running kernel's BTF with
-//! bpftool (CO-RE relocations make the object portable to other kernels with BTF).
+//! embeds, and the benchmark's floor program (`bpf/floor.bpf.c`) into `$OUT_DIR/floor.bpf.o`. The kernel
+//! types come from `vmlinux.h`, generated here from the running kernel's BTF with bpftool (CO-RE
+//! relocations make the object portable to other kernels with BTF).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -17,7 +18,9 @@ fn main() {
     let bpf_dir = manifest.join("bpf");
     println!("cargo:rerun-if-changed={}", bpf_dir.join("sluice.bpf.c").display());
     println!("cargo:rerun-if-changed={}", bpf_dir.join("sluice.h").display());
+    println!("cargo:rerun-if-changed={}", bpf_dir.join("floor.bpf.c").display());
     println!("cargo:rerun-if-env-changed=SLUICE_CLANG");
+    println!("cargo:rerun-if-env-changed=SLUICE_BPF_CFLAGS");
 
     let clang = env::var("SLUICE_CLANG").unwrap_or_else(|_| "clang".into());
     require_tool(&clang, "clang", "clang llvm");
@@ -35,19 +38,28 @@ fn main() {
     }
     std::fs::write(&vmlinux, dump.stdout).unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", vmlinux.display())));
 
-    let object = out.join("sluice.bpf.o");
-    let status = Command::new(&clang)
+    for name in ["sluice", "floor"] {
+        compile(&clang, &bpf_dir, &out, name);
+    }
+}
+
+/// Compiles `bpf/NAME.bpf.c` into `$OUT_DIR/NAME.bpf.o`.
+fn compile(clang: &str, bpf_dir: &Path, out: &Path, name: &str) {
+    let source = bpf_dir.join(format!("{name}.bpf.c"));
+    let object = out.join(format!("{name}.bpf.o"));
+    let status = Command::new(clang)
         .args(["-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86", "-Wall", "-Werror"])
+        .args(env::var("SLUICE_BPF_CFLAGS").unwrap_or_default().split_whitespace())
         .arg(format!("-I{}", out.display()))
         .arg(format!("-I{}", bpf_dir.display()))
         .arg("-c")
-        .arg(bpf_dir.join("sluice.bpf.c"))
+        .arg(&source)
         .arg("-o")
         .arg(&object)
         .status()
         .unwrap_or_else(|e| fail(&format!("cannot run {clang}: {e}")));
     if !status.success() {
-        fail("clang could not compile bpf/sluice.bpf.c (see the errors above)");
+        fail(&format!("clang could not compile {} (see the errors above)", source.display()));
     }
 }
 

@@ -12,6 +12,40 @@
 
 char _license[] SEC("license") = "GPL";
 
+/* A profiling build (SLUICE_BPF_CFLAGS=-DSLK_PROFILE=1; examples/kernel_bench.rs prints the result):
+ * bpf_ktime_get_ns() around the rare parts of an ACK, summed per CPU. Sections nest (decide holds
+ * storage and lookup, report holds reserve), so an outer figure includes its inner probes (~50-100 ns
+ * each). Off in every normal build. */
+#ifdef SLK_PROFILE
+enum slk_section { SLK_P_DECIDE, SLK_P_STORAGE, SLK_P_LOOKUP, SLK_P_REPORT, SLK_P_RESERVE, SLK_P_MAX };
+struct slk_profile {
+	__u64 ns[SLK_P_MAX];
+	__u64 runs[SLK_P_MAX];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct slk_profile);
+} slk_profile SEC(".maps");
+
+static __always_inline void prof_add(__u32 section, __u64 start)
+{
+	__u32 key = 0;
+	struct slk_profile *p = bpf_map_lookup_elem(&slk_profile, &key);
+
+	if (p && section < SLK_P_MAX) {
+		p->ns[section] += bpf_ktime_get_ns() - start;
+		p->runs[section] += 1;
+	}
+}
+#define PROF_START(v) __u64 v = bpf_ktime_get_ns()
+#define PROF_ADD(section, v) prof_add(section, v)
+#else
+#define PROF_START(v)
+#define PROF_ADD(section, v)
+#endif
+
 /* tcp_input.c's ACK flags (not in BTF: they are #defines). */
 #define FLAG_DATA_ACKED 0x04
 #define FLAG_DATA_SACKED 0x20
@@ -24,36 +58,52 @@ extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
 extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
 extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
 
-/* Per-flow state, in socket-local storage (freed with the socket). The first 96 bytes are all that an
- * ordinary ACK touches (the fold's counters and the RTT samples); the rest is read and written when a
- * report leaves, a decision arrives or a rare signal (ECE, recovery, timeout) comes. Reports are written
- * straight into the ring buffer from this state: there is no staging copy. */
-struct slk_flow {
-	/* Hot: one cache line of per-ACK fields... */
-	__u64 flow_id;
+/* The per-ACK state, in the socket's own congestion-control area (icsk_ca_priv, 104 bytes, zeroed by
+ * the kernel before init): an ordinary ACK touches only this, the socket and one word of the
+ * decision-generation array, and calls no helper. Measured on the 2-core test machine, the
+ * bpf_sk_storage_get() this replaces and the settings lookup were most of an ACK's cost above the floor
+ * (BENCHMARKS.md, "Kernel datapath"). */
+struct slk_hot {
 	__u64 unanswered_since; /* first report not answered yet (0 = none owed) */
 	__u64 first_ns;         /* first ACK folded into the next report (0 = none yet) */
 	__u64 acked_total;      /* tp->bytes_acked at the last ACK */
-	__s64 rate_interval_us; /* latest rate sample's interval... */
+	__u64 ece_bytes;        /* accumulable: bytes acknowledged by ECE-marked ACKs */
+	__u32 rate_interval_us; /* latest rate sample's interval... */
 	__u32 rate_delivered;   /* ...and packets delivered in it (the division waits for the report) */
 	__u32 seen_gen;         /* the flow's decision-generation word when its decision was last read */
 	__u32 acks;             /* ACKs folded since the last report */
 	__u32 acked_pkts;
-	__u8 ca_state;          /* icsk_ca_state seen at the last ACK */
-	__u8 fallback;          /* the watchdog runs the kernel's Reno */
-	__u8 n_rtt;             /* raw RTT samples in rtt_us */
-	__u8 pacing;            /* the agent set a pacing rate */
-	__u32 rtt_us[SLK_RTT_SAMPLES]; /* ...and the raw RTT samples of the period */
-	/* Cold: report time, decisions, rare signals. */
-	__u64 report_base;      /* tp->bytes_acked at the last report */
-	__u64 ece_bytes;
 	__u32 ece_pkts;
-	__u32 losses;           /* recovery entries since the last report */
-	__u32 rtos;             /* retransmission timeouts since the last report */
+	__u32 period_ns;        /* report once the first folded ACK is this old: max(deadline, srtt) */
+	__u32 watchdog_ns;      /* copies of the settings, refreshed at every report */
+	__u16 gen_slot;         /* flow_id & (SLK_GEN_SLOTS - 1) */
+	__u16 batch_acks;
+	__u8 ca_state;          /* icsk_ca_state seen at the last ACK */
+	__u8 flags;             /* SLK_H_* */
+	__u8 n_rtt;             /* raw RTT samples in rtt_us */
+	__u8 pad;
+	__u32 rtt_us[SLK_RTT_SAMPLES]; /* the raw RTT samples of the period */
+};
+
+#define SLK_H_READY 1    /* init gave the flow its state; without it, the flow runs the kernel's Reno */
+#define SLK_H_FALLBACK 2 /* the watchdog runs the kernel's Reno */
+#define SLK_H_PACING 4   /* the agent set a pacing rate */
+
+_Static_assert(sizeof(struct slk_hot) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
+	       "the per-ACK state must fit icsk_ca_priv");
+
+/* The rest of a flow's state, in socket-local storage (freed with the socket; it outlives a
+ * re-initialisation, which zeroes icsk_ca_priv, so the flow keeps its id). Read when a report leaves, a
+ * decision arrives, or a loss or timeout comes. */
+struct slk_flow {
+	__u64 flow_id;
+	__u64 report_base;      /* tp->bytes_acked at the last report */
 	__u32 reord_base;       /* tp->reord_seen at the last report */
 	__u32 seq;              /* last report's sequence number */
 	__u32 applied_seq;      /* last applied decision */
 	__u32 applied_epoch;    /* ...and its agent epoch */
+	__u32 losses;           /* coalescent: recovery entries since the last report */
+	__u32 rtos;             /* coalescent: retransmission timeouts since the last report */
 	__u16 lport;
 	__u16 rport;
 	__u8 slot;
@@ -105,23 +155,25 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SLK_C_MAX);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct slk_counters);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } slk_counters SEC(".maps");
 
-static __always_inline void slk_count_n(__u32 which, __u64 n)
+static __always_inline struct slk_counters *counters(void)
 {
-	__u64 *c = bpf_map_lookup_elem(&slk_counters, &which);
+	__u32 key = 0;
 
-	if (c)
-		*c += n;
+	return bpf_map_lookup_elem(&slk_counters, &key);
 }
 
 static __always_inline void slk_count(__u32 which)
 {
-	slk_count_n(which, 1);
+	struct slk_counters *c = counters();
+
+	if (c && which < SLK_C_MAX)
+		c->c[which] += 1;
 }
 
 /* Defaults until the agent writes its settings (it does before registering): the agent's own defaults,
@@ -152,23 +204,50 @@ static __always_inline struct inet_connection_sock *inet_csk(struct sock *sk)
 	return (struct inet_connection_sock *)sk;
 }
 
+static __always_inline struct slk_hot *hot_of(struct sock *sk)
+{
+	return (struct slk_hot *)inet_csk(sk)->icsk_ca_priv;
+}
+
 static __always_inline __u32 in_flight(const struct tcp_sock *tp)
 {
 	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
 }
 
+static __always_inline __u32 clamp_u32(__u64 v)
+{
+	return v > 0xffffffffULL ? 0xffffffffU : (__u32)v;
+}
+
+/* Copies the settings an ACK needs into the hot state, and sets the report period: the deadline, or the
+ * flow's smoothed RTT when that is longer (CCP's datapath reports once per RTT by default; Narayan et
+ * al., SIGCOMM'18, section 4), at most half the watchdog so that a dead agent is noticed in time. */
+static __always_inline void refresh(struct slk_hot *h, const struct tcp_sock *tp, const struct slk_settings *cfg)
+{
+	__u64 srtt_ns = (__u64)(tp->srtt_us >> 3) * 1000;
+	__u64 period = cfg->deadline_ns;
+
+	if (srtt_ns > period)
+		period = srtt_ns < cfg->watchdog_ns / 2 ? srtt_ns : cfg->watchdog_ns / 2;
+	if (period < cfg->deadline_ns)
+		period = cfg->deadline_ns;
+	h->period_ns = clamp_u32(period);
+	h->watchdog_ns = clamp_u32(cfg->watchdog_ns);
+	h->batch_acks = cfg->batch_acks > 0xffff ? 0xffff : (__u16)cfg->batch_acks;
+}
+
 /* Clears the accumulable and coalescent signals after a report; `bytes_acked`/`reord_seen` become the
  * bases of the next period's deltas. */
-static __always_inline void fold_reset(struct slk_flow *st, const struct tcp_sock *tp)
+static __always_inline void fold_reset(struct slk_hot *h, struct slk_flow *st, const struct tcp_sock *tp)
 {
-	st->first_ns = 0;
-	st->acks = 0;
-	st->acked_pkts = 0;
-	st->n_rtt = 0;
+	h->first_ns = 0;
+	h->acks = 0;
+	h->acked_pkts = 0;
+	h->n_rtt = 0;
+	h->ece_bytes = 0;
+	h->ece_pkts = 0;
 	st->report_base = tp->bytes_acked;
 	st->reord_base = tp->reord_seen;
-	st->ece_bytes = 0;
-	st->ece_pkts = 0;
 	st->losses = 0;
 	st->rtos = 0;
 }
@@ -187,40 +266,61 @@ static __always_inline void fill_snapshot(struct sock *sk, struct slk_report *r)
 }
 
 /* The period's folded signals, written into a reserved report (every field of it: ring memory is reused). */
-static __always_inline void fill_signals(const struct slk_flow *st, const struct tcp_sock *tp, struct slk_report *r)
+static __always_inline void fill_signals(const struct slk_hot *h, const struct slk_flow *st,
+					 const struct tcp_sock *tp, struct slk_report *r)
 {
 	int i;
 
-	r->first_ns = st->first_ns;
-	r->acks = st->acks;
-	r->acked_pkts = st->acked_pkts;
+	r->first_ns = h->first_ns;
+	r->acks = h->acks;
+	r->acked_pkts = h->acked_pkts;
 	r->acked_bytes = tp->bytes_acked - st->report_base;
-	r->ece_bytes = st->ece_bytes;
-	r->ece_pkts = st->ece_pkts;
+	r->ece_bytes = h->ece_bytes;
+	r->ece_pkts = h->ece_pkts;
 	r->losses = st->losses;
 	r->rtos = st->rtos;
 	r->reorders = tp->reord_seen - st->reord_base;
 	r->delivery_bps = 0;
-	if (st->rate_interval_us > 0 && st->rate_delivered > 0)
-		r->delivery_bps = (__u64)st->rate_delivered * r->mss * 8 * 1000000 / (__u64)st->rate_interval_us;
-	r->n_rtt = st->n_rtt;
+	if (h->rate_interval_us > 0 && h->rate_delivered > 0)
+		r->delivery_bps = (__u64)h->rate_delivered * r->mss * 8 * 1000000 / (__u64)h->rate_interval_us;
+	r->n_rtt = h->n_rtt;
 	for (i = 0; i < SLK_RTT_SAMPLES; i++)
-		r->rtt_us[i] = i < st->n_rtt ? st->rtt_us[i] : 0;
+		r->rtt_us[i] = i < h->n_rtt ? h->rtt_us[i] : 0;
 }
 
-/* Sends the period's signals as a report. Urgent reports and a ring past the wake-up threshold wake the
- * agent; other reports wait for its next drain (no per-report wake-up: ~15 us each on this kernel). A
- * full ring is counted and the signals kept, so they go with the next report. */
-static __always_inline void report(struct slk_flow *st, struct sock *sk, __u8 kind, bool urgent, __u64 now,
-				   const struct slk_settings *cfg)
+/* Whether this report wakes the agent: urgent ones do, and so does every wakeup_bytes of reports a CPU
+ * submits (counted per CPU in the counters line a report touches anyway, instead of reading the ring's
+ * consumer position, a line the agent writes). Other reports wait for the agent's next drain: a wake-up
+ * costs ~15 us on this kernel. */
+static __always_inline __u64 wakeup_flags(struct slk_counters *c, bool urgent, const struct slk_settings *cfg)
+{
+	__u64 every = cfg->wakeup_bytes / sizeof(struct slk_report);
+
+	if (c) {
+		c->since_wakeup += 1;
+		if (c->since_wakeup >= every)
+			urgent = true;
+		if (urgent)
+			c->since_wakeup = 0;
+	}
+	return urgent ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+/* Sends the period's signals as a report. A full ring is counted and the signals kept, so they go with
+ * the next report. */
+static __always_inline void report(struct slk_hot *h, struct slk_flow *st, struct sock *sk, __u8 kind,
+				   bool urgent, __u64 now, const struct slk_settings *cfg)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
+	struct slk_counters *c = counters();
 	struct slk_report *r;
-	__u64 flags;
 
+	PROF_START(t_reserve);
 	r = bpf_ringbuf_reserve(&slk_reports, sizeof(*r), 0);
+	PROF_ADD(SLK_P_RESERVE, t_reserve);
 	if (!r) {
-		slk_count(SLK_C_RB_FAIL);
+		if (c)
+			c->c[SLK_C_RB_FAIL] += 1;
 		return;
 	}
 	st->seq += 1;
@@ -234,20 +334,20 @@ static __always_inline void report(struct slk_flow *st, struct sock *sk, __u8 ki
 	r->now_ns = now;
 	r->lport = st->lport;
 	r->rport = st->rport;
-	r->flags = (urgent ? SLK_F_URGENT : 0) | (st->fallback ? SLK_F_FALLBACK : 0);
+	r->flags = (urgent ? SLK_F_URGENT : 0) | (h->flags & SLK_H_FALLBACK ? SLK_F_FALLBACK : 0);
 	fill_snapshot(sk, r);
-	fill_signals(st, tp, r);
-	slk_count_n(SLK_C_ACKS, st->acks);
-	fold_reset(st, tp);
-	if (!st->unanswered_since)
-		st->unanswered_since = now;
-	slk_count(SLK_C_REPORTS);
-	if (urgent)
-		slk_count(SLK_C_URGENT);
-	flags = BPF_RB_NO_WAKEUP;
-	if (urgent || bpf_ringbuf_query(&slk_reports, BPF_RB_AVAIL_DATA) >= cfg->wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(r, flags);
+	fill_signals(h, st, tp, r);
+	if (c) {
+		c->c[SLK_C_ACKS] += h->acks;
+		c->c[SLK_C_REPORTS] += 1;
+		if (urgent)
+			c->c[SLK_C_URGENT] += 1;
+	}
+	fold_reset(h, st, tp);
+	refresh(h, tp, cfg);
+	if (!h->unanswered_since)
+		h->unanswered_since = now;
+	bpf_ringbuf_submit(r, wakeup_flags(c, urgent, cfg));
 }
 
 static __always_inline struct slk_flow *flow_of(struct sock *sk, bool create)
@@ -257,10 +357,14 @@ static __always_inline struct slk_flow *flow_of(struct sock *sk, bool create)
 
 static __always_inline void on_init(struct sock *sk, __u8 slot)
 {
-	struct slk_flow *st = flow_of(sk, true);
-	__u32 key = 0;
+	struct slk_hot *h = hot_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct slk_flow *st;
 	struct slk_settings *cfg;
+	__u32 key = 0;
 
+	h->flags = 0;
+	st = flow_of(sk, true);
 	if (!st) {
 		slk_count(SLK_C_NO_STATE);
 		return;
@@ -274,29 +378,33 @@ static __always_inline void on_init(struct sock *sk, __u8 slot)
 	st->seq = 0;
 	st->applied_seq = 0;
 	st->applied_epoch = 0;
-	st->fallback = 0;
-	st->pacing = 0;
-	st->unanswered_since = 0;
-	st->seen_gen = (__u32)-1; /* read the decision map at the first owed ACK, whatever the generation */
-	st->acked_total = tcp_sk(sk)->bytes_acked;
-	st->rate_delivered = 0;
-	st->rate_interval_us = 0;
-	st->ca_state = inet_csk(sk)->icsk_ca_state;
-	fold_reset(st, tcp_sk(sk));
 	st->lport = sk->__sk_common.skc_num;
 	st->rport = bpf_ntohs(sk->__sk_common.skc_dport);
-	report(st, sk, SLK_KIND_START, true, bpf_ktime_get_ns(), cfg);
+	h->flags = SLK_H_READY;
+	h->unanswered_since = 0;
+	h->gen_slot = (__u16)(st->flow_id & (SLK_GEN_SLOTS - 1));
+	h->seen_gen = (__u32)-1; /* read the decision map at the first owed ACK, whatever the generation */
+	h->acked_total = tp->bytes_acked;
+	h->rate_delivered = 0;
+	h->rate_interval_us = 0;
+	h->ca_state = inet_csk(sk)->icsk_ca_state;
+	fold_reset(h, st, tp);
+	report(h, st, sk, SLK_KIND_START, true, bpf_ktime_get_ns(), cfg);
 }
 
 static __always_inline void on_release(struct sock *sk)
 {
-	struct slk_flow *st = flow_of(sk, false);
+	struct slk_hot *h = hot_of(sk);
+	struct slk_flow *st;
 	__u64 key;
 
+	if (!(h->flags & SLK_H_READY))
+		return;
+	st = flow_of(sk, false);
 	if (!st || !st->flow_id)
 		return;
 	key = st->flow_id;
-	report(st, sk, SLK_KIND_END, false, bpf_ktime_get_ns(), settings());
+	report(h, st, sk, SLK_KIND_END, false, bpf_ktime_get_ns(), settings());
 	bpf_map_delete_elem(&slk_decisions, &key);
 }
 
@@ -308,7 +416,7 @@ static __always_inline bool decision_valid(const struct slk_decision *d, __u64 f
 	       (!(d->flags & SLK_D_CWND) || d->cwnd_pkts != 0);
 }
 
-static __always_inline void apply(struct slk_flow *st, struct sock *sk, const struct slk_decision *d)
+static __always_inline void apply(struct slk_hot *h, struct sock *sk, const struct slk_decision *d)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	__u64 rate;
@@ -326,23 +434,21 @@ static __always_inline void apply(struct slk_flow *st, struct sock *sk, const st
 			rate = sk->sk_max_pacing_rate;
 		sk->sk_pacing_status = SK_PACING_NEEDED;
 		sk->sk_pacing_rate = rate;
-		st->pacing = 1;
+		h->flags |= SLK_H_PACING;
 	}
 }
 
 /* Reads the flow's decision: applies a fresh one once, rejects (counts and deletes) stale or malformed
  * ones. Returns whether the agent answered. */
-static __always_inline bool take_decision(struct slk_flow *st, struct sock *sk, __u64 now, __u32 epoch)
+static __always_inline bool take_decision(struct slk_hot *h, struct slk_flow *st, struct sock *sk, __u64 now)
 {
-	__u32 slot = (__u32)st->flow_id & (SLK_GEN_SLOTS - 1);
-	__u32 *gen = bpf_map_lookup_elem(&slk_decision_gen, &slot);
 	__u64 key = st->flow_id;
 	struct slk_decision *d;
+	__u32 epoch;
+	PROF_START(t_lookup);
 
-	if (!gen || *gen == st->seen_gen)
-		return false;
-	st->seen_gen = *gen;
 	d = bpf_map_lookup_elem(&slk_decisions, &key);
+	PROF_ADD(SLK_P_LOOKUP, t_lookup);
 
 	if (!d || (d->epoch == st->applied_epoch && d->seq == st->applied_seq))
 		return false;
@@ -351,17 +457,30 @@ static __always_inline bool take_decision(struct slk_flow *st, struct sock *sk, 
 		bpf_map_delete_elem(&slk_decisions, &key);
 		return false;
 	}
+	epoch = (__u32)settings()->epoch;
 	if (d->epoch != epoch || (d->epoch == st->applied_epoch && d->seq < st->applied_seq) ||
 	    d->report_seq > st->seq) {
 		slk_count(SLK_C_STALE);
 		bpf_map_delete_elem(&slk_decisions, &key);
 		return false;
 	}
-	apply(st, sk, d);
+	apply(h, sk, d);
 	st->applied_seq = d->seq;
 	st->applied_epoch = d->epoch;
-	st->unanswered_since = d->report_seq >= st->seq ? 0 : now;
+	h->unanswered_since = d->report_seq >= st->seq ? 0 : now;
 	slk_count(SLK_C_APPLIED);
+	return true;
+}
+
+/* Whether the flow's decision-generation word moved since the flow last read its decision. */
+static __always_inline bool generation_moved(struct slk_hot *h)
+{
+	__u32 slot = h->gen_slot;
+	__u32 *gen = bpf_map_lookup_elem(&slk_decision_gen, &slot);
+
+	if (!gen || *gen == h->seen_gen)
+		return false;
+	h->seen_gen = *gen;
 	return true;
 }
 
@@ -380,45 +499,75 @@ static __always_inline void fallback_control(struct sock *sk, __u32 ack, int fla
 	}
 }
 
-static __always_inline void fold_ack(struct slk_flow *st, struct sock *sk, int flag, const struct rate_sample *rs,
+/* Stores RTT sample `n`. icsk_ca_priv is reached through the socket pointer, where the verifier allows
+ * only constant offsets, so the index becomes a branch. */
+static __always_inline void put_rtt(struct slk_hot *h, __u8 n, __u32 rtt_us)
+{
+	switch (n) {
+	case 0: h->rtt_us[0] = rtt_us; break;
+	case 1: h->rtt_us[1] = rtt_us; break;
+	case 2: h->rtt_us[2] = rtt_us; break;
+	case 3: h->rtt_us[3] = rtt_us; break;
+	case 4: h->rtt_us[4] = rtt_us; break;
+	case 5: h->rtt_us[5] = rtt_us; break;
+	case 6: h->rtt_us[6] = rtt_us; break;
+	default: h->rtt_us[7] = rtt_us; break;
+	}
+}
+
+static __always_inline void fold_ack(struct slk_hot *h, struct sock *sk, int flag, const struct rate_sample *rs,
 				     __u64 now)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	__u32 pkts = rs->acked_sacked;
 	__u8 n;
 
-	if (!st->first_ns)
-		st->first_ns = now;
-	st->acks += 1;
-	st->acked_pkts += pkts;
+	if (!h->first_ns)
+		h->first_ns = now;
+	h->acks += 1;
+	h->acked_pkts += pkts;
 	if (flag & FLAG_ECE) {
-		st->ece_bytes += tp->bytes_acked - st->acked_total;
-		st->ece_pkts += pkts;
+		h->ece_bytes += tp->bytes_acked - h->acked_total;
+		h->ece_pkts += pkts;
 	}
-	st->acked_total = tp->bytes_acked;
+	h->acked_total = tp->bytes_acked;
 	if (rs->rtt_us > 0) {
-		n = st->n_rtt;
+		n = h->n_rtt;
 		if (n >= SLK_RTT_SAMPLES)
 			n = SLK_RTT_SAMPLES - 1;
 		else
-			st->n_rtt = n + 1;
-		st->rtt_us[n & (SLK_RTT_SAMPLES - 1)] = (__u32)rs->rtt_us;
+			h->n_rtt = n + 1;
+		put_rtt(h, n, (__u32)rs->rtt_us);
 	}
 	if (rs->interval_us > 0 && rs->delivered > 0) {
-		st->rate_delivered = rs->delivered;
-		st->rate_interval_us = rs->interval_us;
+		h->rate_delivered = rs->delivered;
+		h->rate_interval_us = clamp_u32(rs->interval_us);
+	}
+}
+
+/* The watchdog: a report unanswered for longer than watchdog_ns hands the flow to the kernel's Reno (and
+ * lifts the agent's pacing limit). */
+static __always_inline void watchdog(struct slk_hot *h, struct sock *sk, __u64 now)
+{
+	if ((h->flags & SLK_H_FALLBACK) || (__s64)(now - h->unanswered_since) <= (__s64)h->watchdog_ns)
+		return;
+	h->flags |= SLK_H_FALLBACK;
+	slk_count(SLK_C_FALLBACK);
+	if (h->flags & SLK_H_PACING) {
+		sk->sk_pacing_rate = sk->sk_max_pacing_rate;
+		h->flags &= ~SLK_H_PACING;
 	}
 }
 
 static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs)
 {
-	struct slk_flow *st = flow_of(sk, false);
-	const struct slk_settings *cfg;
+	struct slk_hot *h = hot_of(sk);
+	struct slk_flow *st = NULL;
+	bool urgent = false;
 	__u64 now;
 	__u8 state;
-	bool urgent = false;
 
-	if (!st || !st->flow_id) {
+	if (!(h->flags & SLK_H_READY)) {
 		slk_count(SLK_C_NO_STATE);
 		fallback_control(sk, ack, flag, rs);
 		return;
@@ -426,58 +575,69 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 	/* The ACK's timestamp, taken by tcp_ack() from tcp_clock_ns() (= ktime_get_ns(), the clock of
 	 * bpf_ktime_get_ns()) in microseconds: no helper call per ACK. */
 	now = tcp_sk(sk)->tcp_mstamp * 1000;
-	cfg = settings();
-	fold_ack(st, sk, flag, rs, now);
+	fold_ack(h, sk, flag, rs, now);
 	state = inet_csk(sk)->icsk_ca_state;
-	if (state != st->ca_state) {
-		if (state == TCP_CA_Recovery) {
-			st->losses += 1;
-			urgent = true;
-		}
-		st->ca_state = state;
+	if (state != h->ca_state) {
+		urgent = state == TCP_CA_Recovery;
+		h->ca_state = state;
 	}
 
-	/* The agent writes decisions in answer to reports (carrying the window and rate in force), so the map
-	 * is only read while an answer is owed: most ACKs skip the lookup. */
-	if (st->unanswered_since && take_decision(st, sk, now, (__u32)cfg->epoch)) {
-		if (st->fallback) {
-			st->fallback = 0;
-			slk_count(SLK_C_RESUMED);
+	/* The agent writes decisions in answer to reports (carrying the window and rate in force), so the
+	 * generation word is only read while an answer is owed, and the rest of the flow's state only when
+	 * it moved. */
+	if (h->unanswered_since) {
+		bool answered = false;
+
+		if (generation_moved(h)) {
+			PROF_START(t_decide);
+			PROF_START(t_storage);
+			st = flow_of(sk, false);
+			PROF_ADD(SLK_P_STORAGE, t_storage);
+			answered = st && take_decision(h, st, sk, now);
+			PROF_ADD(SLK_P_DECIDE, t_decide);
 		}
-	} else if (!st->fallback && st->unanswered_since &&
-		   (__s64)(now - st->unanswered_since) > (__s64)cfg->watchdog_ns) {
-		st->fallback = 1;
-		slk_count(SLK_C_FALLBACK);
-		if (st->pacing) {
-			sk->sk_pacing_rate = sk->sk_max_pacing_rate;
-			st->pacing = 0;
+		if (answered && (h->flags & SLK_H_FALLBACK)) {
+			h->flags &= ~SLK_H_FALLBACK;
+			slk_count(SLK_C_RESUMED);
+		} else if (!answered) {
+			watchdog(h, sk, now);
 		}
 	}
-	if (st->fallback)
+	if (h->flags & SLK_H_FALLBACK)
 		fallback_control(sk, ack, flag, rs);
 
-	if (urgent || st->acks >= cfg->batch_acks || (__s64)(now - st->first_ns) >= (__s64)cfg->deadline_ns)
-		report(st, sk, SLK_KIND_REPORT, urgent, now, cfg);
+	if (urgent || h->acks >= h->batch_acks || (__s64)(now - h->first_ns) >= (__s64)h->period_ns) {
+		if (!st)
+			st = flow_of(sk, false);
+		if (!st)
+			return;
+		if (urgent)
+			st->losses += 1;
+		PROF_START(t_report);
+		report(h, st, sk, SLK_KIND_REPORT, urgent, now, settings());
+		PROF_ADD(SLK_P_REPORT, t_report);
+	}
 }
 
 /* Loss state changes: entering Loss is a retransmission timeout, reported at once (it may come from the
  * RTO timer, with no ACK to carry it). */
 static __always_inline void on_state(struct sock *sk, __u8 new_state)
 {
+	struct slk_hot *h = hot_of(sk);
 	struct slk_flow *st;
 	__u64 now;
 
-	if (new_state != TCP_CA_Loss)
+	if (new_state != TCP_CA_Loss || !(h->flags & SLK_H_READY))
 		return;
 	st = flow_of(sk, false);
 	if (!st || !st->flow_id)
 		return;
 	now = bpf_ktime_get_ns();
 	st->rtos += 1;
-	st->ca_state = new_state;
-	if (!st->first_ns)
-		st->first_ns = now;
-	report(st, sk, SLK_KIND_REPORT, true, now, settings());
+	h->ca_state = new_state;
+	if (!h->first_ns)
+		h->first_ns = now;
+	report(h, st, sk, SLK_KIND_REPORT, true, now, settings());
 }
 
 /* One registered name: thin programs that pass their slot to the shared code. */

@@ -28,7 +28,7 @@
 #define SLK_D_CWND 1 /* cwnd_pkts is set */
 #define SLK_D_RATE 2 /* pacing_bps is set */
 
-/* Counter slots of the per-CPU counters map. */
+/* Counter slots of the per-CPU counters map's one value (struct slk_counters). */
 enum slk_counter {
 	SLK_C_ACKS,            /* ACKs folded */
 	SLK_C_REPORTS,         /* reports submitted */
@@ -43,13 +43,19 @@ enum slk_counter {
 	SLK_C_MAX,
 };
 
+/* The per-CPU counters map's one value: a report updates its counters in one lookup and one line. */
+struct slk_counters {
+	__u64 c[SLK_C_MAX];
+	__u64 since_wakeup; /* reports this CPU submitted since it last woke the agent (not a counter) */
+};
+
 /* The settings (the single value of the config map), written by the agent. 48 bytes. */
 struct slk_settings {
 	__u64 epoch;        /* the running agent's epoch; decisions of other epochs are stale */
 	__u64 watchdog_ns;  /* fall back when a report waits longer than this for an answer */
 	__u64 batch_acks;   /* report after this many ACKs... */
-	__u64 deadline_ns;  /* ...or once the oldest folded ACK is this old */
-	__u64 wakeup_bytes; /* wake the agent when the ring holds this many bytes */
+	__u64 deadline_ns;  /* ...or once the oldest folded ACK is this old, or the flow's RTT if longer */
+	__u64 wakeup_bytes; /* wake the agent after this many bytes of reports from one CPU */
 	__u64 next_flow;    /* flow id counter (shared by every agent run, so ids are never reused) */
 };
 
@@ -102,5 +108,6 @@ struct slk_decision {
 _Static_assert(sizeof(struct slk_report) == 160, "src/codec.rs REPORT_BYTES");
 _Static_assert(sizeof(struct slk_decision) == 40, "src/codec.rs DECISION_BYTES");
 _Static_assert(sizeof(struct slk_settings) == 48, "src/loader.rs Settings");
+_Static_assert(sizeof(struct slk_counters) == 88, "src/loader.rs COUNTER_SLOTS");
 
 #endif

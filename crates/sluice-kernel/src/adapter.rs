@@ -50,6 +50,10 @@ pub struct FlowAdapter {
     timers: [Option<Time>; MAX_TIMERS],
     mss: u32,
     srtt_us: u32,
+    /// When the BPF side sent the newest report (its `now_ns`, CLOCK_MONOTONIC ns).
+    last_report_ns: u64,
+    /// The newest report whose answer's lag was recorded.
+    lag_recorded: u32,
     /// Reports this flow handled.
     pub reports: u64,
 }
@@ -76,6 +80,8 @@ impl FlowAdapter {
             timers: [None; MAX_TIMERS],
             mss: info.mss.max(1),
             srtt_us: 0,
+            last_report_ns: 0,
+            lag_recorded: 0,
             reports: 0,
         };
         flow.rate_only = sluice_cc::registry::lookup(&flow.algorithm)
@@ -118,6 +124,7 @@ impl FlowAdapter {
             return Err(Rejected::Stale);
         }
         self.last_report = r.seq;
+        self.last_report_ns = r.now_ns;
         self.answer_owed = true;
         self.reports += 1;
         self.mss = r.mss.max(1);
@@ -261,6 +268,16 @@ impl FlowAdapter {
             d.cwnd_pkts = pkts.clamp(MIN_CWND_PACKETS as u64, u32::MAX as u64) as u32;
         }
         Some(d)
+    }
+
+    /// The send time (ns) of the newest report, the first time an answer to it is written; `None` when
+    /// its answer was already counted (a later decision from a timer answers no new report).
+    pub fn newly_answered_report_ns(&mut self) -> Option<u64> {
+        if self.last_report <= self.lag_recorded || self.last_report_ns == 0 {
+            return None;
+        }
+        self.lag_recorded = self.last_report;
+        Some(self.last_report_ns)
     }
 
     /// A window for a rate-only algorithm: [`RATE_ONLY_WINDOW_RTTS`] rate-delay products.

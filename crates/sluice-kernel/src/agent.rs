@@ -33,8 +33,57 @@ pub struct AgentCounters {
     pub decisions: u64,
     /// Decisions the BPF side's map refused (full, or the flow already gone).
     pub decision_write_errors: u64,
+    /// How long reports waited for their answers.
+    pub answer_lag: AnswerLag,
     /// The plane's counters (signals, reports delivered, filters).
     pub plane: PlaneCounters,
+}
+
+/// How long reports waited for their answers: from the BPF side's submit (the report's `now_ns`) until
+/// the answer was in the decisions map. The BPF side's watchdog falls back when this exceeds its time,
+/// so `over_watchdog` is the agent's own count of the fallbacks it caused by lagging: compare it with
+/// the kernel's `fallbacks` to tell agent lag from anything else.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AnswerLag {
+    /// Reports answered (each counted once, by its first answer).
+    pub answers: u64,
+    /// Answered within 1 ms.
+    pub within_1ms: u64,
+    /// Within 1-2 ms.
+    pub within_2ms: u64,
+    /// Within 2-5 ms.
+    pub within_5ms: u64,
+    /// Within 5-10 ms.
+    pub within_10ms: u64,
+    /// Later than 10 ms.
+    pub later: u64,
+    /// Later than the watchdog time.
+    pub over_watchdog: u64,
+    /// The longest wait, us.
+    pub max_us: u64,
+    /// Sum of the waits, us (the mean is `total_us / answers`).
+    pub total_us: u64,
+}
+
+impl AnswerLag {
+    /// Counts one answer written `lag_ns` after its report, against a watchdog of `watchdog_ns`.
+    pub fn record(&mut self, lag_ns: u64, watchdog_ns: u64) {
+        let us = lag_ns / 1000;
+        self.answers += 1;
+        self.total_us += us;
+        self.max_us = self.max_us.max(us);
+        let bucket = match us {
+            0..1_000 => &mut self.within_1ms,
+            1_000..2_000 => &mut self.within_2ms,
+            2_000..5_000 => &mut self.within_5ms,
+            5_000..10_000 => &mut self.within_10ms,
+            _ => &mut self.later,
+        };
+        *bucket += 1;
+        if lag_ns > watchdog_ns {
+            self.over_watchdog += 1;
+        }
+    }
 }
 
 /// The agent: flows by id, with their algorithms.
@@ -139,6 +188,17 @@ impl Agent {
         self.flows.values().filter_map(FlowAdapter::next_deadline).min()
     }
 
+    /// Counts how long the reports that `written` answer waited: they were written at `at_ns`
+    /// (CLOCK_MONOTONIC ns, the clock of the reports' `now_ns`).
+    pub fn record_answers(&mut self, written: &[Decision], at_ns: u64, watchdog_ns: u64) {
+        for d in written {
+            let Some(flow) = self.flows.get_mut(&d.flow_id) else { continue };
+            if let Some(sent) = flow.newly_answered_report_ns() {
+                self.counters.answer_lag.record(at_ns.saturating_sub(sent), watchdog_ns);
+            }
+        }
+    }
+
     /// The decisions owed, one per flow that reported or decided since the last call.
     pub fn decisions(&mut self, out: &mut Vec<Decision>) {
         let epoch = self.epoch;
@@ -218,6 +278,29 @@ mod tests {
         assert_eq!((a.counters.stale, a.counters.malformed, a.counters.messages), (2, 3, 7));
         a.handle(&report(Kind::Report, 1, 3, 0), 7);
         assert_eq!(a.counters.stale, 2, "the next fresh report is handled");
+    }
+
+    #[test]
+    fn answer_lag_counts_each_report_once_from_its_send_time() {
+        let mut a = agent();
+        let mut start = Report::parse(&report(Kind::Start, 1, 1, 0)).unwrap();
+        start.now_ns = 1_000_000;
+        a.handle(&start.encode(), 0);
+        let mut out = Vec::new();
+        a.decisions(&mut out);
+        a.record_answers(&out, 1_500_000, 10_000_000);
+        a.record_answers(&out, 2_000_000, 10_000_000);
+        let lag = &a.counters.answer_lag;
+        assert_eq!((lag.answers, lag.within_1ms, lag.max_us), (1, 1, 500), "one answer, 0.5 ms");
+        let mut late = Report::parse(&report(Kind::Report, 1, 2, 0)).unwrap();
+        late.now_ns = 3_000_000;
+        a.handle(&late.encode(), 0);
+        out.clear();
+        a.decisions(&mut out);
+        a.record_answers(&out, 15_000_000, 10_000_000);
+        let lag = &a.counters.answer_lag;
+        assert_eq!((lag.answers, lag.later, lag.over_watchdog, lag.max_us), (2, 1, 1, 12_000), "12 ms: past 10 ms");
+        assert_eq!(lag.total_us, 12_500);
     }
 
     #[test]

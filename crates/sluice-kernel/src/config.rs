@@ -69,11 +69,13 @@ pub struct AgentConfig {
     /// A flow reports after this many ACKs... Default 16: a 64 KB GSO burst is ~45 segments, ACKed by
     /// ~16-23 delayed ACKs, so about one report per burst.
     pub batch_acks: u32,
-    /// ...or once its oldest folded ACK is this old (checked at ACKs). Default 1 ms, a tenth of the
-    /// watchdog so that a slow flow answers well within it.
+    /// ...or once its oldest folded ACK is this old, or the flow's smoothed RTT when that is longer (up
+    /// to half the watchdog): CCP's datapath reports once per RTT by default (Narayan et al.,
+    /// SIGCOMM'18, section 4). Checked at ACKs. Default 1 ms, a tenth of the watchdog so that a slow
+    /// flow answers well within it.
     #[serde(with = "sluice_core::serde_units::duration")]
     pub deadline: Time,
-    /// Wake the agent when the ring holds this many bytes of reports. Default 16 KiB (~100 reports):
+    /// Wake the agent after each CPU submitted this many bytes of reports. Default 16 KiB (~100 reports):
     /// TAURUS section 3.4 finds batching of 128-512 B per transfer efficient; a wake-up costs ~15 us here,
     /// so about 0.15 us per report.
     pub wakeup_bytes: u32,
@@ -91,6 +93,13 @@ pub struct AgentConfig {
     pub base_rtt: Time,
     /// Where the maps are pinned.
     pub pin_dir: PathBuf,
+    /// The agent's loop runs under SCHED_FIFO at this priority (1-99; 0: the normal time-sharing
+    /// scheduler). Default 10: the watchdog is a 10 ms deadline, and under the normal scheduler the
+    /// 1,000-connection check's sender threads kept the agent off the CPU for up to 323 ms
+    /// (docs/kernel.md, "Watchdog fallbacks under load"). 10 stays below the kernel's threaded interrupt
+    /// handlers (priority 50, kernel/irq/manage.c) and its own real-time threads; the loop sleeps
+    /// between drains, and the kernel's real-time throttling (kernel.sched_rt_runtime_us) bounds it.
+    pub realtime_priority: u8,
 }
 
 impl Default for AgentConfig {
@@ -107,6 +116,7 @@ impl Default for AgentConfig {
             line_rate: 10_000_000_000,
             base_rtt: 100 * PS_PER_US,
             pin_dir: PathBuf::from(DEFAULT_PIN_DIR),
+            realtime_priority: 10,
         }
     }
 }
@@ -236,6 +246,12 @@ impl AgentConfig {
         if self.deadline >= self.watchdog {
             return Err(error(format!("{origin}: deadline"), "must be shorter than the watchdog"));
         }
+        if self.realtime_priority > 99 {
+            return Err(error(
+                format!("{origin}: realtime_priority"),
+                "must be 1-99 (SCHED_FIFO), or 0 for the normal scheduler",
+            ));
+        }
         Ok(())
     }
 }
@@ -348,6 +364,10 @@ mod tests {
         assert!(c.is_err());
         let c: AgentConfig = toml::from_str("watchdog = \"1ms\"").unwrap();
         assert_eq!(c.resolve("f").err().unwrap().place, "f: deadline");
+        let c: AgentConfig = toml::from_str("realtime_priority = 100").unwrap();
+        assert_eq!(c.resolve("f").err().unwrap().place, "f: realtime_priority");
+        let c: AgentConfig = toml::from_str("realtime_priority = 0").unwrap();
+        assert!(c.resolve("f").is_ok(), "0 is the normal scheduler");
     }
 
     #[test]

@@ -17,6 +17,13 @@ use crate::codec::Decision;
 /// The compiled BPF object (built by build.rs from bpf/sluice.bpf.c).
 const OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sluice.bpf.o"));
 
+/// The benchmark's floor program (bpf/floor.bpf.c): a `cong_control` that only runs the kernel's Reno.
+const FLOOR_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/floor.bpf.o"));
+
+/// The congestion-control name the floor program registers (not an agent name: [`registered_names`]
+/// does not list it).
+pub const FLOOR_NAME: &str = "slkfloor";
+
 /// The congestion-control names the BPF side registers, in slot order, with the algorithm each one
 /// selects (`None`: the agent's port rules and default decide).
 pub const SLOTS: [(&str, Option<&str>); 8] = [
@@ -83,7 +90,7 @@ impl KernelCounters {
     }
 }
 
-/// Counter slots in the counters map.
+/// Counters in the counters map's value (`SLK_C_MAX` in bpf/sluice.h).
 const COUNTER_SLOTS: u32 = 10;
 
 /// What went wrong loading or talking to the BPF side.
@@ -100,6 +107,58 @@ impl std::error::Error for KernelError {}
 
 fn kerr(what: &str, e: impl fmt::Display) -> KernelError {
     KernelError(format!("{what}: {e}"))
+}
+
+/// The bit [`Maps::write_raw_decision`] flips in a generation word; the agent's own increments would take
+/// 2^31 writes to one slot to reach a value it wrote.
+const FOREIGN_GENERATION_BIT: u32 = 1 << 31;
+
+/// Writes the agent's decisions: each drain's decisions in one batch, then their flows' generation
+/// words in another, so that a drain costs two system calls instead of three per decision (a
+/// 1,000-flow start answered one by one kept the agent writing for milliseconds while reports aged
+/// toward the watchdog). The writer keeps its own copy of the words it wrote; a word it has not written
+/// yet is read from the map once (an earlier agent's flows watch it too).
+#[derive(Debug, Default)]
+pub struct DecisionWriter {
+    words: std::collections::HashMap<u32, u32>,
+}
+
+impl DecisionWriter {
+    /// Writes `decisions` (at most one per flow); returns how many the map refused (full, or a write
+    /// error), whose flows get the same state with their next answer.
+    pub fn write(&mut self, maps: &Maps, decisions: &[Decision]) -> u64 {
+        if decisions.is_empty() {
+            return 0;
+        }
+        let written = maps.put_decisions(decisions);
+        let mut refused = (decisions.len() - written.len()) as u64;
+        let mut words = std::collections::BTreeMap::new();
+        for id in &written {
+            let slot = generation_slot(*id);
+            let word = match self.words.get(&slot) {
+                Some(&w) => w,
+                None => match maps.generation(slot) {
+                    Ok(w) => w,
+                    Err(_) => {
+                        refused += 1;
+                        continue;
+                    }
+                },
+            };
+            let next = word.wrapping_add(1);
+            self.words.insert(slot, next);
+            words.insert(slot, next);
+        }
+        let words: Vec<(u32, u32)> = words.into_iter().collect();
+        if !words.is_empty() && maps.set_generations(&words).is_err() {
+            // Unknown which words moved: forget them all, so the next write reads them again.
+            for (slot, _) in &words {
+                self.words.remove(slot);
+            }
+            refused += words.len() as u64;
+        }
+        refused
+    }
 }
 
 /// Slots of the decision-generation array (`SLK_GEN_SLOTS` in bpf/sluice.h).
@@ -197,26 +256,59 @@ impl Maps {
         Ok(self.setting(cfg::EPOCH)? as u32)
     }
 
-    /// Writes a decision for its flow.
+    /// Writes a decision for its flow (one at a time; the agent writes through a [`DecisionWriter`]).
     pub fn write_decision(&self, d: &Decision) -> Result<(), KernelError> {
-        self.write_raw_decision(d.flow_id, &d.encode())
+        let mut writer = DecisionWriter::default();
+        match writer.write(self, std::slice::from_ref(d)) {
+            0 => Ok(()),
+            _ => Err(KernelError(format!("write decision of flow {}", d.flow_id))),
+        }
     }
 
     /// Writes any bytes as a flow's decision (fault injection: the BPF side must reject bad ones), then
-    /// advances the flow's decision generation: the BPF side reads the decisions map only when that word
-    /// changed, so the decision must be in place before the word moves.
+    /// moves the flow's decision generation: the BPF side reads the decisions map only when that word
+    /// changed, so the decision must be in place before the word moves. The word's top bit is flipped
+    /// rather than the word incremented: a running agent's [`DecisionWriter`] increments its own copy,
+    /// and its next values must differ from this one for the flow to see them.
     pub fn write_raw_decision(&self, flow_id: u64, value: &[u8]) -> Result<(), KernelError> {
         self.decisions.update(&flow_id.to_ne_bytes(), value, MapFlags::ANY).map_err(|e| kerr("write decision", e))?;
-        self.bump_generation(flow_id)
+        let slot = generation_slot(flow_id);
+        let word = self.generation(slot)? ^ FOREIGN_GENERATION_BIT;
+        self.set_generations(&[(slot, word)])
     }
 
-    /// Increments the generation word a flow watches (`slk_decision_gen`, slot `flow_id & (GEN_SLOTS - 1)`).
-    fn bump_generation(&self, flow_id: u64) -> Result<(), KernelError> {
-        let key = generation_slot(flow_id).to_ne_bytes();
-        let old = self.decision_gen.lookup(&key, MapFlags::ANY).map_err(|e| kerr("read decision generation", e))?;
-        let old = old.and_then(|v| v.as_slice().try_into().ok()).map(u32::from_ne_bytes).unwrap_or(0);
-        let new = old.wrapping_add(1).to_ne_bytes();
-        self.decision_gen.update(&key, &new, MapFlags::ANY).map_err(|e| kerr("write decision generation", e))
+    /// The generation word of `slot`.
+    fn generation(&self, slot: u32) -> Result<u32, KernelError> {
+        let value = self
+            .decision_gen
+            .lookup(&slot.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| kerr("read decision generation", e))?;
+        Ok(value.and_then(|v| v.as_slice().try_into().ok()).map(u32::from_ne_bytes).unwrap_or(0))
+    }
+
+    /// Writes generation words (slot, value) in one batch.
+    fn set_generations(&self, words: &[(u32, u32)]) -> Result<(), KernelError> {
+        let keys: Vec<u8> = words.iter().flat_map(|(slot, _)| slot.to_ne_bytes()).collect();
+        let values: Vec<u8> = words.iter().flat_map(|(_, word)| word.to_ne_bytes()).collect();
+        self.decision_gen
+            .update_batch(&keys, &values, words.len() as u32, MapFlags::ANY, MapFlags::ANY)
+            .map_err(|e| kerr("write decision generations", e))
+    }
+
+    /// Writes decisions in one batch; where the batch fails, one by one. Returns the flow ids whose
+    /// decision is in the map.
+    fn put_decisions(&self, decisions: &[Decision]) -> Vec<u64> {
+        let keys: Vec<u8> = decisions.iter().flat_map(|d| d.flow_id.to_ne_bytes()).collect();
+        let values: Vec<u8> = decisions.iter().flat_map(|d| d.encode()).collect();
+        let batch = self.decisions.update_batch(&keys, &values, decisions.len() as u32, MapFlags::ANY, MapFlags::ANY);
+        if batch.is_ok() {
+            return decisions.iter().map(|d| d.flow_id).collect();
+        }
+        decisions
+            .iter()
+            .filter(|d| self.decisions.update(&d.flow_id.to_ne_bytes(), &d.encode(), MapFlags::ANY).is_ok())
+            .map(|d| d.flow_id)
+            .collect()
     }
 
     /// Flow ids with a decision in the map now.
@@ -224,16 +316,18 @@ impl Maps {
         self.decisions.keys().filter_map(|k| k.try_into().ok().map(u64::from_ne_bytes)).collect()
     }
 
-    /// The BPF side's counters, summed over CPUs.
+    /// The BPF side's counters, summed over CPUs (the map's one value is `struct slk_counters`, one per CPU).
     pub fn counters(&self) -> Result<KernelCounters, KernelError> {
+        let per_cpu = self
+            .counters
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| kerr("read counters", e))?
+            .unwrap_or_default();
         let mut sums = vec![0u64; COUNTER_SLOTS as usize];
-        for (slot, sum) in sums.iter_mut().enumerate() {
-            let per_cpu = self
-                .counters
-                .lookup_percpu(&(slot as u32).to_ne_bytes(), MapFlags::ANY)
-                .map_err(|e| kerr("read counters", e))?
-                .unwrap_or_default();
-            *sum = per_cpu.iter().filter_map(|v| v.as_slice().try_into().ok().map(u64::from_ne_bytes)).sum();
+        for value in &per_cpu {
+            for (sum, word) in sums.iter_mut().zip(value.chunks_exact(8)) {
+                *sum += u64::from_ne_bytes(word.try_into().unwrap_or([0; 8]));
+            }
         }
         Ok(KernelCounters::from_slots(&sums))
     }
@@ -307,6 +401,28 @@ impl Datapath {
     }
 }
 
+/// The floor program, registered as [`FLOOR_NAME`] while this value lives (benchmarks only).
+pub struct Floor {
+    _object: Object,
+    _link: Link,
+}
+
+impl Floor {
+    /// Loads and registers the floor program.
+    pub fn register() -> Result<Floor, KernelError> {
+        quiet_libbpf();
+        let open = ObjectBuilder::default().open_memory(FLOOR_OBJECT).map_err(|e| kerr("open the floor object", e))?;
+        let mut object = open.load().map_err(|e| kerr("load the floor object", e))?;
+        let link = object
+            .maps_mut()
+            .find(|m| m.map_type() == MapType::StructOps)
+            .ok_or_else(|| KernelError("the floor object has no struct_ops".into()))?
+            .attach_struct_ops()
+            .map_err(|e| kerr(&format!("register {FLOOR_NAME}"), e))?;
+        Ok(Floor { _object: object, _link: link })
+    }
+}
+
 /// Run time the kernel accounted to sluice's programs (with `kernel.bpf_stats_enabled` = 1), per
 /// program id: programs of earlier agents come and go as their sockets close, so costs are differences
 /// per program.
@@ -344,10 +460,19 @@ impl BpfCost {
 impl BpfRunTime {
     /// Reads the counters of every loaded program named `slk_*` (names are cut to 15 characters).
     pub fn read() -> BpfRunTime {
+        BpfRunTime::read_prefix("slk_")
+    }
+
+    /// Reads the counters of the floor program (`flr_*`).
+    pub fn read_floor() -> BpfRunTime {
+        BpfRunTime::read_prefix("flr_")
+    }
+
+    fn read_prefix(prefix: &str) -> BpfRunTime {
         let mut programs = Vec::new();
         for prog in libbpf_rs::query::ProgInfoIter::default() {
             let name = prog.name.to_string_lossy();
-            if name.starts_with("slk_") {
+            if name.starts_with(prefix) {
                 programs.push((prog.id, name.contains("_cong"), prog.run_time_ns, prog.run_cnt));
             }
         }
@@ -369,6 +494,25 @@ impl BpfRunTime {
         }
         cost
     }
+}
+
+/// Sections of a profiling build's `slk_profile` map (`enum slk_section` in bpf/sluice.bpf.c).
+pub const PROFILE_SECTIONS: [&str; 5] = ["decide", "storage", "lookup", "report", "reserve"];
+
+/// What a profiling build of the BPF side (`SLUICE_BPF_CFLAGS=-DSLK_PROFILE=1`) measured so far: per
+/// section of [`PROFILE_SECTIONS`], (runs, total ns) summed over CPUs; `None` in a normal build.
+pub fn read_profile() -> Option<Vec<(&'static str, u64, u64)>> {
+    let info = libbpf_rs::query::MapInfoIter::default().filter(|m| m.name.to_string_lossy() == "slk_profile").last()?;
+    let map = MapHandle::from_map_id(info.id).ok()?;
+    let per_cpu = map.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY).ok()??;
+    let n = PROFILE_SECTIONS.len();
+    let mut sums = vec![0u64; 2 * n];
+    for value in &per_cpu {
+        for (sum, word) in sums.iter_mut().zip(value.chunks_exact(8)) {
+            *sum += u64::from_ne_bytes(word.try_into().unwrap_or([0; 8]));
+        }
+    }
+    Some(PROFILE_SECTIONS.iter().enumerate().map(|(i, name)| (*name, sums[n + i], sums[i])).collect())
 }
 
 /// The congestion-control names registered now (from the kernel's list).

@@ -11,7 +11,7 @@ use sluice_core::{Time, PS_PER_NS};
 
 use crate::agent::{Agent, AgentCounters};
 use crate::config::Resolved;
-use crate::loader::{poll_timeout, Datapath, KernelCounters, KernelError, KernelSettings};
+use crate::loader::{poll_timeout, Datapath, DecisionWriter, KernelCounters, KernelError, KernelSettings};
 
 /// How the agent runs.
 #[derive(Debug, Clone, Default)]
@@ -43,6 +43,8 @@ pub struct RunSummary {
     pub agent: AgentCounters,
     /// What the BPF side counted during the run (differences of its counters).
     pub kernel: KernelCounters,
+    /// Whether the loop ran under SCHED_FIFO (`realtime_priority`).
+    pub realtime: bool,
 }
 
 /// The monotonic clock, in sluice time (ps); the BPF side's `bpf_ktime_get_ns` reads the same clock.
@@ -106,7 +108,9 @@ pub fn run(resolved: Resolved, options: &RunOptions, log: &mut dyn FnMut(&str)) 
         crate::loader::SLOTS.map(|s| s.0).join(" "),
         config.pin_dir.display()
     ));
-    let result = drive(&datapath, Agent::new(resolved, epoch), config.poll, options, log);
+    let realtime = config.realtime_priority > 0 && realtime(config.realtime_priority, log);
+    let result = drive(&datapath, Agent::new(resolved, epoch), (config.poll, config.watchdog), options, log)
+        .map(|summary| RunSummary { realtime, ..summary });
     datapath.unregister();
     let summary = result?;
     if summary.flows_left == 0 {
@@ -123,14 +127,41 @@ pub fn run(resolved: Resolved, options: &RunOptions, log: &mut dyn FnMut(&str)) 
     Ok(summary)
 }
 
+/// Puts the calling thread (the agent's loop) under SCHED_FIFO at `priority` with util-linux's `chrt`;
+/// logs and returns false when it cannot (no CAP_SYS_NICE, no chrt): the agent then runs, and its answer
+/// lag in the summary shows what the scheduler costs it.
+fn realtime(priority: u8, log: &mut dyn FnMut(&str)) -> bool {
+    let tid = std::fs::read_link("/proc/thread-self")
+        .ok()
+        .and_then(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string));
+    let Some(tid) = tid else {
+        log("sluice agent: cannot name its thread (/proc/thread-self); running under the normal scheduler");
+        return false;
+    };
+    let out = std::process::Command::new("chrt").args(["-f", "-p", &priority.to_string(), &tid]).output();
+    match out {
+        Ok(o) if o.status.success() => true,
+        Ok(o) => {
+            let why = String::from_utf8_lossy(&o.stderr);
+            log(&format!("sluice agent: SCHED_FIFO {priority} refused ({}); normal scheduler", why.trim()));
+            false
+        }
+        Err(e) => {
+            log(&format!("sluice agent: cannot run chrt ({e}); normal scheduler"));
+            false
+        }
+    }
+}
+
 fn drive(
     datapath: &Datapath,
     agent: Agent,
-    poll: Time,
+    (poll, watchdog): (Time, Time),
     options: &RunOptions,
     log: &mut dyn FnMut(&str),
 ) -> Result<RunSummary, KernelError> {
     let start = (Instant::now(), cpu_seconds(), datapath.maps.counters()?);
+    let watchdog_ns = watchdog / PS_PER_NS;
     let agent = RefCell::new(agent);
     let now = Cell::new(monotonic());
     let ring = datapath.maps.ring(|bytes| {
@@ -138,6 +169,7 @@ fn drive(
         0
     })?;
     let mut decisions = Vec::new();
+    let mut writer = DecisionWriter::default();
     let (mut drains, mut last_status) = (0u64, Instant::now());
     while !STOP.load(Ordering::SeqCst) && options.duration.is_none_or(|d| start.0.elapsed() < d) {
         let wait = agent.borrow().next_deadline().map_or(poll, |at| at.saturating_sub(monotonic()).min(poll));
@@ -149,12 +181,9 @@ fn drive(
         a.poll(now.get());
         decisions.clear();
         a.decisions(&mut decisions);
-        for d in &decisions {
-            // A failed write (the map full, the flow gone) is counted; the next answer carries the same state.
-            if datapath.maps.write_decision(d).is_err() {
-                a.counters.decision_write_errors += 1;
-            }
-        }
+        // A failed write (the map full, the flow gone) is counted; the next answer carries the same state.
+        a.counters.decision_write_errors += writer.write(&datapath.maps, &decisions);
+        a.record_answers(&decisions, monotonic() / PS_PER_NS, watchdog_ns);
         if options.status_every.is_some_and(|every| last_status.elapsed() >= every) {
             last_status = Instant::now();
             let k = datapath.maps.counters()?;
@@ -176,6 +205,7 @@ fn drive(
         flows_left: agent.flows(),
         agent: agent.counters.clone(),
         kernel,
+        realtime: false,
     })
 }
 

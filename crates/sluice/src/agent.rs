@@ -31,6 +31,9 @@ pub struct AgentArgs {
     /// Report deadline in the kernel (default 1ms).
     #[arg(long)]
     deadline: Option<String>,
+    /// SCHED_FIFO priority of the agent's loop, 1-99, or 0 for the normal scheduler (default 10).
+    #[arg(long)]
+    realtime_priority: Option<u8>,
     /// bpffs directory for the shared maps (default /sys/fs/bpf/sluice).
     #[arg(long)]
     pin_dir: Option<PathBuf>,
@@ -68,6 +71,9 @@ fn settings(args: &AgentArgs) -> Result<(AgentConfig, String), ConfigError> {
     if let Some(n) = args.batch_acks {
         config.batch_acks = n;
     }
+    if let Some(priority) = args.realtime_priority {
+        config.realtime_priority = priority;
+    }
     if let Some(dir) = &args.pin_dir {
         config.pin_dir = dir.clone();
     }
@@ -103,6 +109,20 @@ pub fn run(args: AgentArgs) -> Result<(), String> {
         summary.kernel.malformed,
         summary.kernel.fallbacks,
         summary.kernel.resumed
+    );
+    let lag = &summary.agent.answer_lag;
+    eprintln!(
+        "sluice agent: answers to {} reports: {} within 1 ms, {} within 2 ms, {} within 5 ms, {} within 10 ms, {} \
+         later; {} past the watchdog; mean {} us, longest {} us",
+        lag.answers,
+        lag.within_1ms,
+        lag.within_2ms,
+        lag.within_5ms,
+        lag.within_10ms,
+        lag.later,
+        lag.over_watchdog,
+        lag.total_us / lag.answers.max(1),
+        lag.max_us
     );
     if let Some(path) = &args.stats {
         let json = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
