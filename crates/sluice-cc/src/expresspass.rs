@@ -60,9 +60,10 @@ pub struct ExpressPassConfig {
 
 impl ExpressPassConfig {
     /// ExpressPass's transport: no unscheduled phase, rate-based credits, switch and host credit limiters
-    /// with a credit queue of 8 (section 3.1), no volume control (the sender's CREDIT_STOP only ends the
+    /// with a credit queue of 8 (section 3.1), no volume control (the sender's CREDIT_STOP ends the
     /// flow), credits expire after the 200 us, credit spacing jittered by +-10% (ns2-xpass
-    /// `xpass.cc`, as in the authors' simulations).
+    /// `xpass.cc`, as in the authors' simulations), the sender's early CREDIT_STOP (ns2-xpass
+    /// `early_credit_stop_`) and its credit-request timer of 100 us (the transport default).
     pub fn defaults() -> ExpressPassConfig {
         ExpressPassConfig {
             initial_fraction: 0.5,
@@ -79,6 +80,7 @@ impl ExpressPassConfig {
                 host_limiter: true,
                 volume_control: false,
                 token_jitter: 0.1,
+                early_stop: true,
                 ..TokenTransport::default()
             },
         }
