@@ -181,7 +181,8 @@ pub struct TokenTransport {
     /// `xpass.cc` jitters credit spacing by +-10%).
     pub token_jitter: f64,
     /// Bytes a trimming switch's header (control) queue holds; a trimmed header that finds it full goes
-    /// back to its sender (return-to-sender) and other control packets are dropped. 0 = twice the data
+    /// back to its sender (return-to-sender) and a request to send is dropped (ACKs, NACKs and pulls
+    /// count toward it but are always admitted). 0 = twice the data
     /// queue (`trim_queue` full packets), csg-htsim's default (`sim/compositequeue.cpp` `receivePacket`:
     /// a header is bounced or dropped when `_queuesize_high + size > 2 * _maxsize`). Default 0.
     #[serde(with = "sluice_core::serde_units::size")]

@@ -444,6 +444,7 @@ impl Host {
             return;
         }
         let newly = Self::advance(core, f, p.seq);
+        crate::rd::heard(f);
         let ece = p.flags & FLAG_ECE != 0;
         let cnp = ece && env.needs.cnp && env.cnp_interval == 0 && f.events.contains(Events::CNP);
         if f.events.contains(Events::ACK) || cnp {

@@ -647,16 +647,16 @@ impl Host {
         self.rd_refill(core, env, flows, id);
     }
 
-    /// A request of flow `id` the receiver already had: a finished flow is acknowledged again (its last
-    /// ACK was lost); an unfinished one gets its grants topped up.
+    /// A request of flow `id` the receiver already had: the receiver acknowledges what it has, so that
+    /// the sender stops asking (Homa's BUSY answer to a RESEND; for a finished flow, its last ACK
+    /// again), and tops up the grants of an unfinished flow.
     fn rd_request_again(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
         let f = &mut flows[id as usize];
-        if f.rd.as_deref().is_some_and(|r| r.done) {
-            let ack = Self::control_packet(env, Kind::Ack, id, f.src, f.rcv_nxt);
-            self.queue_control(core, env, ack);
-            return;
+        let ack = Self::control_packet(env, Kind::Ack, id, f.src, f.rcv_nxt);
+        self.queue_control(core, env, ack);
+        if !f.rd.as_deref().is_some_and(|r| r.done) {
+            self.rd_refill(core, env, flows, id);
         }
-        self.rd_refill(core, env, flows, id);
     }
 
     /// The receiver learns of flow `id` (its request or first packet): starts its controller.
@@ -1042,6 +1042,14 @@ impl Host {
                 self.rd_refill(core, env, flows, other);
             }
         }
+    }
+}
+
+/// An acknowledgment of flow `f` reached its sender: the receiver knows of the flow.
+#[inline]
+pub(crate) fn heard(f: &mut Flow) {
+    if let Some(rd) = f.rd.as_deref_mut() {
+        rd.tx.heard = true;
     }
 }
 

@@ -91,7 +91,10 @@ impl Switch {
                 self.rd_limit_token(core, fabric, env, in_port, out, id)
             }
             Kind::Data => self.rd_data(core, fabric, env, in_port, out, id),
-            _ if env.transport.trimming && p.queue == fabric.config.control_queue => {
+            // Requests obey the header queue as headers do (NDP carries no separate request; its first
+            // packets' headers announce the flow), but cannot return: a lost request is the sender
+            // timer's case. ACKs, NACKs and pulls are always admitted.
+            Kind::Rts if env.transport.trimming => {
                 if self.header_queue_full(fabric, env, out, p.wire) {
                     core.counters.rd.header_drops += 1;
                     self.drop_packet(core, out, id);
