@@ -195,8 +195,8 @@ pub struct TokenTransport {
     pub early_stop: bool,
     /// Sender-side retransmission timer: a sender that has heard nothing of its flow (no token, ACK or
     /// NACK) this long after its request to send sends the request again, and again every `tx_timeout`
-    /// until it hears something; this recovers a flow whose request and unscheduled data were all lost,
-    /// which the receiver cannot know of. 0 = off. Default 100 us (ns2-xpass example scripts:
+    /// until it hears something, each wait twice the last; this recovers a flow whose request and
+    /// unscheduled data were all lost, which the receiver cannot know of. 0 = off. Default 100 us (ns2-xpass example scripts:
     /// `Agent/XPass set retransmit_timeout_ 0.0001`, the sender's credit-request retransmission timer).
     #[serde(with = "sluice_core::serde_units::duration")]
     pub tx_timeout: Time,

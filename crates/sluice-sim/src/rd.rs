@@ -215,7 +215,7 @@ pub struct RdFlow {
 /// The sender's side of the retransmission timer, the early CREDIT_STOP and NDP's return-to-sender.
 #[derive(Debug, Clone, Copy, Default)]
 struct TxState {
-    /// When the latest request to send left.
+    /// When the first request to send left.
     request_at: Time,
     /// Requests sent again after a timeout.
     retries: u32,
@@ -470,6 +470,11 @@ impl Host {
 
     /// Flow `id` starts at this (sending) host: it announces itself to the receiver.
     pub(crate) fn rd_start(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
+        if let Some(rd) = f.rd.as_deref_mut() {
+            // The early stop's round trip runs from the first request (a receiver already sending
+            // tokens ignores a repeated one, so timing from it would understate the round trip).
+            rd.tx.request_at = core.now;
+        }
         self.rd_request(core, env, f, id);
         let timeout = env.rd.expect("rd run").transport.tx_timeout;
         if timeout > 0 {
@@ -486,7 +491,6 @@ impl Host {
         rts.sack = f.size.min(rd.bdp);
         rts.wire = env.rd.expect("rd run").transport.token_wire;
         rts.token = rd.tx.retries;
-        rd.tx.request_at = core.now;
         core.counters.rd.requests += 1;
         self.queue_control(core, env, rts);
     }
@@ -516,8 +520,11 @@ impl Host {
         }
         core.counters.rd.tx_timeouts += 1;
         rd.tx.retries += 1;
+        // Each silent round doubles the wait (as TCP's SYN retries), so that a receiver slow to start
+        // a crowd of flows is not flooded with requests.
+        let wait = timeout.saturating_mul(1 << rd.tx.retries.min(10));
         self.rd_request(core, env, f, id);
-        core.schedule(core.now + timeout, Event::TxCheck { flow: id });
+        core.schedule(core.now + wait, Event::TxCheck { flow: id });
         self.try_send(core, env, flows);
     }
 
