@@ -22,7 +22,6 @@ CASES = [
     ("incast", "Incast mix: web server 0.8 + periodic 16-to-1 incasts of 35 KB flows (0.2)"),
     ("ablation-webserver", "ToCC design points, web server 0.8"),
     ("ablation-cache_follower", "ToCC design points, cache follower 0.8"),
-    ("memcached-10g", "Memcached with 10 Gbps hosts and uplinks, 0.8 load, 100 us of arrivals"),
 ]
 # The fabric variants (scripts/receiver_study.sh fabrics): every workload and the incast mix on each.
 WORKLOADS = [
