@@ -34,10 +34,9 @@ rename() { # case from to: keeps a variant's results under its own name
 
 main() {
     for wl in memcached webserver cache_follower websearch; do
-        local duration=200us
-        case $wl in memcached) duration=10us ;; websearch) duration=1ms ;; esac
         for alg in $TOKEN $RCC; do
-            run "$wl" "$alg" scenarios/receiver/study160.toml --set workload.0.cdf=$wl --set workload.0.duration=$duration
+            run "$wl" "$alg" scenarios/receiver/study160.toml --set workload.0.cdf=$wl \
+                --set workload.0.duration="$(duration $wl 1)"
         done
     done
     for alg in $TOKEN $RCC; do
@@ -68,12 +67,43 @@ fairness() {
     done
 }
 
+# The workloads' arrival windows: short enough for 2 cores, long enough for hundreds of flows per host
+# pair class. The 10 Gbps fabric gets ten times the 100 Gbps windows (memcached 100 us, web server and
+# cache follower 2 ms, web search 10 ms) so that it sees about as many flows.
+duration() { # workload scale
+    local d
+    case $1 in memcached) d=10 ;; websearch) d=1000 ;; *) d=200 ;; esac
+    echo "$((d * $2))us"
+}
+
+# The incast mix at 10 Gbps: the same 16-to-1 incasts every 140 us instead of 14 us (0.2 load of a
+# 10 Gbps fabric), for 2 ms of web server arrivals.
+incast_10g() {
+    local args=(--set topology.host_rate=10Gbps --set workload.0.duration=2ms)
+    for i in 1 2 3 4 5 6 7 8 9 10; do args+=(--set "workload.$i.period=140us"); done
+    echo "${args[@]}"
+}
+
 fabrics() {
+    # The non-blocking fabric (400 Gbps uplinks) and the 10 Gbps fabric, every workload and the incast mix.
+    for wl in memcached webserver cache_follower websearch; do
+        for alg in $TOKEN $RCC; do
+            run "nonblocking-$wl" "$alg" scenarios/receiver/study160.toml --set topology.uplink_rate=400Gbps \
+                --set workload.0.cdf=$wl --set workload.0.duration="$(duration $wl 1)"
+        done
+    done
     for alg in $TOKEN $RCC; do
-        run nonblocking "$alg" scenarios/receiver/study160.toml --set topology.uplink_rate=400Gbps
-        run 10g "$alg" scenarios/receiver/study160_incast.toml --set topology.host_rate=10Gbps
-        run memcached-10g "$alg" scenarios/receiver/study160.toml --set topology.host_rate=10Gbps \
-            --set workload.0.cdf=memcached --set workload.0.duration=100us
+        run nonblocking-incast "$alg" scenarios/receiver/study160_incast.toml --set topology.uplink_rate=400Gbps
+    done
+    for wl in memcached webserver cache_follower websearch; do
+        for alg in $TOKEN $RCC; do
+            run "10g-$wl" "$alg" scenarios/receiver/study160.toml --set topology.host_rate=10Gbps \
+                --set workload.0.cdf=$wl --set workload.0.duration="$(duration $wl 10)"
+        done
+    done
+    for alg in $TOKEN $RCC; do
+        # shellcheck disable=SC2046 # incast_10g prints whitespace-free arguments
+        run 10g-incast "$alg" scenarios/receiver/study160_incast.toml $(incast_10g)
     done
 }
 

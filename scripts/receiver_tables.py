@@ -22,9 +22,21 @@ CASES = [
     ("incast", "Incast mix: web server 0.8 + periodic 16-to-1 incasts of 35 KB flows (0.2)"),
     ("ablation-webserver", "ToCC design points, web server 0.8"),
     ("ablation-cache_follower", "ToCC design points, cache follower 0.8"),
-    ("nonblocking", "Web server 0.8, non-blocking fabric (400 Gbps uplinks)"),
-    ("10g", "Incast mix with 10 Gbps hosts and uplinks"),
-    ("memcached-10g", "Memcached with 10 Gbps hosts and uplinks, 0.8 load, 100 us of arrivals"),
+]
+# The fabric variants (scripts/receiver_study.sh fabrics): every workload and the incast mix on each.
+WORKLOADS = [
+    ("memcached", "Memcached, 0.8 load", "10 us", "100 us"),
+    ("webserver", "Web server, 0.8 load", "200 us", "2 ms"),
+    ("cache_follower", "Cache follower, 0.8 load", "200 us", "2 ms"),
+    ("websearch", "Web search, 0.8 load", "1 ms", "10 ms"),
+    ("incast", "Incast mix (web server 0.8 + 16-to-1 incasts of 35 KB flows, 0.2)", "200 us", "2 ms"),
+]
+CASES += [
+    (f"nonblocking-{wl}", f"Non-blocking fabric (400 Gbps uplinks): {title}, {fast} of arrivals")
+    for (wl, title, fast, _) in WORKLOADS
+]
+CASES += [
+    (f"10g-{wl}", f"10 Gbps hosts and uplinks: {title}, {slow} of arrivals") for (wl, title, _, slow) in WORKLOADS
 ]
 BUCKETS = ["<10KB", "10KB-100KB", "100KB-1MB", ">=1MB"]
 

@@ -40,7 +40,9 @@ impl HomaConfig {
     /// 7 of 8 for Hadoop, cache follower and DCTCP), grants paced at the NIC rate (`grantTimer`), no switch
     /// limiter, grants only up to the message length (volume control), grants never expire, and a
     /// receiver asks for missing data after 2 ms without progress (PlatformLab/HomaModule
-    /// `homa_utils.c`: `resend_ticks = 2` ticks of the 1 ms Homa timer).
+    /// `homa_utils.c`: `resend_ticks = 2` ticks of the 1 ms Homa timer); a sender that heard nothing of
+    /// its message for as long sends its request again (the same `homa_timer` check covers a silent peer
+    /// in either direction).
     pub fn defaults() -> HomaConfig {
         HomaConfig {
             rtt_bytes: 0,
@@ -51,6 +53,7 @@ impl HomaConfig {
                 volume_control: true,
                 stale_timeout: 0,
                 rx_timeout: 2_000 * PS_PER_US,
+                tx_timeout: 2_000 * PS_PER_US,
                 srpt: true,
                 overcommit: 0,
                 priorities: true,

@@ -2,7 +2,9 @@
 //!
 //! A sender sends its first window (one BDP) at line rate over sprayed paths; switches keep data queues
 //! of 8 packets and trim the payload of a packet that finds the queue full, forwarding the header at
-//! control priority; the receiver answers every arrival — full packet or trimmed header — with one PULL
+//! control priority (csg-htsim `sim/compositequeue.cpp`: the arriving packet or, with probability 1/2,
+//! the last queued one; a header that finds the header queue full returns to its sender, which resends
+//! the packet); the receiver answers every arrival — full packet or trimmed header — with one PULL
 //! (a token), paced by one pull pacer per receiver NIC at the data rate (csg-htsim `sim/ndp.cpp`
 //! `NdpPullPacer`); a header also makes the receiver NACK the packet, which the sender resends on its
 //! next pull.
@@ -28,7 +30,9 @@ impl NdpConfig {
     /// their fabric), trimming at 8 packets (paper section 3.1), spraying, the receiver's pull pacer,
     /// pulls only while the message has bytes left (ToCC Table I: NDP has total volume control), pulls
     /// never expire, an ACK per packet (`ndp.cpp` `NdpSink::receivePacket`), and a loss timeout of 5 ms (the
-    /// minimum RTO of csg-htsim `ndp.cpp`; headers report nearly every loss long before).
+    /// minimum RTO of csg-htsim `ndp.cpp`; headers report nearly every loss long before), the same for
+    /// the sender's request timer, and csg-htsim's header queue of twice the data queue
+    /// (`header_queue = 0`).
     pub fn defaults() -> NdpConfig {
         NdpConfig {
             transport: TokenTransport {
@@ -41,6 +45,7 @@ impl NdpConfig {
                 stale_timeout: 0,
                 ack_every_packet: true,
                 rx_timeout: 5_000 * PS_PER_US,
+                tx_timeout: 5_000 * PS_PER_US,
                 ..TokenTransport::default()
             },
         }

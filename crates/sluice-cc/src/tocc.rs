@@ -72,7 +72,8 @@ impl ToccConfig {
     /// 840 KB, so that only pathological bursts of requests overflow it), token ECN marking, volume
     /// control, host limiter. Lost tokens are rare, so the receiver's loss timeout is long: 2 ms, above the
     /// longest token queue (10,000 tokens at the 100 Gbps limiter, 0.93 ms) plus the deepest data queue
-    /// of the study (about 4 MB, 0.3 ms); the paper gives no value.
+    /// of the study (about 4 MB, 0.3 ms); the paper gives no value. The sender's request timer waits as
+    /// long, since a first token can wait behind a full token queue.
     pub fn defaults() -> ToccConfig {
         ToccConfig {
             token_cc: true,
@@ -89,6 +90,7 @@ impl ToccConfig {
                 token_limiter: true,
                 limiter_capacity: 10_000,
                 rx_timeout: 2_000 * PS_PER_US,
+                tx_timeout: 2_000 * PS_PER_US,
                 host_limiter: true,
                 volume_control: true,
                 volume_by_flag: true,

@@ -180,6 +180,26 @@ pub struct TokenTransport {
     /// rates do not stay synchronized at a limiter. Default 0 (ExpressPass uses 0.1: ns2-xpass
     /// `xpass.cc` jitters credit spacing by +-10%).
     pub token_jitter: f64,
+    /// Bytes a trimming switch's header (control) queue holds; a trimmed header that finds it full goes
+    /// back to its sender (return-to-sender) and a request to send is dropped (ACKs, NACKs and pulls
+    /// count toward it but are always admitted). 0 = twice the data
+    /// queue (`trim_queue` full packets), csg-htsim's default (`sim/compositequeue.cpp` `receivePacket`:
+    /// a header is bounced or dropped when `_queuesize_high + size > 2 * _maxsize`). Default 0.
+    #[serde(with = "sluice_core::serde_units::size")]
+    pub header_queue: u64,
+    /// Early CREDIT_STOP: once per round trip (from its request to its first token) the sender counts the
+    /// tokens that reached it in that round trip; when they cover the packets it has left beyond the
+    /// credit it holds, it tells the receiver to stop issuing tokens (kaist-ina/ns2-xpass `xpass/xpass.cc`
+    /// `recv_credit`, `early_credit_stop_`: `credit_recved_rtt_ >= pkt_remaining()`). A receiver that
+    /// stopped this way resumes when its loss timeout finds data missing. Default off.
+    pub early_stop: bool,
+    /// Sender-side retransmission timer: a sender that has heard nothing of its flow (no token, ACK or
+    /// NACK) this long after its request to send sends the request again, and again every `tx_timeout`
+    /// until it hears something, each wait twice the last; this recovers a flow whose request and
+    /// unscheduled data were all lost, which the receiver cannot know of. 0 = off. Default 100 us (ns2-xpass example scripts:
+    /// `Agent/XPass set retransmit_timeout_ 0.0001`, the sender's credit-request retransmission timer).
+    #[serde(with = "sluice_core::serde_units::duration")]
+    pub tx_timeout: Time,
 }
 
 impl Default for TokenTransport {
@@ -210,6 +230,9 @@ impl Default for TokenTransport {
             ack_every_packet: false,
             volume_by_flag: false,
             token_jitter: 0.0,
+            header_queue: 0,
+            early_stop: false,
+            tx_timeout: 100 * PS_PER_US,
         }
     }
 }
@@ -246,6 +269,16 @@ impl TokenTransport {
             return bad("token_kmax", "must not be below token_kmin");
         }
         Ok(())
+    }
+
+    /// Bytes a trimming switch's header queue holds for data packets of `full` wire bytes
+    /// ([`TokenTransport::header_queue`]).
+    pub fn header_queue_bytes(&self, full: u64) -> u64 {
+        if self.header_queue == 0 {
+            2 * self.trim_queue as u64 * full
+        } else {
+            self.header_queue
+        }
     }
 
     /// Payload bytes one token grants for packets of `mtu` payload bytes.

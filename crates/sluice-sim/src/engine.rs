@@ -54,6 +54,9 @@ pub enum Event {
     BusDma { host: u32 },
     /// Host node `host` samples its host congestion signals (host interconnect model).
     HostSample { host: u32 },
+    /// The sender of receiver-driven flow `flow` checks whether it heard anything since its request to
+    /// send (sender retransmission timer), or whether it needs tokens again after an early stop.
+    TxCheck { flow: u32 },
 }
 
 /// Run-wide counters.

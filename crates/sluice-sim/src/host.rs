@@ -307,7 +307,8 @@ impl Host {
                 }
             }
             Kind::Rts => self.rd_receive_request(core, env, flows, &p),
-            Kind::Token => self.rd_receive_token(core, &mut flows[p.flow as usize], &p),
+            Kind::Token => self.rd_receive_token(core, env, &mut flows[p.flow as usize], &p),
+            Kind::TokenStop => self.rd_receive_stop(&mut flows[p.flow as usize]),
         }
         core.arena.free(pkt);
         if !matches!(p.kind, Kind::Data | Kind::Probe) {
@@ -443,6 +444,7 @@ impl Host {
             return;
         }
         let newly = Self::advance(core, f, p.seq);
+        crate::rd::heard(f);
         let ece = p.flags & FLAG_ECE != 0;
         let cnp = ece && env.needs.cnp && env.cnp_interval == 0 && f.events.contains(Events::CNP);
         if f.events.contains(Events::ACK) || cnp {
@@ -473,7 +475,7 @@ impl Host {
         }
         Self::advance(core, f, p.seq);
         if f.rd.is_some() {
-            return self.rd_receive_nack(f, p);
+            return self.rd_receive_nack(core, env, f, p);
         }
         let lost = match env.config.loss_recovery {
             LossRecovery::GoBackN => go_back(f, p.seq),

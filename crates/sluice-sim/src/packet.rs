@@ -33,6 +33,9 @@ pub enum Kind {
     /// payload bytes it grants, `sack` = the priority queue of the data it releases (0: the default
     /// data queue), `sent_at` = when the receiver issued it.
     Token,
+    /// A receiver-driven sender's CREDIT_STOP (early stop, ExpressPass): the tokens already on their way
+    /// cover what it has left, so the receiver stops issuing tokens.
+    TokenStop,
 }
 
 /// The packet carries an ECN Congestion Experienced mark.
@@ -71,6 +74,9 @@ pub const RD_MORE_BDP: u8 = 1 << 4;
 pub const RD_PROBE: u8 = 1 << 5;
 /// A token a switch's token limiter has already released at this hop.
 pub const RD_RELEASED: u8 = 1 << 6;
+/// A trimmed header that found a switch's header queue full and is on its way back to its sender
+/// (NDP return-to-sender): the sender resends the packet.
+pub const RD_BOUNCED: u8 = 1 << 7;
 
 /// Maximum INT records a packet carries (HPCC artifact maxHop = 5).
 pub const MAX_INT_HOPS: usize = 5;

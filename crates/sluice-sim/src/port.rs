@@ -187,6 +187,15 @@ impl Port {
         id
     }
 
+    /// Removes the last packet of queue `queue` (the one that arrived last), which holds `wire` bytes.
+    pub fn remove_last(&mut self, now: Time, queue: usize, wire: u32) -> Option<u32> {
+        self.account(now);
+        let id = self.queues[queue].pop_back()?;
+        self.queue_bytes[queue] -= wire as u64;
+        self.bytes -= wire as u64;
+        Some(id)
+    }
+
     /// Puts `wire` bytes on the link at `now`: schedules their arrival at the peer and marks the
     /// transmitter busy. Returns when the transmitter frees.
     #[inline]

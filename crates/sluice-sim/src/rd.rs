@@ -17,7 +17,8 @@ use crate::engine::{Core, Event};
 use crate::flow::{Flow, SendState};
 use crate::host::{Host, HostEnv};
 use crate::packet::{
-    Kind, Packet, FLAG_CE, FLAG_ECT, RD_ECHO, RD_MORE_BDP, RD_PROBE, RD_SCHEDULED, RD_TRIMMED, RD_UNSCHEDULED,
+    Kind, Packet, FLAG_CE, FLAG_ECT, RD_BOUNCED, RD_ECHO, RD_MORE_BDP, RD_PROBE, RD_SCHEDULED, RD_TRIMMED,
+    RD_UNSCHEDULED,
 };
 
 /// What the receiver-driven transport did in a run.
@@ -49,6 +50,17 @@ pub struct RdCounters {
     pub probes: u64,
     /// Receiver loss timeouts that fired.
     pub rx_timeouts: u64,
+    /// Data packets trimmed in the queue (the last queued packet rather than the arriving one, NDP).
+    pub trimmed_queued: u64,
+    /// Trimmed headers that found a header queue full and went back to their senders (NDP).
+    pub bounced: u64,
+    /// Packets dropped at full header queues of trimming switches (control packets, headers already
+    /// returned once).
+    pub header_drops: u64,
+    /// Early CREDIT_STOPs senders sent.
+    pub early_stops: u64,
+    /// Sender retransmission timeouts that fired (a request to send sent again).
+    pub tx_timeouts: u64,
 }
 
 /// Run-wide settings of the transport.
@@ -192,6 +204,32 @@ pub struct RdFlow {
     owed: u64,
     /// Sequence numbers and departure times of tokens whose data has not arrived (for `token_rtt`).
     token_times: VecDeque<(u32, Time)>,
+    /// Sender retransmission timer and early stop ([`TxState`]).
+    tx: TxState,
+    /// The receiver got the flow's request to send.
+    request_seen: bool,
+    /// The sender asked the receiver to stop issuing tokens (early CREDIT_STOP).
+    stop_requested: bool,
+}
+
+/// The sender's side of the retransmission timer, the early CREDIT_STOP and NDP's return-to-sender.
+#[derive(Debug, Clone, Copy, Default)]
+struct TxState {
+    /// When the first request to send left.
+    request_at: Time,
+    /// Requests sent again after a timeout.
+    retries: u32,
+    /// A token, ACK or NACK of the flow reached the sender.
+    heard: bool,
+    /// Request-to-first-token time (ns2-xpass's sender `rtt_`).
+    rtt: Option<Time>,
+    /// Start of the current early-stop round and the tokens received in it.
+    round_start: Time,
+    round_tokens: u64,
+    /// An early stop was sent and no new request since.
+    stop_sent: bool,
+    /// Returned packets to resend without a new token (their grant or unscheduled allowance was spent).
+    free_resends: u32,
 }
 
 impl RdFlow {
@@ -225,6 +263,9 @@ impl RdFlow {
             check_pending: false,
             owed: 0,
             token_times: VecDeque::new(),
+            tx: TxState::default(),
+            request_seen: false,
+            stop_requested: false,
         }
     }
 
@@ -300,9 +341,9 @@ pub fn more_than_bdp(size: u64, seq: u64, bdp: u64, mss: u64) -> bool {
 
 /// What a receiver-driven flow may do at `now` (replaces the window check of sender-driven flows).
 pub fn send_state(f: &mut Flow, now: Time) -> SendState {
-    let (probe_due, unscheduled_end, credit) = {
+    let (probe_due, unscheduled_end, credit, free_resends) = {
         let rd = f.rd.as_deref().expect("a receiver-driven flow");
-        (rd.probe_due, rd.unscheduled_end, rd.credit)
+        (rd.probe_due, rd.unscheduled_end, rd.credit, rd.tx.free_resends)
     };
     while f.rtx.front().is_some_and(|&s| s < f.snd_una) {
         f.rtx.pop_front();
@@ -313,7 +354,8 @@ pub fn send_state(f: &mut Flow, now: Time) -> SendState {
         return SendState::Idle;
     }
     let unscheduled = !resend && new_data && f.snd_nxt < unscheduled_end;
-    if !probe_due && !unscheduled && credit == 0 {
+    let returned = resend && free_resends > 0;
+    if !probe_due && !unscheduled && credit == 0 && !returned {
         return SendState::WindowFull;
     }
     if f.next_tx > now {
@@ -340,7 +382,10 @@ impl Host {
         let mut flags_rd = 0;
         let mut token = 0;
         let mut queue = env.data_queue;
-        if scheduled {
+        if retransmit && rd.tx.free_resends > 0 {
+            // A returned packet goes again on the grant (or unscheduled allowance) it already used.
+            rd.tx.free_resends -= 1;
+        } else if scheduled {
             let (seq, first) = rd.spend();
             token = seq;
             core.counters.rd.tokens_used += u64::from(first);
@@ -425,19 +470,132 @@ impl Host {
 
     /// Flow `id` starts at this (sending) host: it announces itself to the receiver.
     pub(crate) fn rd_start(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
-        let rd = f.rd.as_deref().expect("rd flow");
+        if let Some(rd) = f.rd.as_deref_mut() {
+            // The early stop's round trip runs from the first request (a receiver already sending
+            // tokens ignores a repeated one, so timing from it would understate the round trip).
+            rd.tx.request_at = core.now;
+        }
+        self.rd_request(core, env, f, id);
+        let timeout = env.rd.expect("rd run").transport.tx_timeout;
+        if timeout > 0 {
+            core.schedule(core.now + timeout, Event::TxCheck { flow: id });
+        }
+    }
+
+    /// Sends flow `id`'s request to send; `token` numbers the attempt (0: the first).
+    fn rd_request(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
+        let rd = f.rd.as_deref_mut().expect("rd flow");
         let mut rts = Self::control_packet(env, Kind::Rts, id, f.dst, f.size);
         rts.delivered = rd.unscheduled_end;
         // ToCC's first window: the unsent bytes, at most one BDP (never the flow size beyond that).
         rts.sack = f.size.min(rd.bdp);
         rts.wire = env.rd.expect("rd run").transport.token_wire;
+        rts.token = rd.tx.retries;
         core.counters.rd.requests += 1;
         self.queue_control(core, env, rts);
     }
 
-    /// A token for flow `p.flow` reached its sender.
-    pub(crate) fn rd_receive_token(&mut self, core: &mut Core, f: &mut Flow, p: &Packet) {
+    /// The sender's timer of flow `id`: a flow that heard nothing since its request sends it again (its
+    /// request and unscheduled data may all have been lost, and then the receiver does not know of it);
+    /// a flow that stopped its tokens early but still has data and no credit asks for tokens again
+    /// (ns2-xpass `handle_sender_retransmit`).
+    pub fn on_tx_check(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+        let timeout = env.rd.expect("rd run").transport.tx_timeout;
+        let f = &mut flows[id as usize];
         let Some(rd) = f.rd.as_deref_mut() else { return };
+        if f.finish.is_some() {
+            return;
+        }
+        if rd.tx.stop_sent {
+            let left = f.snd_nxt < f.size || !f.rtx.is_empty();
+            if left && rd.credit == 0 {
+                rd.tx.stop_sent = false;
+                rd.tx.retries += 1;
+                self.rd_request(core, env, f, id);
+            }
+            return;
+        }
+        if rd.tx.heard || f.snd_una > 0 {
+            return;
+        }
+        core.counters.rd.tx_timeouts += 1;
+        rd.tx.retries += 1;
+        // Each silent round doubles the wait (as TCP's SYN retries), so that a receiver slow to start
+        // a crowd of flows is not flooded with requests.
+        let wait = timeout.saturating_mul(1 << rd.tx.retries.min(10));
+        self.rd_request(core, env, f, id);
+        core.schedule(core.now + wait, Event::TxCheck { flow: id });
+        self.try_send(core, env, flows);
+    }
+
+    /// Early CREDIT_STOP (ns2-xpass `recv_credit`): once per request-to-first-token time, if the tokens
+    /// of that round cover the packets left beyond the held credit, or nothing is left, the sender tells
+    /// the receiver to stop.
+    fn rd_early_stop(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
+        let mss = env.link.mtu as u64;
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        let tx = &mut rd.tx;
+        tx.round_tokens += 1;
+        let rtt = match tx.rtt {
+            Some(rtt) => rtt,
+            None => {
+                tx.round_start = core.now;
+                *tx.rtt.insert(core.now.saturating_sub(tx.request_at))
+            }
+        };
+        let unsent = f.size.saturating_sub(f.snd_nxt).div_ceil(mss) + f.rtx.len() as u64;
+        let left = unsent.saturating_sub(rd.credit);
+        let round_over = core.now.saturating_sub(tx.round_start) >= rtt;
+        let stop = left == 0 || (round_over && tx.round_tokens >= left);
+        if round_over {
+            tx.round_tokens = 0;
+            tx.round_start = core.now;
+        }
+        if !stop {
+            return;
+        }
+        tx.stop_sent = true;
+        core.counters.rd.early_stops += 1;
+        let mut stop = Self::control_packet(env, Kind::TokenStop, id, f.dst, f.snd_nxt);
+        stop.wire = env.rd.expect("rd run").transport.token_wire;
+        self.queue_control(core, env, stop);
+        // Tokens lost after the stop would leave data unsent: ask again after two round trips.
+        core.schedule(core.now + 2 * rtt.max(1), Event::TxCheck { flow: id });
+    }
+
+    /// The sender's CREDIT_STOP reached the receiver: it issues no more tokens unless it finds data
+    /// missing (its loss timeout) or the sender asks again.
+    pub(crate) fn rd_receive_stop(&mut self, f: &mut Flow) {
+        if let Some(rd) = f.rd.as_deref_mut() {
+            rd.stop_requested = !rd.done;
+        }
+    }
+
+    /// A trimmed header came back to this (sending) host from a full header queue (NDP return-to-sender):
+    /// the packet goes again at once on the grant it already used. csg-htsim's sender (`NdpSrc::processRTS`)
+    /// waits for a pull unless it expects none; here the receiver counts the packet as still in flight,
+    /// so no pull would come for it.
+    fn rd_returned(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], p: &Packet) {
+        let f = &mut flows[p.flow as usize];
+        let Some(rd) = f.rd.as_deref_mut() else { return };
+        if f.finish.is_some() || p.seq < f.snd_una || f.rtx.contains(&p.seq) {
+            return;
+        }
+        f.rtx.push_front(p.seq);
+        rd.tx.free_resends += 1;
+        self.activate(flows, p.flow, core.now, env.link.mtu);
+    }
+
+    /// A token for flow `p.flow` reached its sender.
+    pub(crate) fn rd_receive_token(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, p: &Packet) {
+        if env.rd.is_some_and(|r| r.transport.early_stop)
+            && f.finish.is_none()
+            && f.rd.as_deref().is_some_and(|r| !r.tx.stop_sent)
+        {
+            self.rd_early_stop(core, env, f, p.flow);
+        }
+        let Some(rd) = f.rd.as_deref_mut() else { return };
+        rd.tx.heard = true;
         // A token for a flow with nothing unsent is still held: a NACK it overtook may need it. Tokens
         // held when the flow finishes count as wasted (`held_tokens`).
         if f.finish.is_some() {
@@ -454,16 +612,31 @@ impl Host {
     }
 
     /// A NACK for a receiver-driven flow: the packet at `p.sack` is queued for resending on a token.
-    pub(crate) fn rd_receive_nack(&mut self, f: &mut Flow, p: &Packet) {
+    /// After an early stop, the sender asks for tokens again (ns2-xpass `recv_nack`).
+    pub(crate) fn rd_receive_nack(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, p: &Packet) {
         let seq = p.sack;
         if f.finish.is_none() && seq >= f.snd_una && seq < f.max_sent && !f.rtx.contains(&seq) {
             f.rtx.push_back(seq);
+        }
+        let Some(rd) = f.rd.as_deref_mut() else { return };
+        rd.tx.heard = true;
+        if std::mem::take(&mut rd.tx.stop_sent) {
+            rd.tx.retries += 1;
+            self.rd_request(core, env, f, p.flow);
         }
     }
 
     /// A request to send reached this (receiving) host.
     pub(crate) fn rd_receive_request(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], p: &Packet) {
         let id = p.flow;
+        let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
+        if std::mem::replace(&mut rd.request_seen, true) {
+            // A request sent again: the receiver already has it; the sender wants tokens again after
+            // an early stop, or lost what came back.
+            rd.stop_requested = false;
+            self.rd_request_again(core, env, flows, id);
+            return;
+        }
         self.rd_learn(core, env, flows, id);
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
@@ -479,6 +652,18 @@ impl Host {
             self.rd_apply(core, env, flows, id, ctx.decisions());
         }
         self.rd_refill(core, env, flows, id);
+    }
+
+    /// A request of flow `id` the receiver already had: the receiver acknowledges what it has, so that
+    /// the sender stops asking (Homa's BUSY answer to a RESEND; for a finished flow, its last ACK
+    /// again), and tops up the grants of an unfinished flow.
+    fn rd_request_again(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+        let f = &mut flows[id as usize];
+        let ack = Self::control_packet(env, Kind::Ack, id, f.src, f.rcv_nxt);
+        self.queue_control(core, env, ack);
+        if !f.rd.as_deref().is_some_and(|r| r.done) {
+            self.rd_refill(core, env, flows, id);
+        }
     }
 
     /// The receiver learns of flow `id` (its request or first packet): starts its controller.
@@ -506,6 +691,9 @@ impl Host {
     /// A data packet (or trimmed header, or probe) of a receiver-driven flow reached its receiver.
     pub(crate) fn rd_receive_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32, p: &Packet) {
         let id = p.flow;
+        if p.rd & RD_BOUNCED != 0 {
+            return self.rd_returned(core, env, flows, p);
+        }
         self.rd_learn(core, env, flows, id);
         let mtu = env.link.mtu;
         let f = &mut flows[id as usize];
@@ -644,7 +832,7 @@ impl Host {
         let transport = &env.rd.expect("rd run").transport;
         let f = &flows[id as usize];
         let rd = f.rd.as_deref().expect("rd flow");
-        if rd.done || rd.stopped || !rd.known {
+        if rd.done || rd.stopped || rd.stop_requested || !rd.known {
             return false;
         }
         if transport.volume_by_flag {
@@ -821,9 +1009,11 @@ impl Host {
         // A flow with nothing granted or announced outstanding is waiting for its turn (SRPT) or for its
         // window (flag-driven grants owed), not loss.
         let idle = rd.outstanding == 0 && (rd.window.is_some() || rd.token_rate > 0);
-        let waiting_for_grants = idle && (!by_flag || rd.owed > 0);
+        // A receiver stopped early by its sender is not waiting for its own grants.
+        let waiting_for_grants = idle && (!by_flag || rd.owed > 0) && !rd.stop_requested;
         if core.now >= rd.last_activity + timeout && !waiting_for_grants {
             core.counters.rd.rx_timeouts += 1;
+            rd.stop_requested = false;
             if by_flag {
                 // The grants that brought nothing are owed again; a stalled flow (its flagged data lost)
                 // gets one token to pull the missing packet.
@@ -859,6 +1049,14 @@ impl Host {
                 self.rd_refill(core, env, flows, other);
             }
         }
+    }
+}
+
+/// An acknowledgment of flow `f` reached its sender: the receiver knows of the flow.
+#[inline]
+pub(crate) fn heard(f: &mut Flow) {
+    if let Some(rd) = f.rd.as_deref_mut() {
+        rd.tx.heard = true;
     }
 }
 
@@ -908,7 +1106,7 @@ pub(crate) fn setup(
             (env.transport.token_jitter > 0.0).then(|| Rng::named(seed, &format!("host.{}.token_jitter", h.node)));
         h.rd = Some(Box::new(RdHost { jitter, ..RdHost::default() }));
     }
-    if env.transport.token_limiter {
+    if env.transport.token_limiter || env.transport.trimming {
         for s in switches.iter_mut() {
             s.rd = Some(Box::new(crate::rd_switch::RdSwitch::new(s.node, s.ports.len(), seed)));
         }

@@ -1,6 +1,8 @@
 //! Switch features of the receiver-driven transport, run before a packet's normal admission:
 //! - token queues with rate limiters (ExpressPass; ToCC with ECN marking of tokens) per egress port;
-//! - payload trimming to a header forwarded at control priority (NDP);
+//! - payload trimming to a header forwarded at control priority (NDP, as csg-htsim's `CompositeQueue`:
+//!   a full data queue trims the arriving packet or its last queued packet, chosen at random; the header
+//!   queue has its own limit, and a trimmed header that finds it full returns to its sender);
 //! - selective dropping of unscheduled packets above a small queue (Aeolus).
 
 use std::collections::VecDeque;
@@ -8,7 +10,7 @@ use std::collections::VecDeque;
 use sluice_core::{Rng, Time};
 
 use crate::engine::{Core, Event};
-use crate::packet::{Kind, FLAG_CE, FLAG_ECT, RD_RELEASED, RD_TRIMMED, RD_UNSCHEDULED};
+use crate::packet::{Kind, FLAG_CE, FLAG_ECT, RD_BOUNCED, RD_RELEASED, RD_TRIMMED, RD_UNSCHEDULED};
 use crate::rd::RdEnv;
 use crate::switch::{Fabric, Switch};
 
@@ -34,6 +36,9 @@ struct TokenPort {
 pub struct RdSwitch {
     ports: Vec<TokenPort>,
     rng: Rng,
+    /// Picks which packet a full NDP data queue trims (its own stream, so trimming does not shift the
+    /// token-marking draws).
+    trim_rng: Rng,
 }
 
 impl RdSwitch {
@@ -42,8 +47,19 @@ impl RdSwitch {
         RdSwitch {
             ports: (0..ports).map(|_| TokenPort::default()).collect(),
             rng: Rng::named(seed, &format!("switch.{node}.tokens")),
+            trim_rng: Rng::named(seed, &format!("switch.{node}.ndp-trim")),
         }
     }
+}
+
+/// Trims data packet `id` to its header, moved to the control queue (NDP).
+fn trim(core: &mut Core, fabric: &Fabric, id: u32) {
+    let q = core.arena.get_mut(id);
+    q.wire = fabric.link.header_bytes;
+    q.payload = 0;
+    q.rd |= RD_TRIMMED;
+    q.queue = fabric.config.control_queue;
+    core.counters.rd.trimmed += 1;
 }
 
 /// Token-queue RED thresholds in token bytes: the data thresholds scaled by token size / data size
@@ -74,12 +90,76 @@ impl Switch {
                 }
                 self.rd_limit_token(core, fabric, env, in_port, out, id)
             }
-            Kind::Data => self.rd_data(core, fabric, env, out, id),
+            Kind::Data => self.rd_data(core, fabric, env, in_port, out, id),
+            // Requests obey the header queue as headers do (NDP carries no separate request; its first
+            // packets' headers announce the flow), but cannot return: a lost request is the sender
+            // timer's case. ACKs, NACKs and pulls are always admitted.
+            Kind::Rts if env.transport.trimming => {
+                if self.header_queue_full(fabric, env, out, p.wire) {
+                    core.counters.rd.header_drops += 1;
+                    self.drop_packet(core, out, id);
+                    return Verdict::Consumed;
+                }
+                Verdict::Forward
+            }
             _ => Verdict::Forward,
         }
     }
 
-    fn rd_data(&mut self, core: &mut Core, fabric: &Fabric, env: &RdEnv, out: usize, id: u32) -> Verdict {
+    /// Whether `wire` more bytes would overflow the header (control) queue of port `out` at a trimming
+    /// switch.
+    fn header_queue_full(&self, fabric: &Fabric, env: &RdEnv, out: usize, wire: u32) -> bool {
+        let full = (fabric.link.mtu + fabric.link.header_bytes) as u64;
+        let queued = self.ports[out].queue_bytes[fabric.config.control_queue as usize];
+        queued + wire as u64 > env.transport.header_queue_bytes(full)
+    }
+
+    /// A header (trimmed here or upstream) for port `out`: queued at control priority if the header
+    /// queue has room; otherwise returned toward its sender, once, or dropped.
+    fn rd_header(&mut self, core: &mut Core, fabric: &Fabric, env: &RdEnv, in_port: u16, out: usize, id: u32) {
+        let p = *core.arena.get(id);
+        if !self.header_queue_full(fabric, env, out, p.wire) {
+            self.forward(core, fabric, in_port, out, id);
+            return;
+        }
+        if p.rd & RD_BOUNCED == 0 && !fabric.flow_src.is_empty() {
+            let sender = fabric.flow_src[p.flow as usize];
+            let q = core.arena.get_mut(id);
+            q.rd |= RD_BOUNCED;
+            q.dst = sender;
+            core.counters.rd.bounced += 1;
+            let back = self.route(fabric, p.flow, sender) as usize;
+            self.rd_header(core, fabric, env, in_port, back, id);
+            return;
+        }
+        core.counters.rd.header_drops += 1;
+        self.drop_packet(core, out, id);
+    }
+
+    /// NDP: a data packet that finds the data queue of port `out` full. As csg-htsim's
+    /// `CompositeQueue::receivePacket`, with probability 1/2 the last queued packet is trimmed and the
+    /// arriving one takes its place; otherwise the arriving packet is trimmed.
+    fn rd_trim(&mut self, core: &mut Core, fabric: &Fabric, env: &RdEnv, in_port: u16, out: usize, id: u32) -> Verdict {
+        let queue = core.arena.get(id).queue as usize;
+        let rd = self.rd.as_deref_mut().expect("trimming state");
+        let take_queued = rd.trim_rng.next_f64() < 0.5;
+        if take_queued {
+            if let Some(&last) = self.ports[out].queues[queue].back() {
+                let booted = *core.arena.get(last);
+                self.ports[out].remove_last(core.now, queue, booted.wire);
+                self.release(core, fabric, booted.ingress as usize, queue, booted.wire as u64);
+                trim(core, fabric, last);
+                core.counters.rd.trimmed_queued += 1;
+                self.rd_header(core, fabric, env, booted.ingress, out, last);
+                return Verdict::Forward;
+            }
+        }
+        trim(core, fabric, id);
+        self.rd_header(core, fabric, env, in_port, out, id);
+        Verdict::Consumed
+    }
+
+    fn rd_data(&mut self, core: &mut Core, fabric: &Fabric, env: &RdEnv, in_port: u16, out: usize, id: u32) -> Verdict {
         let t = &env.transport;
         let p = *core.arena.get(id);
         let queued = self.ports[out].queue_bytes[p.queue as usize];
@@ -93,14 +173,17 @@ impl Switch {
             core.arena.free(id);
             return Verdict::Consumed;
         }
+        if !t.trimming {
+            return Verdict::Forward;
+        }
         let full = (fabric.link.mtu + fabric.link.header_bytes) as u64;
-        if t.trimming && p.payload > 0 && queued >= t.trim_queue as u64 * full {
-            let q = core.arena.get_mut(id);
-            q.wire = fabric.link.header_bytes;
-            q.payload = 0;
-            q.rd |= RD_TRIMMED;
-            q.queue = fabric.config.control_queue;
-            core.counters.rd.trimmed += 1;
+        if p.payload > 0 && queued + p.wire as u64 > t.trim_queue as u64 * full {
+            return self.rd_trim(core, fabric, env, in_port, out, id);
+        }
+        if p.rd & RD_TRIMMED != 0 {
+            // A header trimmed upstream (or returning to its sender) obeys this switch's header queue.
+            self.rd_header(core, fabric, env, in_port, out, id);
+            return Verdict::Consumed;
         }
         Verdict::Forward
     }

@@ -214,7 +214,9 @@ impl Simulation {
             }
         }
         crate::endpoint::enable_host_models(&mut hosts, &host, &link, factory.as_ref());
-        let flow_src = if switch.bolt.enabled { flows.iter().map(|f| f.src).collect() } else { Vec::new() };
+        // Bolt's notifications and NDP's return-to-sender need each flow's sender at the switches.
+        let trimming = token_transport.as_ref().is_some_and(|t| t.trimming);
+        let flow_src = if switch.bolt.enabled || trimming { flows.iter().map(|f| f.src).collect() } else { Vec::new() };
         let flows = build_flows(&topology, &routes, &link, &flows, &observe, &mut core);
         for (id, f) in flows.iter().enumerate() {
             hosts[f.src as usize].senders.push(id as u32);
@@ -478,6 +480,10 @@ impl Parts<'_> {
             }
             Event::BusDma { host } => self.hosts[host_of(self.node_ref, host)].on_bus_dma(core, env, flows),
             Event::HostSample { host } => self.hosts[host_of(self.node_ref, host)].on_host_sample(core, env, flows),
+            Event::TxCheck { flow } => {
+                let src = flows[flow as usize].src as usize;
+                self.hosts[src].on_tx_check(core, env, flows, flow);
+            }
         }
     }
 

@@ -132,6 +132,12 @@ impl Switch {
                 return;
             }
         }
+        self.forward(core, fabric, in_port, out, id);
+    }
+
+    /// Admits packet `id`, arrived on `in_port`, to egress port `out` (or sends it at once when the port
+    /// is idle), or drops it.
+    pub(crate) fn forward(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32) {
         let p = *core.arena.get(id);
         if fabric.config.bolt.enabled {
             self.bolt_enqueue(core, fabric, in_port, out, id);
@@ -222,7 +228,7 @@ impl Switch {
         }
     }
 
-    fn route(&mut self, fabric: &Fabric, flow: u32, dst: u32) -> u16 {
+    pub(crate) fn route(&mut self, fabric: &Fabric, flow: u32, dst: u32) -> u16 {
         let hops = fabric.routes.next_hops(self.node, dst);
         debug_assert!(!hops.is_empty(), "switch {} has no route to host {dst}", self.node);
         if hops.len() == 1 {
@@ -323,7 +329,7 @@ impl Switch {
     }
 
     /// Returns a departing packet's bytes to the buffer and its ingress accounting.
-    fn release(&mut self, core: &mut Core, fabric: &Fabric, in_port: usize, queue: usize, wire: u64) {
+    pub(crate) fn release(&mut self, core: &mut Core, fabric: &Fabric, in_port: usize, queue: usize, wire: u64) {
         self.account_buffer(core.now, -(wire as i64));
         if !fabric.config.pfc.enabled {
             return;
@@ -350,7 +356,7 @@ impl Switch {
         b.max = b.max.max(self.used);
     }
 
-    fn drop_packet(&mut self, core: &mut Core, out: usize, id: u32) {
+    pub(crate) fn drop_packet(&mut self, core: &mut Core, out: usize, id: u32) {
         let p = core.arena.get(id);
         let stats = &mut self.ports[out].stats;
         stats.drops += 1;
