@@ -4,7 +4,7 @@
 # ablations behind findings 1-5, the non-blocking and 10 Gbps fabrics, and the 8-flow convergence case.
 # Results go to results/receiver/<case>/<algorithm>; scripts/receiver_tables.py turns them into tables.
 #
-#   scripts/receiver_study.sh [main|ablation|fabrics|converge|fairness|all]   (default all)
+#   scripts/receiver_study.sh [main|ablation|fabrics|converge|fairness|long|all]   (default all)
 #   ONLY="tocc tocc_nounsched" scripts/receiver_study.sh main          (only these schemes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -115,9 +115,24 @@ converge() {
         && rename converge dcqcn dcqcn-paper
 }
 
+long() {
+    # The main table's four workloads with five times the arrival windows (memcached 50 us, web server
+    # and cache follower 1 ms, web search 5 ms) and two seeds: more large flows in every bucket, and
+    # the spread between seeds shows which differences are noise.
+    for seed in 1 2; do
+        for wl in memcached webserver cache_follower websearch; do
+            for alg in $TOKEN $RCC; do
+                run "long-s$seed-$wl" "$alg" scenarios/receiver/study160.toml --seed "$seed" \
+                    --set workload.0.cdf=$wl --set workload.0.duration="$(duration $wl 5)"
+            done
+        done
+    done
+}
+
 what=${1:-all}
 case $what in
     main) main ;; ablation) ablation ;; fabrics) fabrics ;; converge) converge ;; fairness) fairness ;;
-    all) main; ablation; converge; fairness; fabrics ;;
-    *) echo "usage: $0 [main|ablation|fabrics|converge|fairness|all]" >&2; exit 2 ;;
+    long) long ;;
+    all) main; ablation; converge; fairness; fabrics; long ;;
+    *) echo "usage: $0 [main|ablation|fabrics|converge|fairness|long|all]" >&2; exit 2 ;;
 esac
