@@ -38,6 +38,14 @@ CASES += [
 CASES += [
     (f"10g-{wl}", f"10 Gbps hosts and uplinks: {title}, {slow} of arrivals") for (wl, title, _, slow) in WORKLOADS
 ]
+# The long case (scripts/receiver_study.sh long): the main workloads with 5x the windows, seeds 1 and 2.
+LONG = {"memcached": "50 us", "webserver": "1 ms", "cache_follower": "1 ms", "websearch": "5 ms"}
+CASES += [
+    (f"long-s{seed}-{wl}", f"Long run, seed {seed}: {title}, {LONG[wl]} of arrivals")
+    for seed in (1, 2)
+    for (wl, title, _, _) in WORKLOADS
+    if wl in LONG
+]
 BUCKETS = ["<10KB", "10KB-100KB", "100KB-1MB", ">=1MB"]
 
 
@@ -225,7 +233,8 @@ def main():
         "FCT (HPCC artifact definition); data drops = payload bytes dropped / payload bytes sent; token drops =",
         "tokens dropped by switch limiters / tokens issued; wasted tokens = tokens that reached a sender with",
         "nothing left to send or expired there (share of tokens issued); trimmed = data packets trimmed to headers",
-    "(NDP; a packet can be trimmed again when resent). Every figure is from one run with seed 1.",
+        "(NDP; a packet can be trimmed again when resent). Every figure is from one run with seed 1, except",
+        "the long case's second seed.",
         "",
     ]
     for case, title in CASES:
