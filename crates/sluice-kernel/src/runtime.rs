@@ -127,30 +127,19 @@ pub fn run(resolved: Resolved, options: &RunOptions, log: &mut dyn FnMut(&str)) 
     Ok(summary)
 }
 
-/// Puts the calling thread (the agent's loop) under SCHED_FIFO at `priority` with util-linux's `chrt`;
-/// logs and returns false when it cannot (no CAP_SYS_NICE, no chrt): the agent then runs, and its answer
-/// lag in the summary shows what the scheduler costs it.
+/// Puts the calling thread (the agent's loop) under SCHED_FIFO at `priority`; logs and returns false
+/// when the kernel refuses (no CAP_SYS_NICE): the agent then runs under the normal scheduler, and its
+/// answer lag in the summary shows what that costs it.
 fn realtime(priority: u8, log: &mut dyn FnMut(&str)) -> bool {
-    let tid = std::fs::read_link("/proc/thread-self")
-        .ok()
-        .and_then(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string));
-    let Some(tid) = tid else {
-        log("sluice agent: cannot name its thread (/proc/thread-self); running under the normal scheduler");
-        return false;
-    };
-    let out = std::process::Command::new("chrt").args(["-f", "-p", &priority.to_string(), &tid]).output();
-    match out {
-        Ok(o) if o.status.success() => true,
-        Ok(o) => {
-            let why = String::from_utf8_lossy(&o.stderr);
-            log(&format!("sluice agent: SCHED_FIFO {priority} refused ({}); normal scheduler", why.trim()));
-            false
-        }
-        Err(e) => {
-            log(&format!("sluice agent: cannot run chrt ({e}); normal scheduler"));
-            false
-        }
+    let param = libc::sched_param { sched_priority: libc::c_int::from(priority) };
+    // SAFETY: `param` is a valid, initialised sched_param that outlives the call; pid 0 names the calling
+    // thread, whose scheduling policy is all the call changes.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0 {
+        return true;
     }
+    let why = std::io::Error::last_os_error();
+    log(&format!("sluice agent: SCHED_FIFO {priority} refused ({why}); normal scheduler"));
+    false
 }
 
 fn drive(

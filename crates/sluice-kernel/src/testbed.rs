@@ -6,7 +6,7 @@
 //! This kernel has no netem (no delay emulation) and no RED qdisc (no ECN marking); the bottleneck is a
 //! token bucket, whose queue drops from its tail.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::path::Path;
@@ -203,6 +203,8 @@ pub struct ManyFlows {
     pub seconds: f64,
     /// Why connections failed on the sending side: each distinct error with how often it occurred.
     pub failures: Vec<(String, usize)>,
+    /// `ss -tin` of up to five connections still open at the timeout (empty when all ended).
+    pub stuck: Vec<String>,
 }
 
 /// Stack of each connection thread of [`TestBed::many_flows`] (they only copy a buffer).
@@ -229,15 +231,29 @@ impl TestBed {
         let mut sink = Sink::start(&self.receiver, &self.receiver_addr, port, connections, bytes_each)?;
         let addr = format!("{}:{port}", self.receiver_addr);
         let cc = cc.to_string();
-        let (opened, failures) =
-            in_namespace(&self.sender, move || send_all(&addr, &cc, connections, bytes_each, timeout))??;
         let deadline = start + timeout;
-        while sink.completed() < opened && Instant::now() < deadline {
+        let namespace = self.sender.clone();
+        let senders = std::thread::spawn(move || {
+            in_namespace(&namespace, move || send_all(&addr, &cc, connections, bytes_each, deadline))
+        });
+        while sink.ended() < connections && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
+        let stuck = if sink.ended() < connections { self.open_sockets(port) } else { Vec::new() };
+        let (opened, failures) = senders.join().map_err(|_| "sender thread panicked".to_string())???;
         let seconds = start.elapsed().as_secs_f64();
         let (completed, bytes) = sink.stop();
-        Ok(ManyFlows { completed, connections: opened, bytes, seconds, failures })
+        Ok(ManyFlows { completed, connections: opened, bytes, seconds, failures, stuck })
+    }
+
+    /// `ss -tin` of the sender's connections to `port` that are still open (the first five), to show why
+    /// they did not finish.
+    fn open_sockets(&self, port: u16) -> Vec<String> {
+        let filter = format!("dport = :{port}");
+        let out = run(&["ip", "netns", "exec", &self.sender, "ss", "-tin", &filter]);
+        let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_else(|e| e);
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        lines.chunks(2).take(5).map(|c| c.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ")).collect()
     }
 }
 
@@ -247,6 +263,7 @@ impl TestBed {
 struct Sink {
     child: Child,
     completed: Arc<AtomicUsize>,
+    ended: Arc<AtomicUsize>,
     received: Arc<AtomicU64>,
     reader: Option<std::thread::JoinHandle<()>>,
 }
@@ -309,24 +326,31 @@ impl Sink {
             return Err(format!("the sink did not start: {}", String::from_utf8_lossy(&out.stderr).trim()));
         }
         let completed = Arc::new(AtomicUsize::new(0));
+        let ended = Arc::new(AtomicUsize::new(0));
         let received = Arc::new(AtomicU64::new(0));
         let reader = {
-            let (completed, received) = (completed.clone(), received.clone());
+            let (completed, ended, received) = (completed.clone(), ended.clone(), received.clone());
             std::thread::spawn(move || {
                 for line in lines.map_while(Result::ok) {
                     let (kind, bytes) = line.split_once(' ').unwrap_or((&line, "0"));
                     received.fetch_add(bytes.parse().unwrap_or(0), Ordering::SeqCst);
+                    ended.fetch_add(1, Ordering::SeqCst);
                     if kind == "done" {
                         completed.fetch_add(1, Ordering::SeqCst);
                     }
                 }
             })
         };
-        Ok(Sink { child, completed, received, reader: Some(reader) })
+        Ok(Sink { child, completed, ended, received, reader: Some(reader) })
     }
 
     fn completed(&self) -> usize {
         self.completed.load(Ordering::SeqCst)
+    }
+
+    /// Connections the sink has seen end, complete or not.
+    fn ended(&self) -> usize {
+        self.ended.load(Ordering::SeqCst)
     }
 
     /// Ends the sink (at once if it is still waiting for connections that failed) and returns the
@@ -400,13 +424,14 @@ fn send_all(
     cc: &str,
     n: usize,
     bytes_each: u64,
-    timeout: Duration,
+    deadline: Instant,
 ) -> Result<(usize, Vec<(String, usize)>), String> {
     let mut threads = Vec::with_capacity(n);
     for _ in 0..n {
         let (addr, cc) = (addr.to_string(), cc.to_string());
-        let spawned =
-            std::thread::Builder::new().stack_size(FLOW_STACK).spawn(move || send_one(&addr, &cc, bytes_each, timeout));
+        let spawned = std::thread::Builder::new()
+            .stack_size(FLOW_STACK)
+            .spawn(move || send_one(&addr, &cc, bytes_each, deadline));
         threads.push(spawned.map_err(|e| format!("thread: {e}"))?);
     }
     let mut failures = std::collections::BTreeMap::<String, usize>::new();
@@ -420,10 +445,14 @@ fn send_all(
     Ok((opened, failures.into_iter().collect()))
 }
 
-fn send_one(addr: &str, cc: &str, bytes: u64, timeout: Duration) -> Result<(), String> {
+/// Sends `bytes` on one connection, then waits for the receiver to close it: a connection is done when
+/// the receiver has everything, not when the data is in the socket buffer (closing earlier would leave
+/// the kernel to finish an orphaned socket nobody watches).
+fn send_one(addr: &str, cc: &str, bytes: u64, deadline: Instant) -> Result<(), String> {
+    let left_until = |deadline: Instant| Some(deadline.saturating_duration_since(Instant::now()).max(MIN_WAIT));
     let mut stream = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
     set_congestion_control(&stream, cc)?;
-    stream.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+    stream.set_write_timeout(left_until(deadline)).map_err(|e| e.to_string())?;
     let chunk = vec![0x5a_u8; 64 * 1024];
     let mut left = bytes;
     while left > 0 {
@@ -431,8 +460,17 @@ fn send_one(addr: &str, cc: &str, bytes: u64, timeout: Duration) -> Result<(), S
         stream.write_all(&chunk[..k]).map_err(|e| format!("send: {e}"))?;
         left -= k as u64;
     }
-    stream.shutdown(std::net::Shutdown::Write).map_err(|e| e.to_string())
+    stream.shutdown(std::net::Shutdown::Write).map_err(|e| e.to_string())?;
+    stream.set_read_timeout(left_until(deadline)).map_err(|e| e.to_string())?;
+    match stream.read(&mut [0u8; 1]) {
+        Ok(0) => Ok(()),
+        Ok(_) => Err("the receiver sent data".into()),
+        Err(e) => Err(format!("waiting for the receiver to close: {e}")),
+    }
 }
+
+/// The shortest socket timeout [`send_one`] sets (a zero timeout would mean none).
+const MIN_WAIT: Duration = Duration::from_millis(1);
 
 /// Chooses the socket's congestion control (TCP_CONGESTION), as `iperf3 -C` does.
 pub fn set_congestion_control(stream: &TcpStream, name: &str) -> Result<(), String> {
