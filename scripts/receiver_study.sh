@@ -84,23 +84,25 @@ incast_10g() {
     echo "${args[@]}"
 }
 
-fabrics() {
-    # The non-blocking fabric (400 Gbps uplinks) and the 10 Gbps fabric, every workload and the incast mix.
+# Every scheme on the main table's four workloads: case "<prefix>-<workload>", arrival windows `scale`
+# times the main table's, and any further arguments.
+workloads() { # prefix scale extra-args...
+    local prefix=$1 scale=$2; shift 2
     for wl in memcached webserver cache_follower websearch; do
         for alg in $TOKEN $RCC; do
-            run "nonblocking-$wl" "$alg" scenarios/receiver/study160.toml --set topology.uplink_rate=400Gbps \
-                --set workload.0.cdf=$wl --set workload.0.duration="$(duration $wl 1)"
+            run "$prefix-$wl" "$alg" scenarios/receiver/study160.toml "$@" \
+                --set workload.0.cdf=$wl --set workload.0.duration="$(duration $wl "$scale")"
         done
     done
+}
+
+fabrics() {
+    # The non-blocking fabric (400 Gbps uplinks) and the 10 Gbps fabric, every workload and the incast mix.
+    workloads nonblocking 1 --set topology.uplink_rate=400Gbps
     for alg in $TOKEN $RCC; do
         run nonblocking-incast "$alg" scenarios/receiver/study160_incast.toml --set topology.uplink_rate=400Gbps
     done
-    for wl in memcached webserver cache_follower websearch; do
-        for alg in $TOKEN $RCC; do
-            run "10g-$wl" "$alg" scenarios/receiver/study160.toml --set topology.host_rate=10Gbps \
-                --set workload.0.cdf=$wl --set workload.0.duration="$(duration $wl 10)"
-        done
-    done
+    workloads 10g 10 --set topology.host_rate=10Gbps
     for alg in $TOKEN $RCC; do
         # shellcheck disable=SC2046 # incast_10g prints whitespace-free arguments
         run 10g-incast "$alg" scenarios/receiver/study160_incast.toml $(incast_10g)
@@ -120,12 +122,7 @@ long() {
     # and cache follower 1 ms, web search 5 ms) and two seeds: more large flows in every bucket, and
     # the spread between seeds shows which differences are noise.
     for seed in 1 2; do
-        for wl in memcached webserver cache_follower websearch; do
-            for alg in $TOKEN $RCC; do
-                run "long-s$seed-$wl" "$alg" scenarios/receiver/study160.toml --seed "$seed" \
-                    --set workload.0.cdf=$wl --set workload.0.duration="$(duration $wl 5)"
-            done
-        done
+        workloads "long-s$seed" 5 --seed "$seed"
     done
 }
 
