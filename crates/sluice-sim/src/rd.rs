@@ -210,6 +210,10 @@ pub struct RdFlow {
     request_seen: bool,
     /// The sender asked the receiver to stop issuing tokens (early CREDIT_STOP).
     stop_requested: bool,
+    /// Flag-driven volume control after a receiver timeout: the highest sequence number asked for again.
+    /// Until the flow completes, every arrival earns a token and the next hole is asked for, since an
+    /// unflagged tail earns no tokens of its own ([`RdFlow::recovery`]).
+    recovering: Option<u64>,
 }
 
 /// The sender's side of the retransmission timer, the early CREDIT_STOP and NDP's return-to-sender.
@@ -266,6 +270,7 @@ impl RdFlow {
             tx: TxState::default(),
             request_seen: false,
             stop_requested: false,
+            recovering: None,
         }
     }
 
@@ -716,10 +721,12 @@ impl Host {
             if accepted {
                 rd.received += p.payload as u64;
                 rd.outstanding = rd.outstanding.saturating_sub(p.payload as u64);
-                if p.rd & RD_MORE_BDP != 0 && env.rd.is_some_and(|r| r.transport.volume_by_flag) {
+                let flagged = p.rd & RD_MORE_BDP != 0 && env.rd.is_some_and(|r| r.transport.volume_by_flag);
+                if flagged || rd.recovering.is_some() {
                     rd.owed += p.payload as u64;
                 }
             }
+            self.rd_recover_next(core, env, f, id);
         }
         let decisions = self.rd_on_data(core, f, p, trimmed, accepted);
         let every = env.rd.expect("rd run").transport.ack_every_packet;
@@ -762,6 +769,43 @@ impl Host {
             }
         }
         *ctx.decisions()
+    }
+
+    /// A receiver timeout of a flag-driven flow: asks for every hole below the highest packet received
+    /// (or the next missing one) and owes a token for each, then recovers packet by packet
+    /// ([`Host::rd_recover_next`]).
+    fn rd_recover_holes(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
+        let mtu = env.link.mtu;
+        let end = f.ooo.last().copied().unwrap_or(f.rcv_nxt).min(f.size);
+        let mut seq = f.rcv_nxt;
+        let mut asked = Vec::new();
+        while seq < end || (asked.is_empty() && seq < f.size) {
+            if !f.ooo.contains(&seq) {
+                asked.push(seq);
+            }
+            seq += f.payload_at(seq, mtu) as u64;
+        }
+        let mut owed = 0;
+        for &seq in &asked {
+            owed += f.payload_at(seq, mtu) as u64;
+            self.rd_nack(core, env, f, id, seq);
+        }
+        // The timeout already owes one token for the first hole.
+        let first = if f.rcv_nxt < f.size { f.payload_at(f.rcv_nxt, mtu) as u64 } else { 0 };
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        rd.owed += owed.saturating_sub(first);
+        rd.recovering = asked.last().copied().or(rd.recovering);
+    }
+
+    /// A flag-driven flow in recovery got a packet: once the holes asked for are filled, asks for the
+    /// next missing packet (the sender ignores a request for data it has not sent yet).
+    fn rd_recover_next(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
+        let rd = f.rd.as_deref_mut().expect("rd flow");
+        let Some(asked) = rd.recovering else { return };
+        if f.rcv_nxt > asked && f.rcv_nxt < f.size {
+            rd.recovering = Some(f.rcv_nxt);
+            self.rd_nack(core, env, f, id, f.rcv_nxt);
+        }
     }
 
     /// An Aeolus probe arrived: every unscheduled packet before it that is missing was dropped; the
@@ -1023,7 +1067,9 @@ impl Host {
             rd.outstanding = 0;
             rd.last_activity = core.now;
             let seq = f.rcv_nxt;
-            if seq < f.size {
+            if by_flag {
+                self.rd_recover_holes(core, env, f, id);
+            } else if seq < f.size {
                 self.rd_nack(core, env, f, id, seq);
             }
             self.rd_refill(core, env, flows, id);

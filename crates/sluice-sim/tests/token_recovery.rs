@@ -153,3 +153,26 @@ fn sender_timer_does_not_fire_without_loss() {
         assert!(again <= rd(&out).early_stops, "{algorithm}: requests beyond the first follow early stops");
     }
 }
+
+/// ToCC after a receiver timeout: an incast into a small lossy buffer drops unscheduled and flagged data
+/// alike, including packets of the flows' unflagged last BDP, which earn no data-driven tokens. One
+/// timeout asks for every hole the receiver knows and then recovers packet by packet, so each flow needs
+/// about one timeout, not one per lost packet (2 ms each).
+#[test]
+fn tocc_recovers_every_lost_packet_after_one_timeout() {
+    let mut run = Run::new(star(17, "100Gbps", "1us"), "tocc");
+    run.switch.buffer = 200_000;
+    run.switch.pfc.enabled = false;
+    run.stop = StopRule { duration: None, time_limit: time("200ms") };
+    for s in 1..=16 {
+        run = run.flow(s, 0, 300_000, 0);
+    }
+    let out = run.run();
+    let c = rd(&out);
+    println!("drops {} (bytes {}), {c:?}", out.run.drops, out.run.retransmitted_bytes);
+    assert_eq!(unfinished(&out), 0, "{c:?}");
+    assert!(out.run.drops > 16, "the incast overflows the 200 KB buffer: {c:?}");
+    assert!(c.rx_timeouts <= 2 * 16, "about one timeout a flow: {c:?}");
+    let last_finish = out.flows.iter().map(|f| f.finish.unwrap()).max().unwrap();
+    assert!(last_finish < time("10ms"), "all recovered within a few timeouts: {last_finish} ps");
+}
