@@ -17,7 +17,9 @@ RCC="dcqcn timely hpcc"
 # small thresholds; Homa gets the paper's 35 MB buffer; sender-driven schemes run lossless with PFC.
 run() { # case algorithm scenario extra-args...
     local case=$1 alg=$2 scenario=$3; shift 3
+    RAN=false
     if [[ -n ${ONLY:-} && " $ONLY " != *" $alg "* ]]; then return 0; fi
+    RAN=true
     local args=(--set cc.algorithm="$alg")
     case $alg in
         homa) args+=(--set switch.pfc.enabled=false --set switch.buffer=35MB) ;;
@@ -28,8 +30,8 @@ run() { # case algorithm scenario extra-args...
     echo "$case $alg done"
 }
 
-rename() { # case from to: keeps a variant's results under its own name
-    if [[ -d $OUT/$1/$2 ]]; then rm -rf "$OUT/$1/$3"; mv "$OUT/$1/$2" "$OUT/$1/$3"; fi
+rename() { # case from to: keeps a variant's results under its own name (only when the run just ran)
+    if $RAN && [[ -d $OUT/$1/$2 ]]; then rm -rf "$OUT/$1/$3"; mv "$OUT/$1/$2" "$OUT/$1/$3"; fi
 }
 
 main() {
