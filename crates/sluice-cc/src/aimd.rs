@@ -164,17 +164,7 @@ mod tests {
 
     fn start(mss: u32) -> Aimd {
         let mut a = Aimd::new(AimdConfig::default());
-        let info = FlowInfo {
-            flow_id: 0,
-            mss,
-            header_bytes: 64,
-            line_rate: 100_000_000_000,
-            base_rtt: 8_000_000,
-            hops: 4,
-            size: None,
-            start: 0,
-        };
-        a.on_start(&info, &mut Ctx::new(0));
+        a.on_start(&crate::test_flows::endpoint_flow(mss), &mut Ctx::new(0));
         a
     }
 

@@ -35,6 +35,9 @@ pub mod ndp;
 pub mod tocc;
 pub mod token;
 
+#[cfg(test)]
+mod test_flows;
+
 pub use api::{
     Ack, CongestionControl, Ctx, Decisions, Events, Feedback, FlowInfo, HostSignal, IntHop, Loss, LossKind, Needs,
     ReportEvery, ReportPolicy, Sent, TimerId,

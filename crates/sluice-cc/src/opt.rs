@@ -109,18 +109,7 @@ impl CongestionControl for Opt {
 mod tests {
     use super::*;
 
-    fn flow(mss: u32) -> FlowInfo {
-        FlowInfo {
-            flow_id: 0,
-            mss,
-            header_bytes: 64,
-            line_rate: 100_000_000_000,
-            base_rtt: 8_000_000,
-            hops: 4,
-            size: None,
-            start: 0,
-        }
-    }
+    use crate::test_flows::endpoint_flow as flow;
 
     #[test]
     fn window_is_two_bdps_by_default_and_capped_by_packets() {

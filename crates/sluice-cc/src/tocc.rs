@@ -273,18 +273,7 @@ impl ReceiverControl for Tocc {
 mod tests {
     use super::*;
 
-    fn flow() -> FlowInfo {
-        FlowInfo {
-            flow_id: 0,
-            mss: 1000,
-            header_bytes: 82,
-            line_rate: 100_000_000_000,
-            base_rtt: 5_000_000,
-            hops: 3,
-            size: None,
-            start: 0,
-        }
-    }
+    use crate::test_flows::fabric_flow as flow;
 
     #[test]
     fn echoed_marks_cut_the_window_once_per_interval_and_timers_restore_it() {
