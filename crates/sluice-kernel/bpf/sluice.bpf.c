@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* sluice's kernel datapath: a tcp_congestion_ops that folds each ACK's signals into per-flow state,
  * reports them to the sluice agent through a ring buffer in batches, applies the agent's decisions
- * (cwnd, pacing rate) from a per-flow map, and falls back to the kernel's own Reno when the agent stops
- * answering. The same programs are registered under several names (slots) so that a socket can choose
- * its algorithm with TCP_CONGESTION; slot 0 ("sluice") leaves the choice to the agent's port rules. */
+ * (cwnd, pacing rate) from the flow's cell of a memory-mapped array, and falls back to the kernel's own
+ * Cubic or Reno when the agent stops answering. The same programs are registered under several names
+ * (slots) so that a socket can choose its algorithm with TCP_CONGESTION; slot 0 ("sluice") leaves the
+ * choice to the agent's port rules. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -13,11 +14,10 @@
 char _license[] SEC("license") = "GPL";
 
 /* A profiling build (SLUICE_BPF_CFLAGS=-DSLK_PROFILE=1; examples/kernel_bench.rs prints the result):
- * bpf_ktime_get_ns() around the rare parts of an ACK, summed per CPU. Sections nest (decide holds
- * storage and lookup, report holds reserve), so an outer figure includes its inner probes (~50-100 ns
- * each). Off in every normal build. */
+ * bpf_ktime_get_ns() around the rare parts of an ACK, summed per CPU. Sections nest (report holds
+ * reserve), so an outer figure includes its inner probes (~50-100 ns each). Off in every normal build. */
 #ifdef SLK_PROFILE
-enum slk_section { SLK_P_DECIDE, SLK_P_STORAGE, SLK_P_LOOKUP, SLK_P_REPORT, SLK_P_RESERVE, SLK_P_MAX };
+enum slk_section { SLK_P_DECIDE, SLK_P_REPORT, SLK_P_RESERVE, SLK_P_MAX };
 struct slk_profile {
 	__u64 ns[SLK_P_MAX];
 	__u64 runs[SLK_P_MAX];
@@ -57,12 +57,23 @@ static __always_inline void prof_add(__u32 section, __u64 start)
 extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
 extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
 extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
+/* The kernel's own Cubic (net/ipv4/tcp_cubic.c), which the watchdog runs while the agent is away. */
+extern void cubictcp_init(struct sock *sk) __ksym;
+extern __u32 cubictcp_recalc_ssthresh(struct sock *sk) __ksym;
+extern void cubictcp_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
+extern void cubictcp_state(struct sock *sk, __u8 new_state) __ksym;
+extern void cubictcp_cwnd_event(struct sock *sk, enum tcp_ca_event event) __ksym;
+extern void cubictcp_acked(struct sock *sk, const struct ack_sample *sample) __ksym;
+
+#ifndef barrier
+#define barrier() asm volatile("" ::: "memory")
+#endif
+#define READ_ONCE_U32(x) (*(volatile __u32 *)&(x))
 
 /* The per-ACK state, in the socket's own congestion-control area (icsk_ca_priv, 104 bytes, zeroed by
- * the kernel before init): an ordinary ACK touches only this, the socket and one word of the
- * decision-generation array, and calls no helper. Measured on the 2-core test machine, the
- * bpf_sk_storage_get() this replaces and the settings lookup were most of an ACK's cost above the floor
- * (BENCHMARKS.md, "Kernel datapath"). */
+ * the kernel before init): an ordinary ACK touches only this and the socket, and calls no helper.
+ * Measured on the 2-core test machine, the bpf_sk_storage_get() and settings lookup this replaced were
+ * most of an ACK's cost above the floor (BENCHMARKS.md, "Kernel datapath"). */
 struct slk_hot {
 	__u64 unanswered_since; /* first report not answered yet (0 = none owed) */
 	__u64 first_ns;         /* first ACK folded into the next report (0 = none yet) */
@@ -70,72 +81,48 @@ struct slk_hot {
 	__u64 ece_bytes;        /* accumulable: bytes acknowledged by ECE-marked ACKs */
 	__u32 rate_interval_us; /* latest rate sample's interval... */
 	__u32 rate_delivered;   /* ...and packets delivered in it (the division waits for the report) */
-	__u32 seen_gen;         /* the flow's decision-generation word when its decision was last read */
+	__u32 seen_gen;         /* the cell's generation word when its decision was last read */
 	__u32 acks;             /* ACKs folded since the last report */
 	__u32 acked_pkts;
 	__u32 ece_pkts;
 	__u32 period_ns;        /* report once the first folded ACK is this old: max(deadline, srtt) */
 	__u32 watchdog_ns;      /* copies of the settings, refreshed at every report */
-	__u16 gen_slot;         /* flow_id & (SLK_GEN_SLOTS - 1) */
+	__u32 rtt_us[SLK_RTT_SAMPLES]; /* the raw RTT samples of the period */
 	__u16 batch_acks;
 	__u8 ca_state;          /* icsk_ca_state seen at the last ACK */
-	__u8 flags;             /* SLK_H_* */
 	__u8 n_rtt;             /* raw RTT samples in rtt_us */
+	__u16 cell;             /* the flow's cell: flow_id & (SLK_CELLS - 1) */
+	__u8 flags;             /* SLK_H_* */
 	__u8 pad;
-	__u32 rtt_us[SLK_RTT_SAMPLES]; /* the raw RTT samples of the period */
 };
 
 #define SLK_H_READY 1    /* init gave the flow its state; without it, the flow runs the kernel's Reno */
-#define SLK_H_FALLBACK 2 /* the watchdog runs the kernel's Reno */
+#define SLK_H_FALLBACK 2 /* the watchdog runs the kernel's Reno or Cubic */
 #define SLK_H_PACING 4   /* the agent set a pacing rate */
+#define SLK_H_CUBIC 8    /* the fallback is the kernel's Cubic, whose state is in the cell (swap_in) */
+
+/* Cubic's state is swapped into the first SLK_SWAP_WORDS words of icsk_ca_priv around each call of its
+ * functions: the rest of the cell's `parked` area keeps those words of sluice's state meanwhile. */
+#define SLK_SWAP_WORDS 8
 
 _Static_assert(sizeof(struct slk_hot) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "the per-ACK state must fit icsk_ca_priv");
+_Static_assert(sizeof(struct bictcp) <= SLK_SWAP_WORDS * 8, "the kernel's Cubic state must fit the swap");
+_Static_assert(2 * SLK_SWAP_WORDS <= sizeof(((struct slk_cell *)0)->parked) / 8, "the swap must fit the cell");
 
-/* The rest of a flow's state, in socket-local storage (freed with the socket; it outlives a
- * re-initialisation, which zeroes icsk_ca_priv, so the flow keeps its id). Read when a report leaves, a
- * decision arrives, or a loss or timeout comes. */
-struct slk_flow {
-	__u64 flow_id;
-	__u64 report_base;      /* tp->bytes_acked at the last report */
-	__u32 reord_base;       /* tp->reord_seen at the last report */
-	__u32 seq;              /* last report's sequence number */
-	__u32 applied_seq;      /* last applied decision */
-	__u32 applied_epoch;    /* ...and its agent epoch */
-	__u32 losses;           /* coalescent: recovery entries since the last report */
-	__u32 rtos;             /* coalescent: retransmission timeouts since the last report */
-	__u16 lport;
-	__u16 rport;
-	__u8 slot;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct slk_flow);
-} slk_flows SEC(".maps");
-
-/* One decision per live flow; 65536 flows at once (64x the 1,000-connection check). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u64);
-	__type(value, struct slk_decision);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} slk_decisions SEC(".maps");
-
-/* Decision generations: after writing a flow's decision the agent increments word flow_id &
- * (SLK_GEN_SLOTS - 1). An ACK reads that one word (an array lookup the verifier inlines, no helper call)
- * and looks the decision up only when it changed, so the hash lookup happens once per decision instead
- * of on every ACK that waits for an answer. */
+/* The flow cells (struct slk_cell in sluice.h): the rest of a flow's state and its decision, one cell per
+ * live flow, claimed at init and freed at release. An array lookup is inlined by the verifier (no helper
+ * call), and a report or a decision touches one or two of the cell's cache lines, where socket-local
+ * storage and a hash map cost a helper call and a chain of dependent misses (BENCHMARKS.md, "Kernel
+ * datapath"). The agent maps the array into its memory and writes decisions with plain stores. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SLK_GEN_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, SLK_CELLS);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct slk_cell);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} slk_decision_gen SEC(".maps");
+} slk_cells SEC(".maps");
 
 /* 4 MiB: 26k reports, about 4 s of the 1,000-connection check's report rate, so an agent stalled for
  * seconds (or restarting) loses nothing. */
@@ -350,9 +337,71 @@ static __always_inline void report(struct slk_hot *h, struct slk_flow *st, struc
 	bpf_ringbuf_submit(r, wakeup_flags(c, urgent, cfg));
 }
 
-static __always_inline struct slk_flow *flow_of(struct sock *sk, bool create)
+static __always_inline struct slk_cell *cell_of(const struct slk_hot *h)
 {
-	return bpf_sk_storage_get(&slk_flows, sk, 0, create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
+	__u32 key = h->cell;
+
+	return bpf_map_lookup_elem(&slk_cells, &key);
+}
+
+/* The kernel's Cubic keeps its state (struct bictcp) at the start of icsk_ca_priv, where sluice keeps its
+ * per-ACK state. While Cubic holds a flow, its state lives in the cell (parked[0..8]); swap_in() puts it
+ * in the socket for one call of Cubic's functions, keeping sluice's words in parked[8..16], and
+ * swap_out() puts both back. The words are reached through the socket pointer at constant offsets, so
+ * the loops are unrolled. */
+static __always_inline void swap_in(struct sock *sk, struct slk_cell *c)
+{
+	__u64 *area = (__u64 *)inet_csk(sk)->icsk_ca_priv;
+	int i;
+
+#pragma clang loop unroll(full)
+	for (i = 0; i < SLK_SWAP_WORDS; i++) {
+		c->parked[SLK_SWAP_WORDS + i] = area[i];
+		area[i] = c->parked[i];
+	}
+}
+
+static __always_inline void swap_out(struct sock *sk, struct slk_cell *c)
+{
+	__u64 *area = (__u64 *)inet_csk(sk)->icsk_ca_priv;
+	int i;
+
+#pragma clang loop unroll(full)
+	for (i = 0; i < SLK_SWAP_WORDS; i++) {
+		c->parked[i] = area[i];
+		area[i] = c->parked[SLK_SWAP_WORDS + i];
+	}
+}
+
+/* The cell of a flow that the kernel's Cubic holds (NULL otherwise). */
+static __always_inline struct slk_cell *cubic_cell(struct sock *sk)
+{
+	struct slk_hot *h = hot_of(sk);
+
+	return (h->flags & SLK_H_CUBIC) ? cell_of(h) : NULL;
+}
+
+/* Claims a free cell for a new flow: the flow's number (from the shared counter) picks the first cell
+ * to try, and a compare-and-swap of the cell's flow id from 0 takes it. The flow id is the number and the
+ * cell together, so ids stay unique and the agent finds a flow's cell from its id. */
+static __always_inline struct slk_cell *claim_cell(struct slk_settings *cfg, __u32 *cell)
+{
+	__u64 number = __sync_fetch_and_add(&cfg->next_flow, 1) + 1;
+	int i;
+
+	for (i = 0; i < SLK_CELL_PROBES; i++) {
+		__u32 key = (__u32)(number + i) & (SLK_CELLS - 1);
+		__u64 id = (number << SLK_CELL_BITS) | key;
+		struct slk_cell *c = bpf_map_lookup_elem(&slk_cells, &key);
+
+		if (!c)
+			return NULL;
+		if (__sync_val_compare_and_swap(&c->flow.flow_id, 0, id) == 0) {
+			*cell = key;
+			return c;
+		}
+	}
+	return NULL;
 }
 
 static __always_inline void on_init(struct sock *sk, __u8 slot)
@@ -361,19 +410,19 @@ static __always_inline void on_init(struct sock *sk, __u8 slot)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct slk_flow *st;
 	struct slk_settings *cfg;
-	__u32 key = 0;
+	struct slk_cell *c;
+	__u32 key = 0, cell = 0;
 
 	h->flags = 0;
-	st = flow_of(sk, true);
-	if (!st) {
-		slk_count(SLK_C_NO_STATE);
-		return;
-	}
 	cfg = bpf_map_lookup_elem(&slk_config, &key);
 	if (!cfg)
 		return;
-	if (!st->flow_id) /* re-initialised sockets keep their id */
-		st->flow_id = __sync_fetch_and_add(&cfg->next_flow, 1) + 1;
+	c = claim_cell(cfg, &cell);
+	if (!c) {
+		slk_count(SLK_C_NO_STATE);
+		return;
+	}
+	st = &c->flow;
 	st->slot = slot;
 	st->seq = 0;
 	st->applied_seq = 0;
@@ -382,8 +431,8 @@ static __always_inline void on_init(struct sock *sk, __u8 slot)
 	st->rport = bpf_ntohs(sk->__sk_common.skc_dport);
 	h->flags = SLK_H_READY;
 	h->unanswered_since = 0;
-	h->gen_slot = (__u16)(st->flow_id & (SLK_GEN_SLOTS - 1));
-	h->seen_gen = (__u32)-1; /* read the decision map at the first owed ACK, whatever the generation */
+	h->cell = (__u16)cell;
+	h->seen_gen = READ_ONCE_U32(c->gen); /* an earlier holder's decisions are not this flow's */
 	h->acked_total = tp->bytes_acked;
 	h->rate_delivered = 0;
 	h->rate_interval_us = 0;
@@ -392,26 +441,27 @@ static __always_inline void on_init(struct sock *sk, __u8 slot)
 	report(h, st, sk, SLK_KIND_START, true, bpf_ktime_get_ns(), cfg);
 }
 
+/* Sends the END report and frees the flow's cell (a decision the agent writes there later is the next
+ * holder's to reject: its flow id is not theirs). */
 static __always_inline void on_release(struct sock *sk)
 {
 	struct slk_hot *h = hot_of(sk);
-	struct slk_flow *st;
-	__u64 key;
+	struct slk_cell *c;
 
 	if (!(h->flags & SLK_H_READY))
 		return;
-	st = flow_of(sk, false);
-	if (!st || !st->flow_id)
+	h->flags = 0;
+	c = cell_of(h);
+	if (!c)
 		return;
-	key = st->flow_id;
-	report(h, st, sk, SLK_KIND_END, false, bpf_ktime_get_ns(), settings());
-	bpf_map_delete_elem(&slk_decisions, &key);
+	report(h, &c->flow, sk, SLK_KIND_END, false, bpf_ktime_get_ns(), settings());
+	c->flow.flow_id = 0;
 }
 
-/* Whether a decision read from the map is well-formed for this flow. */
-static __always_inline bool decision_valid(const struct slk_decision *d, __u64 flow_id)
+/* Whether a decision read from a cell is well-formed for that cell (its flow id names the cell). */
+static __always_inline bool decision_well_formed(const struct slk_decision *d, __u32 cell)
 {
-	return d->magic == SLK_MAGIC && d->version == SLK_VERSION && d->flow_id == flow_id &&
+	return d->magic == SLK_MAGIC && d->version == SLK_VERSION && (d->flow_id & (SLK_CELLS - 1)) == cell &&
 	       !(d->flags & ~(SLK_D_CWND | SLK_D_RATE)) && d->seq != 0 &&
 	       (!(d->flags & SLK_D_CWND) || d->cwnd_pkts != 0);
 }
@@ -438,65 +488,101 @@ static __always_inline void apply(struct slk_hot *h, struct sock *sk, const stru
 	}
 }
 
-/* Reads the flow's decision: applies a fresh one once, rejects (counts and deletes) stale or malformed
- * ones. Returns whether the agent answered. */
-static __always_inline bool take_decision(struct slk_hot *h, struct slk_flow *st, struct sock *sk, __u64 now)
+/* Copies the cell's decision when the agent is not writing it: the generation word is even and the same
+ * before and after the copy (a sequence lock; the agent's side is loader.rs `Cells::write`). The loads
+ * stay in program order: the compiler barriers keep clang from moving them, and the x86 JIT emits them as
+ * ordinary loads, which x86 does not reorder with each other. Returns the generation read. */
+static __always_inline bool read_decision(struct slk_cell *c, struct slk_decision *d, __u32 *gen)
 {
-	__u64 key = st->flow_id;
-	struct slk_decision *d;
-	__u32 epoch;
-	PROF_START(t_lookup);
+	__u32 before = READ_ONCE_U32(c->gen);
 
-	d = bpf_map_lookup_elem(&slk_decisions, &key);
-	PROF_ADD(SLK_P_LOOKUP, t_lookup);
-
-	if (!d || (d->epoch == st->applied_epoch && d->seq == st->applied_seq))
+	if (before & 1)
 		return false;
-	if (!decision_valid(d, key)) {
+	barrier();
+	__builtin_memcpy(d, &c->decision, sizeof(*d));
+	barrier();
+	if (READ_ONCE_U32(c->gen) != before)
+		return false;
+	*gen = before;
+	return true;
+}
+
+/* Reads the flow's decision once its generation word moved: applies a fresh one once, rejects (counts)
+ * stale or malformed ones. A decision caught mid-write is read again on the next ACK. Returns whether
+ * the agent answered. */
+static __always_inline bool take_decision(struct slk_hot *h, struct slk_cell *c, struct sock *sk, __u64 now)
+{
+	struct slk_flow *st = &c->flow;
+	struct slk_decision d;
+	__u32 gen;
+
+	if (!read_decision(c, &d, &gen))
+		return false;
+	h->seen_gen = gen;
+	if (!decision_well_formed(&d, h->cell)) {
 		slk_count(SLK_C_MALFORMED);
-		bpf_map_delete_elem(&slk_decisions, &key);
 		return false;
 	}
-	epoch = (__u32)settings()->epoch;
-	if (d->epoch != epoch || (d->epoch == st->applied_epoch && d->seq < st->applied_seq) ||
-	    d->report_seq > st->seq) {
+	if (d.epoch == st->applied_epoch && d.seq == st->applied_seq && d.flow_id == st->flow_id)
+		return false;
+	if (d.flow_id != st->flow_id || d.epoch != (__u32)settings()->epoch ||
+	    (d.epoch == st->applied_epoch && d.seq < st->applied_seq) || d.report_seq > st->seq) {
 		slk_count(SLK_C_STALE);
-		bpf_map_delete_elem(&slk_decisions, &key);
 		return false;
 	}
-	apply(h, sk, d);
-	st->applied_seq = d->seq;
-	st->applied_epoch = d->epoch;
-	h->unanswered_since = d->report_seq >= st->seq ? 0 : now;
+	apply(h, sk, &d);
+	st->applied_seq = d.seq;
+	st->applied_epoch = d.epoch;
+	h->unanswered_since = d.report_seq >= st->seq ? 0 : now;
 	slk_count(SLK_C_APPLIED);
 	return true;
 }
 
-/* Whether the flow's decision-generation word moved since the flow last read its decision. */
-static __always_inline bool generation_moved(struct slk_hot *h)
-{
-	__u32 slot = h->gen_slot;
-	__u32 *gen = bpf_map_lookup_elem(&slk_decision_gen, &slot);
-
-	if (!gen || *gen == h->seen_gen)
-		return false;
-	h->seen_gen = *gen;
-	return true;
-}
-
-/* The kernel's own Reno while the agent is away: window reduction to ssthresh in CWR and Recovery,
- * tcp_reno_cong_avoid otherwise; no pacing limit. */
-static __always_inline void fallback_control(struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs)
+/* The kernel's own Reno or Cubic while the agent is away: window reduction to ssthresh in CWR and
+ * Recovery, the algorithm's congestion avoidance (and slow start) otherwise; no pacing limit. Cubic is
+ * given the ACK's sample first, as tcp_clean_rtx_queue() gives it through pkts_acked (its minimum delay
+ * and HyStart), a hook sluice does not register: it would run on every ACK. */
+static __always_inline void fallback_control(struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs,
+					     struct slk_cell *cubic)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	__u8 state = inet_csk(sk)->icsk_ca_state;
+	struct ack_sample sample = {};
 
+	if (cubic)
+		swap_in(sk, cubic);
+	if (cubic && rs->acked_sacked > 0) {
+		sample.pkts_acked = rs->acked_sacked;
+		sample.rtt_us = (__s32)rs->rtt_us;
+		cubictcp_acked(sk, &sample);
+	}
 	if (state == TCP_CA_CWR || state == TCP_CA_Recovery) {
 		if (tp->snd_ssthresh < TCP_INFINITE_SSTHRESH && tp->snd_cwnd > tp->snd_ssthresh)
 			tp->snd_cwnd = tp->snd_ssthresh > 2 ? tp->snd_ssthresh : 2;
 	} else if (flag & FLAG_FORWARD_PROGRESS) {
-		tcp_reno_cong_avoid(sk, ack, rs->acked_sacked);
+		if (cubic)
+			cubictcp_cong_avoid(sk, ack, rs->acked_sacked);
+		else
+			tcp_reno_cong_avoid(sk, ack, rs->acked_sacked);
 	}
+	if (cubic)
+		swap_out(sk, cubic);
+}
+
+/* Hands the flow to the kernel's Cubic, which starts from the window in force, as it does when a socket
+ * switches to Cubic mid-connection. */
+static __always_inline void start_cubic(struct slk_hot *h, struct sock *sk, struct slk_cell *c)
+{
+	int i;
+
+#pragma clang loop unroll(full)
+	for (i = 0; i < SLK_SWAP_WORDS; i++)
+		c->parked[i] = 0;
+	h->flags |= SLK_H_CUBIC;
+	swap_in(sk, c);
+	cubictcp_init(sk);
+	swap_out(sk, c);
+	slk_count(SLK_C_FALLBACK_CUBIC);
 }
 
 /* Stores RTT sample `n`. icsk_ca_priv is reached through the socket pointer, where the verifier allows
@@ -545,9 +631,9 @@ static __always_inline void fold_ack(struct slk_hot *h, struct sock *sk, int fla
 	}
 }
 
-/* The watchdog: a report unanswered for longer than watchdog_ns hands the flow to the kernel's Reno (and
- * lifts the agent's pacing limit). */
-static __always_inline void watchdog(struct slk_hot *h, struct sock *sk, __u64 now)
+/* The watchdog: a report unanswered for longer than watchdog_ns hands the flow to the kernel's Reno or
+ * Cubic (slk_settings.fallback) and lifts the agent's pacing limit. */
+static __always_inline void watchdog(struct slk_hot *h, struct slk_cell *c, struct sock *sk, __u64 now)
 {
 	if ((h->flags & SLK_H_FALLBACK) || (__s64)(now - h->unanswered_since) <= (__s64)h->watchdog_ns)
 		return;
@@ -557,19 +643,21 @@ static __always_inline void watchdog(struct slk_hot *h, struct sock *sk, __u64 n
 		sk->sk_pacing_rate = sk->sk_max_pacing_rate;
 		h->flags &= ~SLK_H_PACING;
 	}
+	if (c && settings()->fallback == SLK_FALLBACK_CUBIC)
+		start_cubic(h, sk, c);
 }
 
 static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs)
 {
 	struct slk_hot *h = hot_of(sk);
-	struct slk_flow *st = NULL;
+	struct slk_cell *c = NULL;
 	bool urgent = false;
 	__u64 now;
 	__u8 state;
 
 	if (!(h->flags & SLK_H_READY)) {
 		slk_count(SLK_C_NO_STATE);
-		fallback_control(sk, ack, flag, rs);
+		fallback_control(sk, ack, flag, rs, NULL);
 		return;
 	}
 	/* The ACK's timestamp, taken by tcp_ack() from tcp_clock_ns() (= ktime_get_ns(), the clock of
@@ -583,38 +671,35 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 	}
 
 	/* The agent writes decisions in answer to reports (carrying the window and rate in force), so the
-	 * generation word is only read while an answer is owed, and the rest of the flow's state only when
-	 * it moved. */
+	 * cell's generation word is only read while an answer is owed, and the decision only when it moved. */
 	if (h->unanswered_since) {
 		bool answered = false;
 
-		if (generation_moved(h)) {
+		c = cell_of(h);
+		if (c && READ_ONCE_U32(c->gen) != h->seen_gen) {
 			PROF_START(t_decide);
-			PROF_START(t_storage);
-			st = flow_of(sk, false);
-			PROF_ADD(SLK_P_STORAGE, t_storage);
-			answered = st && take_decision(h, st, sk, now);
+			answered = take_decision(h, c, sk, now);
 			PROF_ADD(SLK_P_DECIDE, t_decide);
 		}
 		if (answered && (h->flags & SLK_H_FALLBACK)) {
-			h->flags &= ~SLK_H_FALLBACK;
+			h->flags &= ~(SLK_H_FALLBACK | SLK_H_CUBIC);
 			slk_count(SLK_C_RESUMED);
 		} else if (!answered) {
-			watchdog(h, sk, now);
+			watchdog(h, c, sk, now);
 		}
 	}
 	if (h->flags & SLK_H_FALLBACK)
-		fallback_control(sk, ack, flag, rs);
+		fallback_control(sk, ack, flag, rs, (h->flags & SLK_H_CUBIC) ? (c ? c : cell_of(h)) : NULL);
 
 	if (urgent || h->acks >= h->batch_acks || (__s64)(now - h->first_ns) >= (__s64)h->period_ns) {
-		if (!st)
-			st = flow_of(sk, false);
-		if (!st)
+		if (!c)
+			c = cell_of(h);
+		if (!c)
 			return;
 		if (urgent)
-			st->losses += 1;
+			c->flow.losses += 1;
 		PROF_START(t_report);
-		report(h, st, sk, SLK_KIND_REPORT, urgent, now, settings());
+		report(h, &c->flow, sk, SLK_KIND_REPORT, urgent, now, settings());
 		PROF_ADD(SLK_P_REPORT, t_report);
 	}
 }
@@ -624,20 +709,54 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 static __always_inline void on_state(struct sock *sk, __u8 new_state)
 {
 	struct slk_hot *h = hot_of(sk);
+	struct slk_cell *c = cubic_cell(sk);
 	struct slk_flow *st;
 	__u64 now;
 
+	if (c) {
+		swap_in(sk, c);
+		cubictcp_state(sk, new_state);
+		swap_out(sk, c);
+	}
 	if (new_state != TCP_CA_Loss || !(h->flags & SLK_H_READY))
 		return;
-	st = flow_of(sk, false);
-	if (!st || !st->flow_id)
+	c = cell_of(h);
+	if (!c)
 		return;
+	st = &c->flow;
 	now = bpf_ktime_get_ns();
 	st->rtos += 1;
 	h->ca_state = new_state;
 	if (!h->first_ns)
 		h->first_ns = now;
 	report(h, st, sk, SLK_KIND_REPORT, true, now, settings());
+}
+
+/* The slow-start threshold after a loss: the kernel's Cubic's while it holds the flow, else Reno's (the
+ * agent sets the window itself). */
+static __always_inline __u32 on_ssthresh(struct sock *sk)
+{
+	struct slk_cell *c = cubic_cell(sk);
+	__u32 ssthresh;
+
+	if (!c)
+		return tcp_reno_ssthresh(sk);
+	swap_in(sk, c);
+	ssthresh = cubictcp_recalc_ssthresh(sk);
+	swap_out(sk, c);
+	return ssthresh;
+}
+
+/* Window events (transmission restarting after idle, CWR done...) matter only to the kernel's Cubic. */
+static __always_inline void on_cwnd_event(struct sock *sk, enum tcp_ca_event event)
+{
+	struct slk_cell *c = cubic_cell(sk);
+
+	if (c) {
+		swap_in(sk, c);
+		cubictcp_cwnd_event(sk, event);
+		swap_out(sk, c);
+	}
 }
 
 /* One registered name: thin programs that pass their slot to the shared code. */
@@ -660,7 +779,12 @@ static __always_inline void on_state(struct sock *sk, __u8 new_state)
 	SEC("struct_ops")                                                                                     \
 	__u32 BPF_PROG(ident##_ssthresh, struct sock *sk)                                                     \
 	{                                                                                                      \
-		return tcp_reno_ssthresh(sk);                                                                  \
+		return on_ssthresh(sk);                                                                        \
+	}                                                                                                      \
+	SEC("struct_ops")                                                                                     \
+	void BPF_PROG(ident##_cwnd_event, struct sock *sk, enum tcp_ca_event event)                          \
+	{                                                                                                      \
+		on_cwnd_event(sk, event);                                                                      \
 	}                                                                                                      \
 	SEC("struct_ops")                                                                                     \
 	__u32 BPF_PROG(ident##_undo_cwnd, struct sock *sk)                                                    \
@@ -680,6 +804,7 @@ static __always_inline void on_state(struct sock *sk, __u8 new_state)
 		.ssthresh = (void *)ident##_ssthresh,                                                          \
 		.undo_cwnd = (void *)ident##_undo_cwnd,                                                        \
 		.set_state = (void *)ident##_set_state,                                                        \
+		.cwnd_event = (void *)ident##_cwnd_event,                                                      \
 		.name = cname,                                                                                 \
 	};
 

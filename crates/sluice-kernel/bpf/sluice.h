@@ -6,14 +6,17 @@
 
 /* "SLK1" read as a little-endian u32: the first word of every message in either direction. */
 #define SLK_MAGIC 0x314b4c53u
-#define SLK_VERSION 1
+#define SLK_VERSION 2
 
 /* Raw RTT samples one report carries at most; later samples of the period replace the last slot. */
 #define SLK_RTT_SAMPLES 8
 
-/* Slots of the decision-generation array: a flow watches slot flow_id & (SLK_GEN_SLOTS - 1). Flows whose
- * ids share a slot only cost each other a spurious decision-map lookup. Same bound as the decisions map. */
-#define SLK_GEN_SLOTS 65536
+/* Cells of the flow-cell array, one per live flow: the most flows the datapath controls at once. A flow id's
+ * low 16 bits are its cell (flow_id & (SLK_CELLS - 1)). */
+#define SLK_CELLS 65536
+#define SLK_CELL_BITS 16
+/* Cells a starting flow tries (from its flow number on) before it gives up and runs the kernel's Reno. */
+#define SLK_CELL_PROBES 16
 
 /* Report kinds. */
 #define SLK_KIND_START 1  /* a flow started (or was re-initialised); urgent */
@@ -39,7 +42,8 @@ enum slk_counter {
 	SLK_C_MALFORMED,       /* decisions rejected as malformed (magic, version, flow id, flags) */
 	SLK_C_FALLBACK,        /* times a flow fell back to the kernel's own behaviour */
 	SLK_C_RESUMED,         /* times a flow in fallback was handed back to the agent */
-	SLK_C_NO_STATE,        /* ACKs of flows without per-flow state (storage allocation failed) */
+	SLK_C_NO_STATE,        /* ACKs of flows without per-flow state (no free cell) */
+	SLK_C_FALLBACK_CUBIC,  /* of the fallbacks, those that ran the kernel's Cubic (the others ran Reno) */
 	SLK_C_MAX,
 };
 
@@ -49,14 +53,20 @@ struct slk_counters {
 	__u64 since_wakeup; /* reports this CPU submitted since it last woke the agent (not a counter) */
 };
 
-/* The settings (the single value of the config map), written by the agent. 48 bytes. */
+/* What the watchdog hands a flow to: the kernel's own Reno or Cubic (slk_settings.fallback). */
+#define SLK_FALLBACK_RENO 0
+#define SLK_FALLBACK_CUBIC 1
+
+/* The settings (the single value of the config map), written by the agent. 56 bytes. */
 struct slk_settings {
 	__u64 epoch;        /* the running agent's epoch; decisions of other epochs are stale */
 	__u64 watchdog_ns;  /* fall back when a report waits longer than this for an answer */
 	__u64 batch_acks;   /* report after this many ACKs... */
 	__u64 deadline_ns;  /* ...or once the oldest folded ACK is this old, or the flow's RTT if longer */
 	__u64 wakeup_bytes; /* wake the agent after this many bytes of reports from one CPU */
-	__u64 next_flow;    /* flow id counter (shared by every agent run, so ids are never reused) */
+	__u64 next_flow;    /* flow number counter (shared by every agent run, so ids are never reused); a flow's
+			     * id is its number << SLK_CELL_BITS | its cell */
+	__u64 fallback;     /* SLK_FALLBACK_* */
 };
 
 /* BPF -> agent, through the ring buffer. 160 bytes. */
@@ -92,7 +102,7 @@ struct slk_report {
 	__u32 rtt_us[SLK_RTT_SAMPLES];
 };
 
-/* agent -> BPF: the value of the decisions map, keyed by flow id. 40 bytes. */
+/* agent -> BPF: the decision in a flow's cell. 40 bytes. */
 struct slk_decision {
 	__u32 magic;
 	__u16 version;
@@ -105,9 +115,45 @@ struct slk_decision {
 	__u64 pacing_bps;   /* bit/s */
 };
 
+/* The BPF side's own per-flow state, the second line of a flow's cell: read when a report leaves, a decision
+ * arrives, or a loss or timeout comes (the per-ACK state is in the socket, struct slk_hot). The agent only
+ * reads it (flow_id: which flow holds the cell). 64 bytes. */
+struct slk_flow {
+	__u64 flow_id;          /* the flow holding the cell; 0 = free (claimed with compare-and-swap) */
+	__u64 report_base;      /* tp->bytes_acked at the last report */
+	__u32 reord_base;       /* tp->reord_seen at the last report */
+	__u32 seq;              /* last report's sequence number */
+	__u32 applied_seq;      /* last applied decision */
+	__u32 applied_epoch;    /* ...and its agent epoch */
+	__u32 losses;           /* coalescent: recovery entries since the last report */
+	__u32 rtos;             /* coalescent: retransmission timeouts since the last report */
+	__u16 lport;
+	__u16 rport;
+	__u8 slot;
+	__u8 pad[19];
+};
+
+/* One flow's cell in the flow-cell array (memory-mapped by the agent): four cache lines. The first is the
+ * agent's: the decision, then its generation word, a sequence lock (odd while the agent writes the
+ * decision; the agent moves it to the next even value when the decision is complete). The rest are the
+ * BPF side's: its state for the flow, and, while the watchdog has handed the flow to the kernel's Cubic,
+ * Cubic's state and the words of sluice's per-ACK state that Cubic's displaces in the socket during a
+ * call of its functions. 256 bytes. */
+struct slk_cell {
+	struct slk_decision decision;
+	__u32 gen;
+	__u32 agent_pad[5];
+	struct slk_flow flow;
+	__u64 parked[16];
+};
+
 _Static_assert(sizeof(struct slk_report) == 160, "src/codec.rs REPORT_BYTES");
 _Static_assert(sizeof(struct slk_decision) == 40, "src/codec.rs DECISION_BYTES");
-_Static_assert(sizeof(struct slk_settings) == 48, "src/loader.rs Settings");
-_Static_assert(sizeof(struct slk_counters) == 88, "src/loader.rs COUNTER_SLOTS");
+_Static_assert(sizeof(struct slk_flow) == 64, "src/loader.rs cell layout");
+_Static_assert(sizeof(struct slk_cell) == 256, "src/loader.rs CELL_BYTES");
+_Static_assert(__builtin_offsetof(struct slk_cell, gen) == 40, "src/loader.rs CELL_GEN");
+_Static_assert(__builtin_offsetof(struct slk_cell, flow) == 64, "src/loader.rs CELL_FLOW");
+_Static_assert(sizeof(struct slk_settings) == 56, "src/loader.rs Settings");
+_Static_assert(sizeof(struct slk_counters) == 96, "src/loader.rs COUNTER_SLOTS");
 
 #endif

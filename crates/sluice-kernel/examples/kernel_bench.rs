@@ -6,9 +6,10 @@
 //! the kernel's Reno), whose cost per ACK is the floor under the same load.
 //!
 //! Run as root: `cargo run --release -p sluice-kernel --example kernel_bench [-- SECONDS [GSO_SEGMENTS
-//! [DEADLINE [FLOWS]]]]`; GSO_SEGMENTS caps the segments per offloaded packet (0: no cap), DEADLINE
+//! [DEADLINE [FLOWS [RATE]]]]]`; GSO_SEGMENTS caps the segments per offloaded packet (0: no cap), DEADLINE
 //! replaces the 1 ms report deadline (e.g. 4ms; `-`: the default), FLOWS is a comma-separated list of flow
-//! counts. Built with `SLUICE_BPF_CFLAGS=-DSLK_PROFILE=1`, the BPF side times its rare parts (reading a
+//! counts (`-`: 1 to 32), RATE is the bottleneck's tbf rate (default 1gbit; e.g. 10gbit to measure at
+//! the highest ACK rates the machine reaches). Built with `SLUICE_BPF_CFLAGS=-DSLK_PROFILE=1`, the BPF side times its rare parts (reading a
 //! decision, sending a report) and each row is followed by what they cost.
 
 use std::time::Duration;
@@ -29,11 +30,14 @@ fn main() {
     let seconds: u32 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(10);
     let flow_counts: Vec<u32> = std::env::args()
         .nth(4)
+        .filter(|t| t != "-")
         .map(|list| list.split(',').map(|n| n.trim().parse().expect("FLOWS: comma-separated numbers")).collect())
         .unwrap_or_else(|| vec![1, 2, 4, 8, 16, 32]);
     let old_stats = std::fs::read_to_string(STATS).unwrap_or_else(|_| "0".into());
     std::fs::write(STATS, "1").expect("enable kernel.bpf_stats_enabled");
-    let bed = TestBed::new("bn", "1gbit", "1mb").expect("test bed");
+    let rate = std::env::args().nth(5).unwrap_or_else(|| "1gbit".into());
+    let bed = TestBed::new("bn", &rate, "1mb").expect("test bed");
+    println!("bottleneck: tbf {rate}");
     if let Some(segments) = std::env::args().nth(2).and_then(|s| s.parse().ok()).filter(|&s: &u32| s > 0) {
         bed.limit_gso(segments).expect("gso_max_segs");
         println!("sender GSO capped at {segments} segments per packet");
@@ -96,6 +100,22 @@ fn row(bed: &TestBed, flows: u32, seconds: u32, floor: (f64, f64)) {
         summary.kernel.fallbacks,
         summary.kernel.ringbuf_full
     );
+    let k = &summary.kernel;
+    if k.fallbacks + k.stale + k.malformed > 0 {
+        let lag = &summary.agent.answer_lag;
+        println!(
+            "({flows} flows: {} fallbacks, {} to Cubic; {} answers past the watchdog, longest {} us; longest gap \
+             between drains {} us (SCHED_FIFO: {}); decisions rejected {} stale, {} malformed)",
+            k.fallbacks,
+            k.fallbacks_to_cubic,
+            lag.over_watchdog,
+            lag.max_us,
+            summary.longest_drain_gap_us,
+            summary.realtime,
+            k.stale,
+            k.malformed
+        );
+    }
     if let Some(sections) = profile {
         let parts: Vec<String> = sections
             .iter()

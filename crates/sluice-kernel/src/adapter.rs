@@ -50,10 +50,10 @@ pub struct FlowAdapter {
     timers: [Option<Time>; MAX_TIMERS],
     mss: u32,
     srtt_us: u32,
-    /// When the BPF side sent the newest report (its `now_ns`, CLOCK_MONOTONIC ns).
-    last_report_ns: u64,
-    /// The newest report whose answer's lag was recorded.
-    lag_recorded: u32,
+    /// When the BPF side sent the oldest report still waiting for an answer (its `now_ns`, CLOCK_MONOTONIC
+    /// ns; 0: none waits). The BPF side's watchdog clock starts there too: an answer covers every report
+    /// before it, so timing only the newest would hide a drain that came late.
+    oldest_unanswered_ns: u64,
     /// Reports this flow handled.
     pub reports: u64,
 }
@@ -80,8 +80,7 @@ impl FlowAdapter {
             timers: [None; MAX_TIMERS],
             mss: info.mss.max(1),
             srtt_us: 0,
-            last_report_ns: 0,
-            lag_recorded: 0,
+            oldest_unanswered_ns: 0,
             reports: 0,
         };
         flow.rate_only = sluice_cc::registry::lookup(&flow.algorithm)
@@ -124,7 +123,9 @@ impl FlowAdapter {
             return Err(Rejected::Stale);
         }
         self.last_report = r.seq;
-        self.last_report_ns = r.now_ns;
+        if self.oldest_unanswered_ns == 0 {
+            self.oldest_unanswered_ns = r.now_ns.max(1);
+        }
         self.answer_owed = true;
         self.reports += 1;
         self.mss = r.mss.max(1);
@@ -270,14 +271,13 @@ impl FlowAdapter {
         Some(d)
     }
 
-    /// The send time (ns) of the newest report, the first time an answer to it is written; `None` when
-    /// its answer was already counted (a later decision from a timer answers no new report).
+    /// The send time (ns) of the oldest report an answer being written covers; `None` when every report
+    /// was answered already (a later decision from a timer answers no new report).
     pub fn newly_answered_report_ns(&mut self) -> Option<u64> {
-        if self.last_report <= self.lag_recorded || self.last_report_ns == 0 {
-            return None;
+        match std::mem::take(&mut self.oldest_unanswered_ns) {
+            0 => None,
+            sent => Some(sent),
         }
-        self.lag_recorded = self.last_report;
-        Some(self.last_report_ns)
     }
 
     /// A window for a rate-only algorithm: [`RATE_ONLY_WINDOW_RTTS`] rate-delay products.

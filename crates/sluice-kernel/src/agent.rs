@@ -31,18 +31,16 @@ pub struct AgentCounters {
     pub fallback_reports: u64,
     /// Decisions written to the BPF side.
     pub decisions: u64,
-    /// Decisions the BPF side's map refused (full, or the flow already gone).
-    pub decision_write_errors: u64,
     /// How long reports waited for their answers.
     pub answer_lag: AnswerLag,
     /// The plane's counters (signals, reports delivered, filters).
     pub plane: PlaneCounters,
 }
 
-/// How long reports waited for their answers: from the BPF side's submit (the report's `now_ns`) until
-/// the answer was in the decisions map. The BPF side's watchdog falls back when this exceeds its time,
-/// so `over_watchdog` is the agent's own count of the fallbacks it caused by lagging: compare it with
-/// the kernel's `fallbacks` to tell agent lag from anything else.
+/// How long reports waited for their answers: from the BPF side's submit (the report's `now_ns`) of the
+/// oldest report an answer covers until the answer was in the flow's cell. The BPF side's watchdog falls
+/// back when this exceeds its time, so `over_watchdog` is the agent's own count of the fallbacks it
+/// caused by lagging: compare it with the kernel's `fallbacks` to tell agent lag from anything else.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AnswerLag {
     /// Reports answered (each counted once, by its first answer).
@@ -281,7 +279,7 @@ mod tests {
     }
 
     #[test]
-    fn answer_lag_counts_each_report_once_from_its_send_time() {
+    fn answer_lag_counts_from_the_oldest_report_an_answer_covers() {
         let mut a = agent();
         let mut start = Report::parse(&report(Kind::Start, 1, 1, 0)).unwrap();
         start.now_ns = 1_000_000;
@@ -301,6 +299,18 @@ mod tests {
         let lag = &a.counters.answer_lag;
         assert_eq!((lag.answers, lag.later, lag.over_watchdog, lag.max_us), (2, 1, 1, 12_000), "12 ms: past 10 ms");
         assert_eq!(lag.total_us, 12_500);
+        // Two reports drained together: one answer covers both, and the older one waited longest (the
+        // BPF side's watchdog runs from it).
+        for (seq, sent) in [(3, 20_000_000), (4, 29_000_000)] {
+            let mut r = Report::parse(&report(Kind::Report, 1, seq, 0)).unwrap();
+            r.now_ns = sent;
+            a.handle(&r.encode(), 0);
+        }
+        out.clear();
+        a.decisions(&mut out);
+        a.record_answers(&out, 31_000_000, 10_000_000);
+        let lag = &a.counters.answer_lag;
+        assert_eq!((lag.answers, lag.over_watchdog, lag.max_us), (3, 2, 12_000), "11 ms from report 3, not 2 ms");
     }
 
     #[test]

@@ -1,13 +1,13 @@
 //! The messages between the BPF side and the agent (the Rust mirror of `bpf/sluice.h`), with their
 //! validation: reports are parsed from untrusted ring-buffer bytes and never panic, decisions are encoded
-//! for the per-flow decisions map.
+//! for the flows' cells.
 
 use std::fmt;
 
 /// First word of every message: "SLK1" as a little-endian u32.
 pub const MAGIC: u32 = 0x314b_4c53;
 /// Message layout version; bumped with any change to `bpf/sluice.h`.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 /// Raw RTT samples one report carries at most.
 pub const RTT_SAMPLES: usize = 8;
 /// Size of a report in bytes.

@@ -62,10 +62,13 @@ pub struct AgentConfig {
     pub rules: Vec<PortRule>,
     /// Per-algorithm parameters (`[params.reno]`).
     pub params: BTreeMap<String, toml::Table>,
-    /// The BPF side falls back to the kernel's own Reno when a report has waited this long for an
-    /// answer. Default 10 ms (the requirement; ~100 RTTs of a datacenter path).
+    /// The BPF side falls back to the kernel's own congestion control ([`AgentConfig::fallback`]) when a
+    /// report has waited this long for an answer. Default 10 ms (~100 RTTs of a datacenter path).
     #[serde(with = "sluice_core::serde_units::duration")]
     pub watchdog: Time,
+    /// What the watchdog hands a flow to: the kernel's `cubic` (default: Linux's default congestion
+    /// control, net.ipv4.tcp_congestion_control) or its `reno`.
+    pub fallback: Fallback,
     /// A flow reports after this many ACKs... Default 16: a 64 KB GSO burst is ~45 segments, ACKed by
     /// ~16-23 delayed ACKs, so about one report per burst.
     pub batch_acks: u32,
@@ -109,6 +112,7 @@ impl Default for AgentConfig {
             rules: Vec::new(),
             params: BTreeMap::new(),
             watchdog: 10 * PS_PER_MS,
+            fallback: Fallback::Cubic,
             batch_acks: 16,
             deadline: PS_PER_MS,
             wakeup_bytes: 16 * 1024,
@@ -117,6 +121,35 @@ impl Default for AgentConfig {
             base_rtt: 100 * PS_PER_US,
             pin_dir: PathBuf::from(DEFAULT_PIN_DIR),
             realtime_priority: 10,
+        }
+    }
+}
+
+/// The kernel's own congestion control a flow falls back to while the agent is away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fallback {
+    /// `tcp_reno_cong_avoid`: no state of its own.
+    Reno,
+    /// The `cubictcp_*` functions, started from the window in force when the flow falls back.
+    Cubic,
+}
+
+impl Fallback {
+    /// Parses `--fallback`.
+    pub fn parse_arg(text: &str) -> Result<Fallback, ConfigError> {
+        match text {
+            "cubic" => Ok(Fallback::Cubic),
+            "reno" => Ok(Fallback::Reno),
+            _ => Err(error(format!("--fallback {text}"), "expected `cubic` or `reno`")),
+        }
+    }
+
+    /// The BPF side's code for it (`SLK_FALLBACK_*` in bpf/sluice.h).
+    pub fn code(self) -> u64 {
+        match self {
+            Fallback::Reno => 0,
+            Fallback::Cubic => 1,
         }
     }
 }
@@ -360,6 +393,13 @@ mod tests {
         assert!(c.resolve("options").is_ok());
         assert!(c.add_param_arg("cwnd=3").is_err());
         assert_eq!(AgentConfig::parse_duration_arg("watchdog", "5").err().unwrap().place, "--watchdog 5");
+        assert_eq!(AgentConfig::default().fallback, Fallback::Cubic);
+        assert_eq!(Fallback::parse_arg("reno").unwrap(), Fallback::Reno);
+        assert_eq!(Fallback::parse_arg("vegas").err().unwrap().place, "--fallback vegas");
+        let c: AgentConfig = toml::from_str("fallback = \"reno\"").unwrap();
+        assert_eq!((c.fallback, c.fallback.code()), (Fallback::Reno, 0));
+        let c: Result<AgentConfig, _> = toml::from_str("fallback = \"bbr\"");
+        assert!(c.err().unwrap().to_string().contains("unknown variant `bbr`"));
         let c: Result<AgentConfig, _> = toml::from_str("watchdog = 5");
         assert!(c.is_err());
         let c: AgentConfig = toml::from_str("watchdog = \"1ms\"").unwrap();

@@ -1,18 +1,24 @@
 //! Loading the BPF side, registering its congestion-control names, and reaching its maps.
 //!
-//! The shared maps (decisions, reports ring, config, counters) are pinned by name under a bpffs directory
-//! so that flows started under one agent keep running through their programs when it dies (the watchdog
-//! falls back to Reno) and a restarted agent finds them again. The struct_ops registrations are links:
-//! dropping them, or the agent's death closing their descriptors, unregisters the names at once.
+//! The shared maps (flow cells, reports ring, config, counters) are pinned by name under a bpffs
+//! directory so that flows started under one agent keep running through their programs when it dies (the
+//! watchdog falls back to Reno) and a restarted agent finds them again. The struct_ops registrations are
+//! links: dropping them, or the agent's death closing their descriptors, unregisters the names at once.
+//! The flow-cell array is mapped into the agent's memory: decisions are written with plain stores under
+//! each cell's sequence lock, with no system call.
 
 use std::fmt;
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType, Object, ObjectBuilder, RingBuffer, RingBufferBuilder};
 use serde::Serialize;
 
-use crate::codec::Decision;
+use crate::codec::{Decision, DECISION_BYTES};
+use crate::config::Fallback;
 
 /// The compiled BPF object (built by build.rs from bpf/sluice.bpf.c).
 const OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sluice.bpf.o"));
@@ -44,7 +50,8 @@ mod cfg {
     pub const BATCH_ACKS: usize = 16;
     pub const DEADLINE_NS: usize = 24;
     pub const WAKEUP_BYTES: usize = 32;
-    pub const SIZE: usize = 48;
+    pub const FALLBACK: usize = 48;
+    pub const SIZE: usize = 56;
 }
 
 /// The BPF side's counters (`enum slk_counter` in bpf/sluice.h), summed over CPUs.
@@ -68,8 +75,10 @@ pub struct KernelCounters {
     pub fallbacks: u64,
     /// Times a flow was handed back to the agent.
     pub resumed: u64,
-    /// ACKs of flows without per-flow state.
+    /// ACKs of flows without per-flow state (no free cell).
     pub no_state: u64,
+    /// Of the fallbacks, those that ran the kernel's Cubic (the others ran its Reno).
+    pub fallbacks_to_cubic: u64,
 }
 
 impl KernelCounters {
@@ -86,12 +95,13 @@ impl KernelCounters {
             fallbacks: at(7),
             resumed: at(8),
             no_state: at(9),
+            fallbacks_to_cubic: at(10),
         }
     }
 }
 
 /// Counters in the counters map's value (`SLK_C_MAX` in bpf/sluice.h).
-const COUNTER_SLOTS: u32 = 10;
+const COUNTER_SLOTS: u32 = 11;
 
 /// What went wrong loading or talking to the BPF side.
 #[derive(Debug)]
@@ -109,64 +119,116 @@ fn kerr(what: &str, e: impl fmt::Display) -> KernelError {
     KernelError(format!("{what}: {e}"))
 }
 
-/// The bit [`Maps::write_raw_decision`] flips in a generation word; the agent's own increments would take
-/// 2^31 writes to one slot to reach a value it wrote.
-const FOREIGN_GENERATION_BIT: u32 = 1 << 31;
+/// The layout of `struct slk_cell` (bpf/sluice.h): one live flow's decision (the agent's cache line) and
+/// the BPF side's state for it (the second line).
+pub mod cell {
+    /// Cells in the array (`SLK_CELLS`): the most flows the datapath controls at once.
+    pub const COUNT: usize = 65536;
+    /// Bits of a flow id that name its cell (`SLK_CELL_BITS`).
+    pub const BITS: u32 = 16;
+    /// Bytes per cell.
+    pub const BYTES: usize = 256;
+    /// Offset of the generation word (the sequence lock of the decision at offset 0).
+    pub const GEN: usize = 40;
+    /// Offset of `struct slk_flow`, whose first field is the id of the flow holding the cell (0: free).
+    pub const FLOW: usize = 64;
 
-/// Writes the agent's decisions: each drain's decisions in one batch, then their flows' generation
-/// words in another, so that a drain costs two system calls instead of three per decision (a
-/// 1,000-flow start answered one by one kept the agent writing for milliseconds while reports aged
-/// toward the watchdog). The writer keeps its own copy of the words it wrote; a word it has not written
-/// yet is read from the map once (an earlier agent's flows watch it too).
-#[derive(Debug, Default)]
-pub struct DecisionWriter {
-    words: std::collections::HashMap<u32, u32>,
-}
-
-impl DecisionWriter {
-    /// Writes `decisions` (at most one per flow); returns how many the map refused (full, or a write
-    /// error), whose flows get the same state with their next answer.
-    pub fn write(&mut self, maps: &Maps, decisions: &[Decision]) -> u64 {
-        if decisions.is_empty() {
-            return 0;
-        }
-        let written = maps.put_decisions(decisions);
-        let mut refused = (decisions.len() - written.len()) as u64;
-        let mut words = std::collections::BTreeMap::new();
-        for id in &written {
-            let slot = generation_slot(*id);
-            let word = match self.words.get(&slot) {
-                Some(&w) => w,
-                None => match maps.generation(slot) {
-                    Ok(w) => w,
-                    Err(_) => {
-                        refused += 1;
-                        continue;
-                    }
-                },
-            };
-            let next = word.wrapping_add(1);
-            self.words.insert(slot, next);
-            words.insert(slot, next);
-        }
-        let words: Vec<(u32, u32)> = words.into_iter().collect();
-        if !words.is_empty() && maps.set_generations(&words).is_err() {
-            // Unknown which words moved: forget them all, so the next write reads them again.
-            for (slot, _) in &words {
-                self.words.remove(slot);
-            }
-            refused += words.len() as u64;
-        }
-        refused
+    /// The cell of flow `flow_id`.
+    pub fn of(flow_id: u64) -> usize {
+        (flow_id as usize) & (COUNT - 1)
     }
 }
 
-/// Slots of the decision-generation array (`SLK_GEN_SLOTS` in bpf/sluice.h).
-pub const GEN_SLOTS: u32 = 65536;
+/// The flow-cell array mapped into this process. The BPF side reads and writes the same memory; this
+/// process touches it only through atomics, as memory shared with another process.
+struct Cells {
+    base: NonNull<u8>,
+    len: usize,
+}
 
-/// The generation word that flow `flow_id` watches.
-pub fn generation_slot(flow_id: u64) -> u32 {
-    (flow_id as u32) & (GEN_SLOTS - 1)
+// SAFETY: `Cells` owns its mapping (unmapped only on drop) and gives access to it only through atomic
+// types, which may be shared and used from any thread.
+unsafe impl Send for Cells {}
+// SAFETY: as above: every access through `&Cells` is an atomic load or store.
+unsafe impl Sync for Cells {}
+
+impl Cells {
+    /// Maps the array whose descriptor `map` is (created with BPF_F_MMAPABLE).
+    fn map(map: &MapHandle) -> Result<Cells, KernelError> {
+        let len = cell::COUNT * cell::BYTES;
+        // SAFETY: a fresh shared mapping of `len` bytes of the map's descriptor at offset 0; the kernel
+        // checks that the descriptor is a mmapable array of at least `len` bytes and fails otherwise. No
+        // existing memory is affected, and the result is checked for MAP_FAILED before use.
+        let at = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                map.as_fd().as_raw_fd(),
+                0,
+            )
+        };
+        if at == libc::MAP_FAILED {
+            return Err(kerr("map the flow cells into memory", std::io::Error::last_os_error()));
+        }
+        let base = NonNull::new(at.cast::<u8>()).ok_or_else(|| KernelError("mmap returned null".into()))?;
+        Ok(Cells { base, len })
+    }
+
+    fn at(&self, cell: usize, offset: usize, width: usize) -> *mut u8 {
+        assert!(
+            cell < cell::COUNT && offset + width <= cell::BYTES && offset.is_multiple_of(width),
+            "cell {cell} +{offset}"
+        );
+        // SAFETY: cell < COUNT and offset + width <= BYTES, so the address lies inside the mapping of
+        // COUNT * BYTES bytes.
+        unsafe { self.base.as_ptr().add(cell * cell::BYTES + offset) }
+    }
+
+    fn word32(&self, cell: usize, offset: usize) -> &AtomicU32 {
+        // SAFETY: `at` checked the bounds; the address is 4-aligned (the mapping is page-aligned, BYTES is
+        // a multiple of 4 and `at` checked that offset is too); the memory stays mapped while `self`
+        // lives, and this process reaches it only through atomics.
+        unsafe { &*self.at(cell, offset, 4).cast::<AtomicU32>() }
+    }
+
+    fn word64(&self, cell: usize, offset: usize) -> &AtomicU64 {
+        // SAFETY: as in `word32`, with 8-byte alignment.
+        unsafe { &*self.at(cell, offset, 8).cast::<AtomicU64>() }
+    }
+
+    /// Writes a decision's bytes into `cell` under its sequence lock: the generation word goes odd, the
+    /// decision is written, and the word goes to the next even value, which tells the BPF side (it reads
+    /// the decision only while the word is even and unchanged across its copy; bpf/sluice.bpf.c
+    /// `read_decision`). A word left odd by a writer that died mid-write is carried on from.
+    fn write(&self, cell: usize, value: &[u8]) {
+        let gen = self.word32(cell, cell::GEN);
+        let writing = gen.load(Ordering::Relaxed) | 1;
+        gen.store(writing, Ordering::Relaxed);
+        fence(Ordering::Release);
+        let mut bytes = [0u8; DECISION_BYTES];
+        let n = value.len().min(DECISION_BYTES);
+        bytes[..n].copy_from_slice(&value[..n]);
+        for (i, word) in bytes.chunks_exact(8).enumerate() {
+            let word = u64::from_ne_bytes(word.try_into().expect("8 bytes"));
+            self.word64(cell, i * 8).store(word, Ordering::Relaxed);
+        }
+        gen.store(writing.wrapping_add(1), Ordering::Release);
+    }
+
+    /// The id of the flow holding `cell` (0: free).
+    fn holder(&self, cell: usize) -> u64 {
+        self.word64(cell, cell::FLOW).load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Cells {
+    fn drop(&mut self) {
+        // SAFETY: `base` and `len` are the mapping made in `Cells::map`, unmapped only here; every
+        // reference handed out borrows `self`, so none outlives it.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+    }
 }
 
 /// The BPF side's settings, written to its config map.
@@ -180,12 +242,13 @@ pub struct KernelSettings {
     pub deadline_ns: u64,
     /// Wake the agent when this many bytes wait in the ring.
     pub wakeup_bytes: u32,
+    /// What the watchdog hands a flow to.
+    pub fallback: Fallback,
 }
 
 /// Handles on the pinned maps (usable without loading the programs: tests and tools).
 pub struct Maps {
-    decisions: MapHandle,
-    decision_gen: MapHandle,
+    cells: Cells,
     reports: MapHandle,
     config: MapHandle,
     counters: MapHandle,
@@ -198,8 +261,7 @@ impl Maps {
             MapHandle::from_pinned_path(pin_dir.join(name)).map_err(|e| kerr(&format!("open pinned map {name}"), e))
         };
         Ok(Maps {
-            decisions: open("slk_decisions")?,
-            decision_gen: open("slk_decision_gen")?,
+            cells: Cells::map(&open("slk_cells")?)?,
             reports: open("slk_reports")?,
             config: open("slk_config")?,
             counters: open("slk_counters")?,
@@ -215,8 +277,7 @@ impl Maps {
             MapHandle::try_from(&map).map_err(|e| kerr(&format!("map {name}"), e))
         };
         Ok(Maps {
-            decisions: find("slk_decisions")?,
-            decision_gen: find("slk_decision_gen")?,
+            cells: Cells::map(&find("slk_cells")?)?,
             reports: find("slk_reports")?,
             config: find("slk_config")?,
             counters: find("slk_counters")?,
@@ -245,6 +306,7 @@ impl Maps {
             (cfg::BATCH_ACKS, settings.batch_acks as u64),
             (cfg::DEADLINE_NS, settings.deadline_ns),
             (cfg::WAKEUP_BYTES, settings.wakeup_bytes as u64),
+            (cfg::FALLBACK, settings.fallback.code()),
         ] {
             bytes[offset..offset + 8].copy_from_slice(&value.to_ne_bytes());
         }
@@ -256,64 +318,25 @@ impl Maps {
         Ok(self.setting(cfg::EPOCH)? as u32)
     }
 
-    /// Writes a decision for its flow (one at a time; the agent writes through a [`DecisionWriter`]).
-    pub fn write_decision(&self, d: &Decision) -> Result<(), KernelError> {
-        let mut writer = DecisionWriter::default();
-        match writer.write(self, std::slice::from_ref(d)) {
-            0 => Ok(()),
-            _ => Err(KernelError(format!("write decision of flow {}", d.flow_id))),
+    /// Writes each decision into its flow's cell. The agent does not read the cell's owner first: that
+    /// line is the BPF side's, written at every report, and reading it would move it to the agent's core
+    /// and back. A decision for a flow that has ended meanwhile is rejected as stale by the cell's next
+    /// holder (its flow id is not theirs).
+    pub fn write_decisions(&self, decisions: &[Decision]) {
+        for d in decisions {
+            self.cells.write(cell::of(d.flow_id), &d.encode());
         }
     }
 
-    /// Writes any bytes as a flow's decision (fault injection: the BPF side must reject bad ones), then
-    /// moves the flow's decision generation: the BPF side reads the decisions map only when that word
-    /// changed, so the decision must be in place before the word moves. The word's top bit is flipped
-    /// rather than the word incremented: a running agent's [`DecisionWriter`] increments its own copy,
-    /// and its next values must differ from this one for the flow to see them.
-    pub fn write_raw_decision(&self, flow_id: u64, value: &[u8]) -> Result<(), KernelError> {
-        self.decisions.update(&flow_id.to_ne_bytes(), value, MapFlags::ANY).map_err(|e| kerr("write decision", e))?;
-        let slot = generation_slot(flow_id);
-        let word = self.generation(slot)? ^ FOREIGN_GENERATION_BIT;
-        self.set_generations(&[(slot, word)])
+    /// Writes any bytes (up to a decision's size, the rest zero) as the decision in flow `flow_id`'s
+    /// cell, whoever holds it (fault injection: the BPF side must reject bad ones).
+    pub fn write_raw_decision(&self, flow_id: u64, value: &[u8]) {
+        self.cells.write(cell::of(flow_id), value);
     }
 
-    /// The generation word of `slot`.
-    fn generation(&self, slot: u32) -> Result<u32, KernelError> {
-        let value = self
-            .decision_gen
-            .lookup(&slot.to_ne_bytes(), MapFlags::ANY)
-            .map_err(|e| kerr("read decision generation", e))?;
-        Ok(value.and_then(|v| v.as_slice().try_into().ok()).map(u32::from_ne_bytes).unwrap_or(0))
-    }
-
-    /// Writes generation words (slot, value) in one batch.
-    fn set_generations(&self, words: &[(u32, u32)]) -> Result<(), KernelError> {
-        let keys: Vec<u8> = words.iter().flat_map(|(slot, _)| slot.to_ne_bytes()).collect();
-        let values: Vec<u8> = words.iter().flat_map(|(_, word)| word.to_ne_bytes()).collect();
-        self.decision_gen
-            .update_batch(&keys, &values, words.len() as u32, MapFlags::ANY, MapFlags::ANY)
-            .map_err(|e| kerr("write decision generations", e))
-    }
-
-    /// Writes decisions in one batch; where the batch fails, one by one. Returns the flow ids whose
-    /// decision is in the map.
-    fn put_decisions(&self, decisions: &[Decision]) -> Vec<u64> {
-        let keys: Vec<u8> = decisions.iter().flat_map(|d| d.flow_id.to_ne_bytes()).collect();
-        let values: Vec<u8> = decisions.iter().flat_map(|d| d.encode()).collect();
-        let batch = self.decisions.update_batch(&keys, &values, decisions.len() as u32, MapFlags::ANY, MapFlags::ANY);
-        if batch.is_ok() {
-            return decisions.iter().map(|d| d.flow_id).collect();
-        }
-        decisions
-            .iter()
-            .filter(|d| self.decisions.update(&d.flow_id.to_ne_bytes(), &d.encode(), MapFlags::ANY).is_ok())
-            .map(|d| d.flow_id)
-            .collect()
-    }
-
-    /// Flow ids with a decision in the map now.
-    pub fn decided_flows(&self) -> Vec<u64> {
-        self.decisions.keys().filter_map(|k| k.try_into().ok().map(u64::from_ne_bytes)).collect()
+    /// The flows that hold a cell now (live flows of this and earlier agents).
+    pub fn live_flows(&self) -> Vec<u64> {
+        (0..cell::COUNT).map(|at| self.cells.holder(at)).filter(|&id| id != 0).collect()
     }
 
     /// The BPF side's counters, summed over CPUs (the map's one value is `struct slk_counters`, one per CPU).
@@ -390,7 +413,7 @@ impl Datapath {
 
     /// Removes the pins: a later agent then starts with fresh maps and cannot take flows over.
     pub fn unpin(&self) -> Result<(), KernelError> {
-        for name in ["slk_decisions", "slk_decision_gen", "slk_reports", "slk_config", "slk_counters"] {
+        for name in ["slk_cells", "slk_reports", "slk_config", "slk_counters"] {
             let path = self.pin_dir.join(name);
             if path.exists() {
                 std::fs::remove_file(&path).map_err(|e| kerr(&format!("unpin {}", path.display()), e))?;
@@ -497,7 +520,7 @@ impl BpfRunTime {
 }
 
 /// Sections of a profiling build's `slk_profile` map (`enum slk_section` in bpf/sluice.bpf.c).
-pub const PROFILE_SECTIONS: [&str; 5] = ["decide", "storage", "lookup", "report", "reserve"];
+pub const PROFILE_SECTIONS: [&str; 3] = ["decide", "report", "reserve"];
 
 /// What a profiling build of the BPF side (`SLUICE_BPF_CFLAGS=-DSLK_PROFILE=1`) measured so far: per
 /// section of [`PROFILE_SECTIONS`], (runs, total ns) summed over CPUs; `None` in a normal build.
@@ -558,13 +581,26 @@ pub fn poll_timeout(ns: u64) -> Duration {
 mod tests {
     use super::*;
 
-    #[test]
-    fn generation_slots_match_the_bpf_side() {
+    fn define(name: &str) -> String {
         let header = include_str!("../bpf/sluice.h");
-        let line = header.lines().find(|l| l.starts_with("#define SLK_GEN_SLOTS ")).expect("SLK_GEN_SLOTS");
-        assert_eq!(line.split_whitespace().nth(2), Some(GEN_SLOTS.to_string().as_str()));
-        assert!(GEN_SLOTS.is_power_of_two(), "the BPF side masks with GEN_SLOTS - 1");
-        assert_eq!(generation_slot(1), 1);
-        assert_eq!(generation_slot(GEN_SLOTS as u64 + 7), 7, "ids that share a slot wrap around");
+        let line = header.lines().find(|l| l.starts_with(&format!("#define {name} "))).expect(name);
+        line.split_whitespace().nth(2).expect("a value").to_string()
+    }
+
+    #[test]
+    fn the_cell_layout_matches_the_bpf_side() {
+        assert_eq!(define("SLK_CELLS"), cell::COUNT.to_string());
+        assert_eq!(define("SLK_CELL_BITS"), cell::BITS.to_string());
+        assert_eq!(1usize << cell::BITS, cell::COUNT, "a flow id's low bits name its cell");
+        let header = include_str!("../bpf/sluice.h");
+        for (what, value) in [
+            ("sizeof(struct slk_cell) == ", cell::BYTES),
+            ("offsetof(struct slk_cell, gen) == ", cell::GEN),
+            ("offsetof(struct slk_cell, flow) == ", cell::FLOW),
+        ] {
+            assert!(header.contains(&format!("{what}{value},")), "bpf/sluice.h asserts {what}{value}");
+        }
+        assert_eq!(cell::of(1), 1);
+        assert_eq!(cell::of((7 << cell::BITS) | 9), 9);
     }
 }

@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use sluice_core::{Time, PS_PER_NS};
+use sluice_core::{Time, PS_PER_NS, PS_PER_US};
 
 use crate::agent::{Agent, AgentCounters};
 use crate::config::Resolved;
-use crate::loader::{poll_timeout, Datapath, DecisionWriter, KernelCounters, KernelError, KernelSettings};
+use crate::loader::{poll_timeout, Datapath, KernelCounters, KernelError, KernelSettings};
 
 /// How the agent runs.
 #[derive(Debug, Clone, Default)]
@@ -35,6 +35,9 @@ pub struct RunSummary {
     pub cpu_fraction: f64,
     /// Ring-buffer drains.
     pub drains: u64,
+    /// The longest time between two drains, us: the loop waits at most the poll time (1 ms) between
+    /// drains, so a longer gap is time the loop could not run (answers late by that much).
+    pub longest_drain_gap_us: u64,
     /// Messages per second read from the ring.
     pub messages_per_second: f64,
     /// Flows still under control at exit.
@@ -98,6 +101,7 @@ pub fn run(resolved: Resolved, options: &RunOptions, log: &mut dyn FnMut(&str)) 
         batch_acks: config.batch_acks,
         deadline_ns: config.deadline / PS_PER_NS,
         wakeup_bytes: config.wakeup_bytes,
+        fallback: config.fallback,
     };
     STOP.store(false, Ordering::SeqCst);
     catch_signals();
@@ -158,20 +162,21 @@ fn drive(
         0
     })?;
     let mut decisions = Vec::new();
-    let mut writer = DecisionWriter::default();
     let (mut drains, mut last_status) = (0u64, Instant::now());
+    let (mut last_drain, mut longest_gap) = (monotonic(), 0);
     while !STOP.load(Ordering::SeqCst) && options.duration.is_none_or(|d| start.0.elapsed() < d) {
         let wait = agent.borrow().next_deadline().map_or(poll, |at| at.saturating_sub(monotonic()).min(poll));
         let _ = ring.poll(poll_timeout(wait / PS_PER_NS));
         now.set(monotonic());
+        longest_gap = longest_gap.max(now.get().saturating_sub(last_drain));
+        last_drain = now.get();
         let _ = ring.consume();
         drains += 1;
         let mut a = agent.borrow_mut();
         a.poll(now.get());
         decisions.clear();
         a.decisions(&mut decisions);
-        // A failed write (the map full, the flow gone) is counted; the next answer carries the same state.
-        a.counters.decision_write_errors += writer.write(&datapath.maps, &decisions);
+        datapath.maps.write_decisions(&decisions);
         a.record_answers(&decisions, monotonic() / PS_PER_NS, watchdog_ns);
         if options.status_every.is_some_and(|every| last_status.elapsed() >= every) {
             last_status = Instant::now();
@@ -190,6 +195,7 @@ fn drive(
         cpu_seconds: cpu,
         cpu_fraction: cpu / wall.max(1e-9),
         drains,
+        longest_drain_gap_us: longest_gap / PS_PER_US,
         messages_per_second: agent.counters.messages as f64 / wall.max(1e-9),
         flows_left: agent.flows(),
         agent: agent.counters.clone(),
@@ -229,5 +235,6 @@ fn difference(now: KernelCounters, then: KernelCounters) -> KernelCounters {
         fallbacks: now.fallbacks.saturating_sub(then.fallbacks),
         resumed: now.resumed.saturating_sub(then.resumed),
         no_state: now.no_state.saturating_sub(then.no_state),
+        fallbacks_to_cubic: now.fallbacks_to_cubic.saturating_sub(then.fallbacks_to_cubic),
     }
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use sluice_core::PS_PER_NS;
-use sluice_kernel::config::{AgentConfig, ConfigError};
+use sluice_kernel::config::{AgentConfig, ConfigError, Fallback};
 use sluice_kernel::runtime::{run as run_agent, RunOptions};
 
 /// Options of `sluice agent`; they override the settings file.
@@ -22,9 +22,13 @@ pub struct AgentArgs {
     /// Algorithm parameter `ALGORITHM.KEY=VALUE` (`fixed.cwnd_packets=20`).
     #[arg(long = "param", value_name = "ALGORITHM.KEY=VALUE")]
     params: Vec<String>,
-    /// Fall back to the kernel's Reno when the agent has not answered for this long (default 10ms).
+    /// Fall back to the kernel's own congestion control when the agent has not answered for this long
+    /// (default 10ms).
     #[arg(long)]
     watchdog: Option<String>,
+    /// What a flow falls back to: `cubic` (default) or `reno`, the kernel's own.
+    #[arg(long)]
+    fallback: Option<String>,
     /// ACKs folded per report in the kernel (default 16).
     #[arg(long)]
     batch_acks: Option<u32>,
@@ -61,6 +65,9 @@ fn settings(args: &AgentArgs) -> Result<(AgentConfig, String), ConfigError> {
     }
     for param in &args.params {
         config.add_param_arg(param)?;
+    }
+    if let Some(text) = &args.fallback {
+        config.fallback = Fallback::parse_arg(text)?;
     }
     if let Some(text) = &args.watchdog {
         config.watchdog = AgentConfig::parse_duration_arg("watchdog", text)?;
