@@ -57,13 +57,22 @@ static __always_inline void prof_add(__u32 section, __u64 start)
 extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
 extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
 extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
-/* The kernel's own Cubic (net/ipv4/tcp_cubic.c), which the watchdog runs while the agent is away. */
-extern void cubictcp_init(struct sock *sk) __ksym;
-extern __u32 cubictcp_recalc_ssthresh(struct sock *sk) __ksym;
-extern void cubictcp_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
-extern void cubictcp_state(struct sock *sk, __u8 new_state) __ksym;
-extern void cubictcp_cwnd_event(struct sock *sk, enum tcp_ca_event event) __ksym;
-extern void cubictcp_acked(struct sock *sk, const struct ack_sample *sample) __ksym;
+/* The kernel's own Cubic (net/ipv4/tcp_cubic.c), which the watchdog runs while the agent is away. Weak: a
+ * kernel whose Cubic is a module not loaded, or does not export it to BPF, still loads sluice, and its
+ * flows fall back to Reno (libbpf resolves a missing weak kfunc to address 0, and the verifier drops the
+ * calls behind slk_has_cubic()). */
+extern void cubictcp_init(struct sock *sk) __ksym __weak;
+extern __u32 cubictcp_recalc_ssthresh(struct sock *sk) __ksym __weak;
+extern void cubictcp_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym __weak;
+extern void cubictcp_state(struct sock *sk, __u8 new_state) __ksym __weak;
+extern void cubictcp_cwnd_event(struct sock *sk, enum tcp_ca_event event) __ksym __weak;
+extern void cubictcp_acked(struct sock *sk, const struct ack_sample *sample) __ksym __weak;
+
+static __always_inline bool slk_has_cubic(void)
+{
+	return !!cubictcp_init && !!cubictcp_recalc_ssthresh && !!cubictcp_cong_avoid && !!cubictcp_state &&
+	       !!cubictcp_cwnd_event && !!cubictcp_acked;
+}
 
 #ifndef barrier
 #define barrier() asm volatile("" ::: "memory")
@@ -378,7 +387,7 @@ static __always_inline struct slk_cell *cubic_cell(struct sock *sk)
 {
 	struct slk_hot *h = hot_of(sk);
 
-	return (h->flags & SLK_H_CUBIC) ? cell_of(h) : NULL;
+	return slk_has_cubic() && (h->flags & SLK_H_CUBIC) ? cell_of(h) : NULL;
 }
 
 /* Claims a free cell for a new flow: the flow's number (from the shared counter) picks the first cell
@@ -549,6 +558,8 @@ static __always_inline void fallback_control(struct sock *sk, __u32 ack, int fla
 	__u8 state = inet_csk(sk)->icsk_ca_state;
 	struct ack_sample sample = {};
 
+	if (!slk_has_cubic())
+		cubic = NULL;
 	if (cubic)
 		swap_in(sk, cubic);
 	if (cubic && rs->acked_sacked > 0) {
@@ -643,7 +654,7 @@ static __always_inline void watchdog(struct slk_hot *h, struct slk_cell *c, stru
 		sk->sk_pacing_rate = sk->sk_max_pacing_rate;
 		h->flags &= ~SLK_H_PACING;
 	}
-	if (c && settings()->fallback == SLK_FALLBACK_CUBIC)
+	if (c && settings()->fallback == SLK_FALLBACK_CUBIC && slk_has_cubic())
 		start_cubic(h, sk, c);
 }
 
