@@ -120,7 +120,7 @@ fn kerr(what: &str, e: impl fmt::Display) -> KernelError {
 }
 
 /// The layout of `struct slk_cell` (bpf/sluice.h): one live flow's decision (the agent's cache line) and
-/// the BPF side's state for it (the second line).
+/// the BPF side's state for it (the other three lines: the flow's state, and Cubic's during a fallback).
 pub mod cell {
     /// Cells in the array (`SLK_CELLS`): the most flows the datapath controls at once.
     pub const COUNT: usize = 65536;
@@ -220,6 +220,28 @@ impl Cells {
     /// The id of the flow holding `cell` (0: free).
     fn holder(&self, cell: usize) -> u64 {
         self.word64(cell, cell::FLOW).load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+impl Cells {
+    /// Private anonymous memory of the array's size, for tests of the writer.
+    fn anonymous() -> Cells {
+        let len = cell::COUNT * cell::BYTES;
+        // SAFETY: a fresh private anonymous mapping of `len` bytes; no existing memory is affected, and the
+        // result is checked for MAP_FAILED before use.
+        let at = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(at, libc::MAP_FAILED, "anonymous mapping");
+        Cells { base: NonNull::new(at.cast::<u8>()).expect("non-null mapping"), len }
     }
 }
 
@@ -602,5 +624,40 @@ mod tests {
         }
         assert_eq!(cell::of(1), 1);
         assert_eq!(cell::of((7 << cell::BITS) | 9), 9);
+    }
+
+    #[test]
+    fn a_decision_is_written_under_the_cells_sequence_lock() {
+        use crate::codec::D_CWND;
+        let cells = Cells::anonymous();
+        let gen = |at: usize| cells.word32(at, cell::GEN).load(Ordering::Relaxed);
+        let decision = |at: usize| -> Vec<u8> {
+            (0..DECISION_BYTES / 8)
+                .flat_map(|i| cells.word64(at, i * 8).load(Ordering::Relaxed).to_ne_bytes())
+                .collect()
+        };
+        let d = Decision {
+            flags: D_CWND,
+            flow_id: (5 << cell::BITS) | 3,
+            epoch: 2,
+            seq: 7,
+            report_seq: 9,
+            cwnd_pkts: 40,
+            pacing_bps: 0,
+        };
+        cells.write(3, &d.encode());
+        assert_eq!((gen(3), decision(3)), (2, d.encode().to_vec()), "complete: the word is even and moved");
+        cells.write(3, &d.encode());
+        assert_eq!(gen(3), 4, "every write moves the word");
+        cells.word32(3, cell::GEN).store(5, Ordering::Relaxed);
+        cells.write(3, &d.encode());
+        assert_eq!(gen(3), 6, "a word left odd by a writer that died mid-write goes on to the next even value");
+        cells.write(4, &[1, 2, 3]);
+        let mut short = vec![0u8; DECISION_BYTES];
+        short[..3].copy_from_slice(&[1, 2, 3]);
+        assert_eq!(decision(4), short, "a short raw value is zero-filled");
+        assert_eq!((gen(2), gen(5), cells.holder(3)), (0, 0, 0), "neighbours and the BPF side's line untouched");
+        cells.word64(3, cell::FLOW).store(d.flow_id, Ordering::Relaxed);
+        assert_eq!(cells.holder(3), d.flow_id);
     }
 }
