@@ -155,24 +155,21 @@ unsafe impl Sync for Cells {}
 impl Cells {
     /// Maps the array whose descriptor `map` is (created with BPF_F_MMAPABLE).
     fn map(map: &MapHandle) -> Result<Cells, KernelError> {
+        Cells::mapped(libc::MAP_SHARED, map.as_fd().as_raw_fd()).map_err(|e| kerr("map the flow cells into memory", e))
+    }
+
+    /// A fresh read-write mapping of the array's size: of descriptor `fd`, or anonymous memory (fd -1
+    /// with MAP_ANONYMOUS).
+    fn mapped(flags: libc::c_int, fd: libc::c_int) -> std::io::Result<Cells> {
         let len = cell::COUNT * cell::BYTES;
-        // SAFETY: a fresh shared mapping of `len` bytes of the map's descriptor at offset 0; the kernel
-        // checks that the descriptor is a mmapable array of at least `len` bytes and fails otherwise. No
-        // existing memory is affected, and the result is checked for MAP_FAILED before use.
-        let at = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                map.as_fd().as_raw_fd(),
-                0,
-            )
-        };
+        // SAFETY: a fresh mapping of `len` bytes at an address the kernel chooses, so no existing memory is
+        // affected; for a descriptor the kernel checks that it is a mmapable array of at least `len` bytes.
+        // The result is checked for MAP_FAILED before use.
+        let at = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, flags, fd, 0) };
         if at == libc::MAP_FAILED {
-            return Err(kerr("map the flow cells into memory", std::io::Error::last_os_error()));
+            return Err(std::io::Error::last_os_error());
         }
-        let base = NonNull::new(at.cast::<u8>()).ok_or_else(|| KernelError("mmap returned null".into()))?;
+        let base = NonNull::new(at.cast::<u8>()).ok_or_else(|| std::io::Error::other("mmap returned null"))?;
         Ok(Cells { base, len })
     }
 
@@ -227,21 +224,7 @@ impl Cells {
 impl Cells {
     /// Private anonymous memory of the array's size, for tests of the writer.
     fn anonymous() -> Cells {
-        let len = cell::COUNT * cell::BYTES;
-        // SAFETY: a fresh private anonymous mapping of `len` bytes; no existing memory is affected, and the
-        // result is checked for MAP_FAILED before use.
-        let at = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(at, libc::MAP_FAILED, "anonymous mapping");
-        Cells { base: NonNull::new(at.cast::<u8>()).expect("non-null mapping"), len }
+        Cells::mapped(libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1).expect("anonymous mapping")
     }
 }
 
