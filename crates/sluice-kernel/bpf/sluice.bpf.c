@@ -459,12 +459,12 @@ static __always_inline void on_release(struct sock *sk)
 
 	if (!(h->flags & SLK_H_READY))
 		return;
-	h->flags = 0;
 	c = cell_of(h);
-	if (!c)
-		return;
-	report(h, &c->flow, sk, SLK_KIND_END, false, bpf_ktime_get_ns(), settings());
-	c->flow.flow_id = 0;
+	if (c) {
+		report(h, &c->flow, sk, SLK_KIND_END, false, bpf_ktime_get_ns(), settings());
+		c->flow.flow_id = 0;
+	}
+	h->flags = 0;
 }
 
 /* Whether a decision read from a cell is well-formed for that cell (its flow id names the cell). */
