@@ -309,10 +309,11 @@ fn bad_agent_settings_name_what_is_wrong_and_exit_2() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("agent.toml");
     std::fs::write(&file, "[[rule]]\nports = \"5201\"\nalgorithm = \"hpcc\"\n").expect("write");
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["--rule", "70000=reno"], "rule[1] (ports 70000).ports: `70000` is not a port"),
         (&["--default", "renoo"], "default: unknown algorithm `renoo`"),
         (&["--watchdog", "10"], "--watchdog 10"),
+        (&["--fallback", "vegas"], "--fallback vegas: expected `cubic` or `reno`"),
         (&["--config", file.to_str().expect("utf-8")], "agent.toml: rule[1] (ports 5201): algorithm `hpcc` needs"),
     ];
     for (args, expected) in cases {
