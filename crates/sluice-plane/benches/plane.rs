@@ -5,6 +5,9 @@
 //! Each iteration is one raw ACK event: folded, checked against the trigger, and, when due, delivered
 //! to DCTCP's handlers with its decisions filtered.
 
+// `criterion_main!` generates an undocumented `pub fn main`.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

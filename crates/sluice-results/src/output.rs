@@ -71,19 +71,75 @@ fn fail<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> O
 /// Writes all output files into `dir` atomically, replacing a previous `dir` (see the module docs).
 ///
 /// Missing parent directories are created. `dir` must not exist as anything but a directory. On error
-/// the temporary directory is removed and a previous `dir` is left as it was.
+/// the temporary directory is removed and a previous `dir` is left as it was. What writers of `dir` that
+/// died left behind is cleaned up first (see [`write_outputs_unless`]).
 pub fn write_outputs(dir: &Path, files: &Outputs<'_>) -> Result<(), OutputError> {
+    write_outputs_unless(dir, files, &|| false)
+}
+
+/// Like [`write_outputs`], but asks `stop` before each file and before putting the directory in place;
+/// when it says so, the temporary directory is removed, a previous `dir` stays as it was, and the error's
+/// kind is [`io::ErrorKind::Interrupted`].
+///
+/// Before writing, the hidden siblings of `dir` left by writers that no longer run (a process killed
+/// while writing, found by its process id on Linux) are cleaned up: a temporary directory is removed, and
+/// a previous output that was moved aside is put back when `dir` is missing (else removed).
+pub fn write_outputs_unless(dir: &Path, files: &Outputs<'_>, stop: &dyn Fn() -> bool) -> Result<(), OutputError> {
     let (parent, name) = split(dir)?;
+    clean_after_dead_writers(&parent, &name, dir)?;
     ensure_replaceable(dir)?;
     fs::create_dir_all(&parent).map_err(fail("create directory", &parent))?;
     let tmp = sibling(&parent, &name, "tmp");
     remove_stale(&tmp)?;
     fs::create_dir(&tmp).map_err(fail("create directory", &tmp))?;
-    let result = write_files(&tmp, files).and_then(|()| install(&tmp, dir, &parent, &name));
+    let result = write_files(&tmp, files, stop)
+        .and_then(|()| unless_stopped(stop, dir))
+        .and_then(|()| install(&tmp, dir, &parent, &name));
     if result.is_err() {
         let _ = fs::remove_dir_all(&tmp);
     }
     result
+}
+
+/// An [`io::ErrorKind::Interrupted`] error once `stop` says so.
+fn unless_stopped(stop: &dyn Fn() -> bool, dir: &Path) -> Result<(), OutputError> {
+    if !stop() {
+        return Ok(());
+    }
+    let source = io::Error::new(io::ErrorKind::Interrupted, "interrupted");
+    Err(OutputError { path: dir.to_path_buf(), action: "finish writing", source })
+}
+
+/// Cleans up the `.<name>.tmp-<pid>` and `.<name>.old-<pid>` siblings of `dir` whose process is gone.
+/// Without `/proc` no process can be told dead, and nothing is touched.
+fn clean_after_dead_writers(parent: &Path, name: &OsString, dir: &Path) -> Result<(), OutputError> {
+    if !Path::new("/proc/self").exists() {
+        return Ok(());
+    }
+    let Ok(entries) = fs::read_dir(parent) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let Some((kind, pid)) = leftover_of(&entry.file_name(), name) else { continue };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let path = entry.path();
+        if kind == "old" && fs::symlink_metadata(dir).is_err() {
+            fs::rename(&path, dir).map_err(fail("restore the previous output from", &path))?;
+        } else {
+            remove_stale(&path)?;
+        }
+    }
+    Ok(())
+}
+
+/// `("tmp" | "old", pid)` when `file` is `.<name>.tmp-<pid>` or `.<name>.old-<pid>`.
+fn leftover_of(file: &OsString, name: &OsString) -> Option<(&'static str, u32)> {
+    let rest = file.to_str()?.strip_prefix('.')?.strip_prefix(name.to_str()?)?;
+    let (kind, pid) =
+        rest.strip_prefix(".tmp-").map(|p| ("tmp", p)).or_else(|| Some(("old", rest.strip_prefix(".old-")?)))?;
+    Some((kind, pid.parse().ok()?))
 }
 
 /// Refuses to replace an existing directory that holds anything but sluice's own output files, so that
@@ -142,23 +198,31 @@ fn remove_stale(path: &Path) -> Result<(), OutputError> {
     }
 }
 
-fn write_files(dir: &Path, files: &Outputs<'_>) -> Result<(), OutputError> {
-    write_file(dir, "fct.csv", |w| write_fct_csv(w, files.flows))?;
-    write_file(dir, "summary.json", |w| {
+/// A function filling one output file.
+type Fill<'f> = &'f dyn Fn(&mut BufWriter<File>) -> io::Result<()>;
+
+fn write_files(dir: &Path, files: &Outputs<'_>, stop: &dyn Fn() -> bool) -> Result<(), OutputError> {
+    let summary = |w: &mut BufWriter<File>| {
         serde_json::to_writer_pretty(&mut *w, files.summary)?;
         writeln!(w)
-    })?;
-    write_file(dir, "queues.csv", |w| write_queues_csv(w, files.ports, files.switches))?;
-    write_file(dir, "throughput.csv", |w| write_throughput_csv(w, files.throughput))?;
-    write_file(dir, "trace.csv", |w| write_trace_csv(w, files.traces))?;
-    write_file(dir, "scenario.resolved.toml", |w| w.write_all(files.scenario_toml.as_bytes()))
+    };
+    let fills: [Fill<'_>; 6] = [
+        &|w| write_fct_csv(w, files.flows),
+        &summary,
+        &|w| write_queues_csv(w, files.ports, files.switches),
+        &|w| write_throughput_csv(w, files.throughput),
+        &|w| write_trace_csv(w, files.traces),
+        &|w| w.write_all(files.scenario_toml.as_bytes()),
+    ];
+    for (name, fill) in FILE_NAMES.iter().zip(fills) {
+        unless_stopped(stop, dir)?;
+        write_file(dir, name, fill)?;
+    }
+    Ok(())
 }
 
 /// Creates `dir/name` and fills it through a buffered writer.
-fn write_file<F>(dir: &Path, name: &str, fill: F) -> Result<(), OutputError>
-where
-    F: FnOnce(&mut BufWriter<File>) -> io::Result<()>,
-{
+fn write_file(dir: &Path, name: &str, fill: Fill<'_>) -> Result<(), OutputError> {
     let path = dir.join(name);
     let file = File::create(&path).map_err(fail("create", &path))?;
     let mut out = BufWriter::with_capacity(1 << 16, file);

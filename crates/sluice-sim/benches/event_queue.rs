@@ -10,6 +10,9 @@
 //! cargo bench -p sluice-sim --bench event_queue
 //! ```
 
+// `criterion_main!` generates an undocumented `pub fn main`.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -6,6 +6,8 @@ use crate::packet::Arena;
 use crate::queue::{EventQueue, WheelQueue};
 
 /// Something that happens at a point in simulated time.
+// Each variant's doc names its fields; a doc line per `node`, `port` or `flow` would only repeat it.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// Packet `pkt` has fully arrived at `node` through its port `port`.

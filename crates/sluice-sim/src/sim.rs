@@ -276,7 +276,20 @@ impl Simulation {
     }
 
     /// Runs to the end, calling `progress` about every million events.
-    pub fn run(mut self, progress: &mut dyn FnMut(&Progress)) -> SimOutput {
+    pub fn run(self, progress: &mut dyn FnMut(&Progress)) -> SimOutput {
+        match self.run_until(progress, &|| false) {
+            Ok(output) => output,
+            Err(_) => unreachable!("a run that is never asked to stop runs to its end"),
+        }
+    }
+
+    /// Like [`Simulation::run`], but asks `stop` at each progress report (about every million events) and
+    /// abandons the run when it says so, returning how far the run got instead of an output.
+    pub fn run_until(
+        mut self,
+        progress: &mut dyn FnMut(&Progress),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<SimOutput, Progress> {
         let end = self.end_time();
         let total = self.flows.len() as u64;
         let until_done = self.stop.duration.is_none();
@@ -321,19 +334,17 @@ impl Simulation {
             }
             if parts.core.counters.events & 0xF_FFFF == 0 {
                 let c = &parts.core.counters;
-                progress(&Progress {
-                    now: time,
-                    end,
-                    events: c.events,
-                    flows_finished: c.flows_finished,
-                    flows: total,
-                });
+                let now = Progress { now: time, end, events: c.events, flows_finished: c.flows_finished, flows: total };
+                progress(&now);
+                if stop() {
+                    return Err(now);
+                }
             }
         }
         if self.stop.duration.is_some() {
             self.core.now = self.core.now.max(end);
         }
-        self.finish()
+        Ok(self.finish())
     }
 
     fn finish(self) -> SimOutput {

@@ -267,7 +267,7 @@ impl TopologySpec {
 /// Checks `k`, the count overrides (`pods`, `tors_per_pod`, `aggs_per_pod`, `hosts_per_tor`, `cores`)
 /// and `oversubscription`.
 fn check_fat_tree_inputs(k: u32, overrides: [Option<u32>; 5], oversubscription: u32) -> Result<(), TopoError> {
-    if k < 2 || k % 2 != 0 {
+    if k < 2 || !k.is_multiple_of(2) {
         return Err(TopoError::field("k", format!("must be even and at least 2 (got {k})")));
     }
     let names = ["pods", "tors_per_pod", "aggs_per_pod", "hosts_per_tor", "cores"];
@@ -301,7 +301,7 @@ fn validate_dumbbell(left: u32, right: u32, host_rate: Rate, bottleneck_rate: Ra
 }
 
 fn check_fat_tree_size(shape: &FatTreeShape) -> Result<(), TopoError> {
-    if shape.cores % shape.aggs_per_pod != 0 {
+    if !shape.cores.is_multiple_of(shape.aggs_per_pod) {
         return Err(TopoError::field(
             "cores",
             format!("must be a multiple of aggs_per_pod ({}), got {}", shape.aggs_per_pod, shape.cores),

@@ -4,13 +4,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use sluice_core::PS_PER_NS;
+
+use crate::console::note;
 use sluice_kernel::config::{AgentConfig, ConfigError, Fallback};
 use sluice_kernel::runtime::{run as run_agent, RunOptions};
 
 /// Options of `sluice agent`; they override the settings file.
 #[derive(clap::Args)]
 pub struct AgentArgs {
-    /// Settings file (TOML): default, [[rule]] ports/algorithm/params, [params.<algorithm>], watchdog, ...
+    /// Settings file (TOML): default, [[rule]] ports/algorithm/params, [params.ALGORITHM], watchdog, ...
     #[arg(long)]
     config: Option<PathBuf>,
     /// Algorithm for flows that chose "sluice" and match no rule (default cubic).
@@ -101,8 +103,8 @@ pub fn run(args: AgentArgs) -> Result<(), String> {
         duration: duration("duration", &args.duration)?,
         status_every: duration("status-every", &args.status_every)?,
     };
-    let summary = run_agent(resolved, &options, &mut |line| eprintln!("{line}")).map_err(|e| e.to_string())?;
-    eprintln!(
+    let summary = run_agent(resolved, &options, &mut |line| note(line)).map_err(|e| e.to_string())?;
+    note(&format!(
         "sluice agent: {:.1} s, CPU {:.2}% of one core, {:.0} messages/s, malformed {}, stale {}; kernel: \
          ring-full {}, decisions applied {}, rejected stale {} malformed {}, fallbacks {}, resumed {}",
         summary.wall_seconds,
@@ -116,9 +118,9 @@ pub fn run(args: AgentArgs) -> Result<(), String> {
         summary.kernel.malformed,
         summary.kernel.fallbacks,
         summary.kernel.resumed
-    );
+    ));
     let lag = &summary.agent.answer_lag;
-    eprintln!(
+    note(&format!(
         "sluice agent: answers to {} reports: {} within 1 ms, {} within 2 ms, {} within 5 ms, {} within 10 ms, {} \
          later; {} past the watchdog; mean {} us, longest {} us",
         lag.answers,
@@ -130,7 +132,7 @@ pub fn run(args: AgentArgs) -> Result<(), String> {
         lag.over_watchdog,
         lag.total_us / lag.answers.max(1),
         lag.max_us
-    );
+    ));
     if let Some(path) = &args.stats {
         let json = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
         std::fs::write(path, json + "\n").map_err(|e| format!("{}: {e}", path.display()))?;

@@ -5,8 +5,9 @@
 
 #[cfg(feature = "kernel")]
 pub mod agent;
+pub mod console;
 pub mod host_summary;
 pub mod progress;
 pub mod runner;
 
-pub use runner::{run_scenario, simulation_input, RunOutcome};
+pub use runner::{run_scenario, run_scenario_until, simulation_input, RunOutcome};

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use sluice_results::{write_outputs, Buckets, Outputs, Summary};
+use sluice_results::{write_outputs_unless, Buckets, Outputs, Summary};
 use sluice_scenario::{resolved_toml, Resolved};
 use sluice_sim::{FlowDesc, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};
 
@@ -95,10 +95,22 @@ pub fn run_scenario(
     out_dir: Option<&Path>,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunOutcome, String> {
+    run_scenario_until(resolved, out_dir, progress, &|| false)
+}
+
+/// Like [`run_scenario`], but gives up as soon as `stop` says so (it is asked about every million events
+/// and again before the output directory is put in place): nothing is written then, a previous output
+/// directory stays as it was, and the error says how far the run got.
+pub fn run_scenario_until(
+    resolved: &Resolved,
+    out_dir: Option<&Path>,
+    progress: &mut dyn FnMut(&Progress),
+    stop: &dyn Fn() -> bool,
+) -> Result<RunOutcome, String> {
     let buckets = Buckets::new(resolved.scenario.output.buckets.clone()).map_err(|e| format!("output.buckets: {e}"))?;
     let sim = Simulation::new(simulation_input(resolved));
     let started = Instant::now();
-    let mut output = sim.run(progress);
+    let mut output = sim.run_until(progress, stop).map_err(|at| interrupted(&at, started, out_dir))?;
     let wall_seconds = started.elapsed().as_secs_f64();
     output.run.wall_seconds = wall_seconds;
     let mut summary = Summary::compute(&output.flows, &output.ports, &output.switches, &output.run, &buckets);
@@ -122,7 +134,29 @@ pub fn run_scenario(
             traces: &output.traces,
             scenario_toml: &scenario_toml,
         };
-        write_outputs(dir, &files).map_err(|e| e.to_string())?;
+        write_outputs_unless(dir, &files, stop).map_err(|e| match e.source.kind() {
+            std::io::ErrorKind::Interrupted => format!("interrupted while writing; {}", left_as_it_was(dir)),
+            _ => e.to_string(),
+        })?;
     }
     Ok(RunOutcome { summary, output, wall_seconds })
+}
+
+/// How far an abandoned run got, for the terminal.
+fn interrupted(at: &Progress, started: Instant, out_dir: Option<&Path>) -> String {
+    let written = out_dir.map_or_else(|| "nothing was written".to_string(), left_as_it_was);
+    format!(
+        "interrupted after {:.1} s at simulated {:.3} ms of at most {:.3} ms ({} events, {} of {} flows \
+         finished); {written}",
+        started.elapsed().as_secs_f64(),
+        at.now as f64 / 1e9,
+        at.end as f64 / 1e9,
+        at.events,
+        at.flows_finished,
+        at.flows
+    )
+}
+
+fn left_as_it_was(dir: &Path) -> String {
+    format!("nothing was written, {} is as it was before the run", dir.display())
 }

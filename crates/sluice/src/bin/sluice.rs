@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use sluice::console::{catch_interrupts, interrupted, note, out, Failure};
 use sluice::progress::ProgressLine;
-use sluice::run_scenario;
+use sluice::{run_scenario, run_scenario_until};
 use sluice_scenario::{list_text, load, resolve, resolved_toml, Resolved};
 
 #[cfg(feature = "kernel")]
@@ -88,38 +89,42 @@ fn output_dir(resolved: &Resolved, out: Option<PathBuf>) -> PathBuf {
     })
 }
 
-fn run(args: ScenarioArgs, out: Option<PathBuf>, quiet: bool) -> Result<(), String> {
+fn run(args: ScenarioArgs, out_dir: Option<PathBuf>, quiet: bool) -> Result<(), Failure> {
     let resolved = load_resolved(&args)?;
-    let dir = output_dir(&resolved, out);
+    let dir = output_dir(&resolved, out_dir);
     if !quiet {
-        eprintln!(
+        note(&format!(
             "{}: {}, {} flows, {}",
             resolved.scenario.name,
             resolved.topology.describe(),
             resolved.flows.len(),
             resolved.algorithm.name
-        );
+        ));
     }
+    catch_interrupts()?;
     let mut line = ProgressLine::new(quiet);
-    let outcome = run_scenario(&resolved, Some(&dir), &mut |p| line.update(p));
+    let outcome = run_scenario_until(&resolved, Some(&dir), &mut |p| line.update(p), &interrupted);
     line.finish();
-    let outcome = outcome?;
+    let outcome = outcome.map_err(|message| match interrupted() {
+        true => Failure::Interrupted(message),
+        false => Failure::Error(message),
+    })?;
     if !quiet {
-        print!("{}", sluice_results::render_table(&outcome.summary));
-        println!("results: {}", dir.display());
+        out(&sluice_results::render_table(&outcome.summary))?;
+        out(&format!("results: {}\n", dir.display()))?;
     }
     Ok(())
 }
 
-fn bench(args: ScenarioArgs, repeat: u32) -> Result<(), String> {
+fn bench(args: ScenarioArgs, repeat: u32) -> Result<(), Failure> {
     let resolved = load_resolved(&args)?;
-    println!(
-        "scenario {} ({}, {} flows, {})",
+    out(&format!(
+        "scenario {} ({}, {} flows, {})\n",
         resolved.scenario.name,
         resolved.topology.describe(),
         resolved.flows.len(),
         resolved.algorithm.name
-    );
+    ))?;
     let mut best = f64::INFINITY;
     for i in 0..repeat.max(1) {
         let outcome = run_scenario(&resolved, None, &mut |_| {})?;
@@ -127,8 +132,8 @@ fn bench(args: ScenarioArgs, repeat: u32) -> Result<(), String> {
         let wall = outcome.wall_seconds;
         best = best.min(wall);
         let finished = o.flows.iter().filter(|f| f.finish.is_some()).count();
-        println!(
-            "run {}: wall {:.3} s | simulated {:.3} ms | {} events ({:.2}M/s) | {} packet-hops ({:.2}M/s) | flows finished {}/{}",
+        out(&format!(
+            "run {}: wall {:.3} s | simulated {:.3} ms | {} events ({:.2}M/s) | {} packet-hops ({:.2}M/s) | flows finished {}/{}\n",
             i + 1,
             wall,
             o.run.sim_time as f64 / 1e9,
@@ -138,10 +143,9 @@ fn bench(args: ScenarioArgs, repeat: u32) -> Result<(), String> {
             o.counters.packet_hops as f64 / wall / 1e6,
             finished,
             o.flows.len()
-        );
+        ))?;
     }
-    println!("best wall {best:.3} s | peak RSS {}", peak_rss().unwrap_or_else(|| "unknown".into()));
-    Ok(())
+    out(&format!("best wall {best:.3} s | peak RSS {}\n", peak_rss().unwrap_or_else(|| "unknown".into())))
 }
 
 /// Peak resident memory of this process (VmHWM from /proc/self/status, Linux).
@@ -152,30 +156,38 @@ fn peak_rss() -> Option<String> {
     Some(format!("{:.1} MB", kb / 1024.0))
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Run { args, out, quiet } => run(args, out, quiet),
-        Command::Check { args } => load_resolved(&args).map(|r| print!("{}", resolved_toml(&r))),
-        Command::List => {
-            print!("{}", list_text());
-            Ok(())
+/// Parses the command line; help, version and usage errors are printed here and end the program.
+fn parse() -> Result<Cli, ExitCode> {
+    Cli::try_parse().map_err(|e| {
+        let code = ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+        match e.print() {
+            Err(io) if !e.use_stderr() => Failure::of_stdout(io).report(),
+            _ => code,
         }
+    })
+}
+
+fn dispatch(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::Run { args, out, quiet } => run(args, out, quiet),
+        Command::Check { args } => out(&resolved_toml(&load_resolved(&args)?)),
+        Command::List => out(&list_text()),
         Command::Bench { args, repeat } => bench(args, repeat),
         #[cfg(feature = "kernel")]
-        Command::Agent(args) => agent::run(args),
+        Command::Agent(args) => Ok(agent::run(args)?),
         #[cfg(not(feature = "kernel"))]
-        Command::Agent { .. } => {
-            Err("this sluice was built without the kernel datapath: rebuild with the `kernel` feature (the \
-                 default; it needs scripts/setup.sh's packages)"
-                .into())
-        }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::from(2)
-        }
+        Command::Agent { .. } => Err(Failure::Error(
+            "this sluice was built without the kernel datapath. Install its build packages (clang, bpftool, \
+             libbpf, libelf: `sudo ./scripts/setup.sh`) and build it with `cargo build --release --features \
+             kernel`; then run `sudo target/release/sluice agent ...`"
+                .into(),
+        )),
+    }
+}
+
+fn main() -> ExitCode {
+    match parse() {
+        Ok(cli) => dispatch(cli.command).map_or_else(Failure::report, |()| ExitCode::SUCCESS),
+        Err(code) => code,
     }
 }
