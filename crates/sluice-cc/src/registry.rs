@@ -145,9 +145,21 @@ pub fn merge_params<C: Serialize + DeserializeOwned>(defaults: &C, params: &toml
         }
         table.insert(key.clone(), value.clone());
     }
-    toml::Value::Table(table)
+    let config = toml::Value::Table(table)
         .try_into::<C>()
-        .map_err(|e| ParamError { key: first_key_in(&e.to_string(), params), message: e.message().to_string() })
+        .map_err(|e| ParamError { key: first_key_in(&e.to_string(), params), message: e.message().to_string() })?;
+    reject_ignored_keys(&config, defaults, params)?;
+    Ok(config)
+}
+
+/// A parameter that the config does not hold after deserializing was ignored: a config with a flattened
+/// part accepts any key (serde's `flatten` defeats `deny_unknown_fields`), so the round trip is the check
+/// that also catches a misspelled key there.
+fn reject_ignored_keys<C: Serialize>(config: &C, defaults: &C, params: &toml::Table) -> Result<(), ParamError> {
+    let Ok(back) = toml::Table::try_from(config) else { return Ok(()) };
+    let Some(key) = params.keys().find(|k| !back.contains_key(*k)) else { return Ok(()) };
+    let known = toml::Table::try_from(defaults).map(|t| t.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+    Err(ParamError { key: Some(key.clone()), message: format!("unknown parameter (known: {})", known.join(", ")) })
 }
 
 /// Whether `key` is an `Option` field left out of the serialized defaults (serialized as absent).

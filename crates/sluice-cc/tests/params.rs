@@ -155,3 +155,27 @@ fn configs_built_in_code_can_be_validated() {
     let dctcp = DctcpConfig { min_cwnd_packets: 0, ..DctcpConfig::default() };
     assert_eq!(dctcp.validate().unwrap_err().key.as_deref(), Some("min_cwnd_packets"));
 }
+
+/// Every algorithm, the token ones with their flattened transport settings included, rejects a key it does
+/// not know and names it.
+#[test]
+fn every_algorithm_rejects_a_misspelled_parameter() {
+    for algorithm in sluice_cc::registry() {
+        let e = build_err(algorithm.name, "volume_contrl = false");
+        assert_eq!(e.key.as_deref(), Some("volume_contrl"), "{}: {e}", algorithm.name);
+        assert!(e.message.starts_with("unknown parameter (known: "), "{}: {e}", algorithm.name);
+    }
+    let homa = build_err("homa", "volume_contrl = false");
+    assert!(homa.message.contains("volume_control"), "the transport's own keys are listed: {homa}");
+}
+
+/// The round trip that catches misspellings keeps every real key: each algorithm accepts its resolved
+/// parameters back.
+#[test]
+fn every_algorithm_accepts_its_resolved_parameters() {
+    for algorithm in sluice_cc::registry() {
+        let resolved = (algorithm.build)(&toml::Table::new(), G100).unwrap().resolved();
+        let again = (algorithm.build)(&resolved, G100).unwrap_or_else(|e| panic!("{}: {e}", algorithm.name));
+        assert_eq!(again.resolved(), resolved, "{}", algorithm.name);
+    }
+}

@@ -74,7 +74,8 @@ impl fmt::Display for Text<'_> {
 /// Writes `fct.csv`: one row per flow, long-lived flows included (they can be told apart by `group`).
 ///
 /// Columns: [`FCT_HEADER`]. `finish_ns`, `fct_ns` and `slowdown` are empty for an unfinished flow;
-/// `slowdown` is `max(1, fct / ideal_fct)` with six decimals.
+/// `slowdown` is `max(1, fct / ideal_fct)` with six decimals. A long-lived flow has no size, so its
+/// `ideal_fct_ns` and `slowdown` are empty.
 pub fn write_fct_csv<W: Write>(out: &mut W, flows: &[FlowRecord]) -> io::Result<()> {
     writeln!(out, "{FCT_HEADER}")?;
     for f in flows {
@@ -88,8 +89,8 @@ pub fn write_fct_csv<W: Write>(out: &mut W, flows: &[FlowRecord]) -> io::Result<
             Ns(f.start),
             Opt(f.finish.map(Ns)),
             Opt(f.fct().map(Ns)),
-            Ns(f.ideal_fct),
-            Opt(f.slowdown().map(Fixed)),
+            Opt((!f.long_lived).then_some(Ns(f.ideal_fct))),
+            Opt(f.slowdown().filter(|_| !f.long_lived).map(Fixed)),
             f.retransmitted_bytes,
             f.group
         )?;

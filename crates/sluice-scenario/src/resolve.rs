@@ -20,7 +20,8 @@ use crate::schema::{PortRef, ScenarioFile};
 pub struct Resolved {
     /// The scenario with every default filled in: `switch.ecn.thresholds` (when ECN is on),
     /// `switch.int` (when the algorithm needs INT), `switch.bolt.enabled` (when it needs Bolt's switches)
-    /// and `cc.params` (the algorithm's parameters in force).
+    /// and the chosen algorithm's `[cc.<algorithm>]` table (its parameters in force; `cc.params`, laid
+    /// over that table, is emptied).
     pub scenario: Scenario,
     /// The built topology.
     pub topology: Topology,
@@ -55,7 +56,8 @@ impl fmt::Debug for Resolved {
 }
 
 /// Builds the topology and its routes, checks the workloads against the host count and generates the
-/// flows, builds the algorithm from `cc.params` at host 0's NIC rate, applies what the algorithm needs
+/// flows, builds the algorithm from its `[cc.<algorithm>]` table and `cc.params` at host 0's NIC rate
+/// (and checks the other algorithms' tables), applies what the algorithm needs
 /// (`needs.int` turns `switch.int` on, `needs.bolt` turns `switch.bolt.enabled` on; `needs.ecn` or
 /// `needs.cnp` with ECN off is an error), fills ECN thresholds for every link rate of the topology when
 /// the file gives none (DCTCP and hostCC, whose senders run DCTCP: [`EcnThresholds::dctcp_for_rate`]; every other algorithm:
@@ -65,14 +67,17 @@ pub fn resolve(scenario: &Scenario) -> Result<Resolved, ScenarioError> {
     let line_rate = topology.nic(0).rate;
     let algorithm = sluice_cc::lookup(&scenario.cc.algorithm)
         .ok_or_else(|| scenario.error_at("cc.algorithm", format!("unknown algorithm {:?}", scenario.cc.algorithm)))?;
-    let factory = (algorithm.build)(&scenario.cc.params, line_rate).map_err(|e| param_error(scenario, e))?;
+    let factory = (algorithm.build)(&scenario.cc.params_for(algorithm.name), line_rate)
+        .map_err(|e| param_error(scenario, algorithm.name, e))?;
+    check_unused_tables(scenario, line_rate)?;
     let switch = switch_for(scenario, algorithm, &topology)?;
     let flows = flows(scenario, &topology)?;
     check_flow_ids(scenario, flows.len())?;
     let throughput_ports = ports(scenario, &topology)?;
     let mut filled = scenario.clone();
     filled.switch = switch;
-    filled.cc.params = factory.resolved();
+    filled.cc.params = toml::Table::new();
+    filled.cc.tables.insert(algorithm.name.to_string(), toml::Value::Table(factory.resolved()));
     let routes = topology.routes();
     Ok(Resolved { scenario: filled, topology, routes, algorithm, factory, line_rate, flows, throughput_ports })
 }
@@ -82,9 +87,22 @@ fn topo_error(s: &Scenario, e: TopoError) -> ScenarioError {
     s.error_at(&key, e.message)
 }
 
-fn param_error(s: &Scenario, e: ParamError) -> ScenarioError {
-    let key = e.key.map_or_else(|| "cc.params".to_string(), |k| format!("cc.params.{k}"));
-    s.error_at(&key, format!("{} (algorithm {})", e.message, s.cc.algorithm))
+/// Locates a parameter error of `algorithm` at the key that set it: `cc.params.KEY` for the chosen
+/// algorithm's overrides, else `cc.ALGORITHM.KEY`.
+fn param_error(s: &Scenario, algorithm: &str, e: ParamError) -> ScenarioError {
+    let from_params = algorithm == s.cc.algorithm && e.key.as_ref().is_none_or(|k| s.cc.params.contains_key(k));
+    let table = if from_params { "cc.params".to_string() } else { format!("cc.{algorithm}") };
+    let key = e.key.map_or_else(|| table.clone(), |k| format!("{table}.{k}"));
+    s.error_at(&key, format!("{} (algorithm {algorithm})", e.message))
+}
+
+/// The parameter tables of the algorithms not chosen must hold what their algorithms accept.
+fn check_unused_tables(s: &Scenario, line_rate: Rate) -> Result<(), ScenarioError> {
+    for name in s.cc.tables.keys().filter(|&name| *name != s.cc.algorithm) {
+        let Some(algorithm) = sluice_cc::lookup(name) else { continue };
+        (algorithm.build)(&s.cc.params_for(name), line_rate).map_err(|e| param_error(s, name, e))?;
+    }
+    Ok(())
 }
 
 /// The switch settings with the algorithm's needs applied and ECN thresholds filled.

@@ -84,14 +84,39 @@ impl Default for SimulationSpec {
 }
 
 /// `[cc]`: the congestion-control algorithm and its parameters.
+///
+/// Parameters of several algorithms can live side by side, each in a table named after its algorithm
+/// (`[cc.dcqcn]`, `[cc.hpcc]`), so that `--set cc.algorithm=X` alone switches between them. The chosen
+/// algorithm takes its table with `[cc.params]` laid over it; every other table is still checked by its
+/// algorithm (a misspelled key anywhere is an error) but unused.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct CcSpec {
     /// A registered algorithm name (`sluice list` shows them). Default [`DEFAULT_ALGORITHM`].
     pub algorithm: String,
-    /// `[cc.params]`: parameters, checked by the algorithm; anything left out takes the algorithm's
-    /// default.
+    /// `[cc.params]`: parameters of the chosen algorithm, checked by it; anything left out takes its table's
+    /// value, else the algorithm's default.
+    #[serde(skip_serializing_if = "toml::Table::is_empty")]
     pub params: toml::Table,
+    /// `[cc.<algorithm>]`: parameters per algorithm. Any other key of `[cc]` lands here too, and the
+    /// scenario check rejects it unless it names a registered algorithm and holds a table.
+    #[serde(flatten)]
+    pub tables: std::collections::BTreeMap<String, toml::Value>,
+}
+
+impl CcSpec {
+    /// The parameters in force for `algorithm`: its `[cc.<algorithm>]` table, with `[cc.params]` laid over
+    /// it when `algorithm` is the chosen one.
+    pub fn params_for(&self, algorithm: &str) -> toml::Table {
+        let mut params = match self.tables.get(algorithm) {
+            Some(toml::Value::Table(table)) => table.clone(),
+            _ => toml::Table::new(),
+        };
+        if algorithm == self.algorithm {
+            params.extend(self.params.clone());
+        }
+        params
+    }
 }
 
 /// Default algorithm: DCQCN (Zhu et al., SIGCOMM 2015), the congestion control of RoCEv2 NICs and the
@@ -100,7 +125,7 @@ pub const DEFAULT_ALGORITHM: &str = "dcqcn";
 
 impl Default for CcSpec {
     fn default() -> Self {
-        CcSpec { algorithm: DEFAULT_ALGORITHM.to_string(), params: toml::Table::new() }
+        CcSpec { algorithm: DEFAULT_ALGORITHM.to_string(), params: toml::Table::new(), tables: Default::default() }
     }
 }
 

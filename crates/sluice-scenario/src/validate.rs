@@ -156,6 +156,30 @@ fn algorithm(s: &Scenario) -> Result<(), Problem> {
             format!("unknown algorithm {:?} (registered: {})", s.cc.algorithm, known.join(", ")),
         ));
     }
+    algorithm_tables(s)
+}
+
+/// Every key of `[cc]` besides `algorithm` and `params` must be a table named after an algorithm.
+fn algorithm_tables(s: &Scenario) -> Result<(), Problem> {
+    for (name, value) in &s.cc.tables {
+        if sluice_cc::lookup(name).is_none() {
+            let known: Vec<&str> = sluice_cc::registry().iter().map(|a| a.name).collect();
+            return Err(problem(
+                &format!("cc.{name}"),
+                format!(
+                    "unknown key: [cc] holds `algorithm`, `params` and a table of parameters per algorithm, \
+                     named after one of: {}",
+                    known.join(", ")
+                ),
+            ));
+        }
+        if !value.is_table() {
+            return Err(problem(
+                &format!("cc.{name}"),
+                format!("must be a table of {name}'s parameters, such as [cc.{name}]; found {value}"),
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -195,6 +195,26 @@ fn bad_algorithm_parameters_name_cc_params_key() {
 }
 
 #[test]
+fn algorithm_tables_are_checked_even_when_unused() {
+    let err = error(&with("[cc.hpcc]\neta = 0.95\n[cc.dctcp]\ngain = 0.1\n"), &[]);
+    assert!(err.starts_with("bad.toml:13: cc.dctcp.gain: unknown parameter (known: "), "{err}");
+    assert!(err.ends_with("(algorithm dctcp)"), "{err}");
+    let err = error(&with("[cc.dcqcn]\ng = 2.0\n"), &[]);
+    assert_eq!(err, "bad.toml:11: cc.dcqcn.g: must be in (0, 1] (algorithm dcqcn)");
+    let err = error(&with("[cc.dcqnc]\ng = 0.5\n"), &[]);
+    assert!(err.starts_with("bad.toml:10: cc.dcqnc: unknown key: [cc] holds `algorithm`, `params` and"), "{err}");
+    let err = error(&with("[cc]\nalgoritm = \"reno\"\n"), &[]);
+    assert!(err.starts_with("bad.toml:11: cc.algoritm: unknown key"), "{err}");
+    let err = error(&with("[cc]\nreno = 1\n"), &[]);
+    assert_eq!(err, "bad.toml:11: cc.reno: must be a table of reno's parameters, such as [cc.reno]; found 1");
+    let err = error(&with(""), &["cc.algorithm=homa", "cc.params.volume_contrl=false"]);
+    assert!(
+        err.starts_with("--set cc.params.volume_contrl=false: cc.params.volume_contrl: unknown parameter"),
+        "{err}"
+    );
+}
+
+#[test]
 fn port_references_are_checked_against_the_topology() {
     let err = error(&with("[output]\nthroughput_ports = [\"sw0:1\", \"tor9:0\"]\n"), &[]);
     assert!(err.starts_with("bad.toml:11: output.throughput_ports.1: no node named \"tor9\" in the topology"), "{err}");

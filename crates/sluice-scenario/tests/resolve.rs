@@ -68,10 +68,45 @@ fn given_thresholds_are_kept() {
 #[test]
 fn algorithm_parameters_are_resolved_at_the_host_rate() {
     let r = resolved(MIXED, &["cc.params.g=0.0625"]);
-    let params = &r.scenario.cc.params;
+    assert!(r.scenario.cc.params.is_empty(), "the parameters in force go into the algorithm's own table");
+    let params = r.scenario.cc.tables["dcqcn"].as_table().unwrap();
     assert_eq!(params.get("g").and_then(|v| v.as_float()), Some(0.0625));
     assert_eq!(params.get("rate_ai").and_then(|v| v.as_str()), Some("20Mbps"), "5 Mb/s x 100G/25G: {params:?}");
     assert_eq!(params.get("variant").and_then(|v| v.as_str()), Some("hpcc"));
+}
+
+/// Parameters of DCQCN and DCTCP side by side: either runs by choosing it alone.
+const TWO_TABLES: &str = "[cc.dcqcn]\nvariant = \"paper\"\ng = 0.0625\n[cc.dctcp]\ng = 0.125\n";
+
+fn float(r: &Resolved, algorithm: &str, key: &str) -> Option<f64> {
+    r.scenario.cc.tables[algorithm].as_table().unwrap().get(key).and_then(|v| v.as_float())
+}
+
+#[test]
+fn each_algorithm_takes_its_own_table() {
+    let text = format!("{MIXED}{TWO_TABLES}");
+    let r = resolved(&text, &[]);
+    assert_eq!(r.algorithm.name, "dcqcn");
+    assert_eq!(float(&r, "dcqcn", "g"), Some(0.0625));
+    let r = resolved(&text, &["cc.algorithm=dctcp"]);
+    assert_eq!(r.algorithm.name, "dctcp");
+    assert_eq!(float(&r, "dctcp", "g"), Some(0.125));
+    assert_eq!(r.scenario.cc.tables["dcqcn"].as_table().unwrap().len(), 2, "unused tables stay as written");
+    let r = resolved(&text, &["cc.algorithm=dctcp", "cc.params.g=0.5"]);
+    assert_eq!(float(&r, "dctcp", "g"), Some(0.5), "cc.params is laid over the chosen table");
+    let r = resolved(&text, &["cc.algorithm=reno"]);
+    assert_eq!(r.algorithm.name, "reno");
+}
+
+#[test]
+fn the_resolved_scenario_runs_again_with_another_algorithm() {
+    let r = resolved(&format!("{MIXED}{TWO_TABLES}"), &["cc.params.g=0.25"]);
+    let text = resolved_toml(&r);
+    assert!(!text.contains("[cc.params]"), "{text}");
+    let again = resolved(&text, &["cc.algorithm=dctcp"]);
+    assert_eq!(float(&again, "dctcp", "g"), Some(0.125));
+    let again = resolved(&text, &[]);
+    assert_eq!(float(&again, "dcqcn", "g"), Some(0.25));
 }
 
 #[test]

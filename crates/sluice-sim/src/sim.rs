@@ -559,9 +559,12 @@ fn build_flows(
         let base = 2 * path.prop_delay + per_hop;
         f.base_rtt = base + ack_per_hop;
         f.hops = path.switches;
-        let packets = d.size.max(1).div_ceil(link.mtu as u64);
-        let wire_bytes = d.size.max(1) + packets * link.header_bytes as u64;
-        f.ideal_fct = sluice_results::ideal_fct(base, wire_bytes, path.bottleneck);
+        // A long-lived flow has no size and so no ideal completion time.
+        if d.stop.is_none() {
+            let packets = d.size.max(1).div_ceil(link.mtu as u64);
+            let wire_bytes = d.size.max(1).saturating_add(packets.saturating_mul(link.header_bytes as u64));
+            f.ideal_fct = sluice_results::ideal_fct(base, wire_bytes, path.bottleneck);
+        }
         if observe.trace_flows.contains(&(i as u32)) {
             f.trace = Some(Box::new(FlowTrace { interval: observe.trace_interval, ..FlowTrace::default() }));
         }
