@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use sluice::progress::ProgressLine;
+use sluice::progress::{ProgressLine, RouteSetupLine};
 use sluice::run_scenario;
-use sluice_scenario::{list_text, load, resolve, resolved_toml, Resolved};
+use sluice_scenario::{list_text, load, resolve_with_progress, resolved_toml, Resolved};
 
 #[cfg(feature = "kernel")]
 use sluice::agent;
@@ -72,9 +72,13 @@ enum Command {
     },
 }
 
-fn load_resolved(args: &ScenarioArgs) -> Result<Resolved, String> {
+/// Loads and resolves the scenario; a route search that takes over a second shows progress unless `quiet`.
+fn load_resolved(args: &ScenarioArgs, quiet: bool) -> Result<Resolved, String> {
     let scenario = load(&args.scenario, &args.sets, args.seed).map_err(|e| e.to_string())?;
-    resolve(&scenario).map_err(|e| e.to_string())
+    let mut line = RouteSetupLine::new(quiet);
+    let resolved = resolve_with_progress(&scenario, &mut |p| line.update(p));
+    line.finish();
+    resolved.map_err(|e| e.to_string())
 }
 
 fn output_dir(resolved: &Resolved, out: Option<PathBuf>) -> PathBuf {
@@ -89,7 +93,7 @@ fn output_dir(resolved: &Resolved, out: Option<PathBuf>) -> PathBuf {
 }
 
 fn run(args: ScenarioArgs, out: Option<PathBuf>, quiet: bool) -> Result<(), String> {
-    let resolved = load_resolved(&args)?;
+    let resolved = load_resolved(&args, quiet)?;
     let dir = output_dir(&resolved, out);
     if !quiet {
         eprintln!(
@@ -112,7 +116,7 @@ fn run(args: ScenarioArgs, out: Option<PathBuf>, quiet: bool) -> Result<(), Stri
 }
 
 fn bench(args: ScenarioArgs, repeat: u32) -> Result<(), String> {
-    let resolved = load_resolved(&args)?;
+    let resolved = load_resolved(&args, false)?;
     println!(
         "scenario {} ({}, {} flows, {})",
         resolved.scenario.name,
@@ -156,7 +160,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run { args, out, quiet } => run(args, out, quiet),
-        Command::Check { args } => load_resolved(&args).map(|r| print!("{}", resolved_toml(&r))),
+        Command::Check { args } => load_resolved(&args, false).map(|r| print!("{}", resolved_toml(&r))),
         Command::List => {
             print!("{}", list_text());
             Ok(())
