@@ -16,10 +16,11 @@ use crate::graph::{NodeId, PortNo, Topology};
 /// (fewest links) to that host, in increasing port order. A host's set is its NIC (port 0) for every
 /// other host and empty for itself; hosts never forward transit traffic.
 ///
-/// Memory: a generated layout is described by a handful of counts and one table `0, 1, 2, ...` as long
-/// as the largest degree, whose slices are the port sets (O(ports)). Any other graph keeps one `u32`
-/// set id per switch and destination host, with identical port sets stored once; a k=16 fat-tree
-/// (1024 hosts, 320 switches) held that way needs about 1.3 MB.
+/// Memory: a generated layout keeps 20 bytes per node (the range of hosts below it, hosts per down port,
+/// its run of up ports) and one table `0, 1, 2, ...` as long as the largest degree, whose slices are
+/// the port sets: O(ports). Any other graph keeps one `u32` set id per switch and destination host,
+/// with identical port sets stored once; a k=16 fat-tree (1024 hosts, 320 switches) held that way
+/// needs about 1.3 MB.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Routes {
     form: Form,
@@ -28,10 +29,8 @@ pub struct Routes {
 /// How the routes are stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Form {
-    /// A fat-tree, leaf-spine or star.
-    Tiered(closed::Tiered),
-    /// A dumbbell.
-    Dumbbell(closed::Dumbbell),
+    /// A generated fat-tree, leaf-spine, star or dumbbell.
+    Closed(closed::Hierarchy),
     /// Anything else.
     Table(table::Table),
 }
@@ -53,8 +52,7 @@ impl Routes {
     #[inline]
     pub fn next_hops(&self, node: NodeId, dst_host: u32) -> &[PortNo] {
         match &self.form {
-            Form::Tiered(layout) => layout.next_hops(node, dst_host),
-            Form::Dumbbell(layout) => layout.next_hops(node, dst_host),
+            Form::Closed(closed) => closed.next_hops(node, dst_host),
             Form::Table(table) => table.next_hops(node, dst_host),
         }
     }
@@ -69,15 +67,14 @@ impl Routes {
     pub fn num_sets(&self) -> usize {
         match &self.form {
             Form::Table(table) => table.num_sets(),
-            Form::Tiered(_) | Form::Dumbbell(_) => 0,
+            Form::Closed(_) => 0,
         }
     }
 
     /// Approximate heap memory held by the routes, in bytes.
     pub fn heap_bytes(&self) -> usize {
         match &self.form {
-            Form::Tiered(layout) => layout.heap_bytes(),
-            Form::Dumbbell(layout) => layout.heap_bytes(),
+            Form::Closed(closed) => closed.heap_bytes(),
             Form::Table(table) => table.heap_bytes(),
         }
     }
@@ -93,12 +90,9 @@ impl Topology {
     /// [`Topology::routes`], telling `progress` how far the search has come after each destination
     /// host (never called for a closed form, which takes O(ports) time).
     pub fn routes_with_progress(&self, progress: &mut dyn FnMut(RouteProgress)) -> Routes {
-        let form = if let Some(layout) = closed::Tiered::recognise(self) {
-            Form::Tiered(layout)
-        } else if let Some(layout) = closed::Dumbbell::recognise(self) {
-            Form::Dumbbell(layout)
-        } else {
-            Form::Table(table::search(self, progress))
+        let form = match closed::Hierarchy::recognise(self) {
+            Some(closed) => Form::Closed(closed),
+            None => Form::Table(table::search(self, progress)),
         };
         Routes { form }
     }

@@ -111,7 +111,9 @@ fn closed_forms_take_memory_in_ports_not_hosts_squared() {
     assert_eq!(big.num_hosts(), 5000 * 16);
     let routes = big.routes();
     assert!(routes.is_closed_form());
-    assert_eq!(routes.heap_bytes(), 5000 * 2, "one port number per core port, the largest degree");
+    // 20 bytes per node, and one port number per port of the widest switch (a core, one port per pod).
+    assert_eq!(big.nodes.len(), 80_000 + 20_000 + 20_000 + 16);
+    assert_eq!(routes.heap_bytes(), big.nodes.len() * 20 + 5000 * 2);
     assert_eq!(routes.next_hops(big.num_hosts(), 79_999), &[4, 5, 6, 7], "ToR 0 to the last pod: uplinks");
     let last_core = big.nodes.len() as u32 - 1;
     assert_eq!(routes.next_hops(last_core, 79_999), &[4999], "a core's port p leads to pod p");

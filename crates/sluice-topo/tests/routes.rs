@@ -78,10 +78,10 @@ fn k16_route_tables_stay_small() {
     // One u32 per switch and destination host dominates: 320 x 1024 x 4 bytes.
     assert!(routes.heap_bytes() < 1_400_000, "{} bytes", routes.heap_bytes());
     assert_eq!(routes.next_hops(1024, 1023).len(), 8);
-    // The closed form stores one port number per port of the widest switch (16).
+    // The closed form stores 20 bytes per node and one port number per port of the widest switch (16).
     let closed = topo.routes();
     assert!(closed.is_closed_form());
-    assert_eq!((closed.num_sets(), closed.heap_bytes()), (0, 16 * 2));
+    assert_eq!((closed.num_sets(), closed.heap_bytes()), (0, (1024 + 320) * 20 + 16 * 2));
 }
 
 #[test]

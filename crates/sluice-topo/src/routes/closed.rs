@@ -7,9 +7,109 @@
 
 use crate::graph::{NodeId, PortNo, Topology};
 
-/// `0, 1, 2, ...` up to a layout's largest degree: any run of consecutive ports is a slice of it.
-fn identity(max_degree: u32) -> Vec<PortNo> {
-    (0..max_degree.max(1)).map(|p| p as PortNo).collect()
+/// One node's routes in a hierarchy: the hosts below it, split into equal consecutive blocks, one per
+/// down port (ports `0, 1, ...`); every other host through one run of consecutive up ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Hops {
+    /// The first host below the node.
+    first_host: u32,
+    /// How many hosts are below it (`first_host..first_host + hosts`).
+    hosts: u32,
+    /// Hosts behind each down port.
+    per_port: u32,
+    /// 1 for a switch; 0 for a host, whose only host "below" is itself.
+    down: PortNo,
+    /// The first up port.
+    up_first: PortNo,
+    /// How many up ports there are (0 at the top of the hierarchy).
+    up_count: PortNo,
+}
+
+impl Hops {
+    /// A host: nothing toward itself, its NIC (port 0) toward every other host.
+    fn host(host: u32) -> Hops {
+        Hops { first_host: host, hosts: 1, per_port: 1, down: 0, up_first: 0, up_count: 1 }
+    }
+
+    /// A switch with hosts `first_host..first_host + hosts` below, `per_port` behind each down port, and
+    /// `up_count` up ports from `up_first`.
+    fn switch(first_host: u32, hosts: u32, per_port: u32, up_first: u32, up_count: u32) -> Hops {
+        // Layouts are checked against the graph first, whose port numbers fit a `PortNo`.
+        Hops { first_host, hosts, per_port, down: 1, up_first: up_first as PortNo, up_count: up_count as PortNo }
+    }
+}
+
+/// The routes of a hierarchical layout: one [`Hops`] per node.
+///
+/// Every generated layout is such a hierarchy: a ToR has its hosts one per port and its uplinks; an
+/// aggregation switch (or spine) has its pod's hosts in blocks of one ToR and its core ports; a
+/// fat-tree core has every host in blocks of one pod; a dumbbell switch has its hosts one per port
+/// and the bottleneck as its single up port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Hierarchy {
+    num_hosts: u32,
+    nodes: Vec<Hops>,
+    /// `0, 1, 2, ...` up to the largest degree: any run of consecutive ports is a slice of it.
+    identity: Vec<PortNo>,
+}
+
+impl Hierarchy {
+    /// The closed form of `topo`, if the graph is exactly a generated fat-tree, leaf-spine, star or
+    /// dumbbell.
+    pub(super) fn recognise(topo: &Topology) -> Option<Hierarchy> {
+        match Tiered::recognise(topo) {
+            Some(layout) => Hierarchy::of(topo, &layout),
+            None => Hierarchy::of(topo, &Dumbbell::recognise(topo)?),
+        }
+    }
+
+    /// The hierarchy of `layout` if every port of `topo` is where the layout puts it.
+    fn of(topo: &Topology, layout: &impl Layout) -> Option<Hierarchy> {
+        let num_nodes = topo.nodes.len() as u32;
+        let matches = (0..num_nodes).all(|node| {
+            let ports = &topo.ports[node as usize];
+            ports.len() == layout.degree(node) as usize
+                && ports.iter().enumerate().all(|(p, port)| port.peer == layout.peer(node, p as u32))
+        });
+        if !matches {
+            return None;
+        }
+        let max_degree = topo.ports.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        Some(Hierarchy {
+            num_hosts: topo.num_hosts(),
+            nodes: (0..num_nodes).map(|node| layout.hops(node)).collect(),
+            identity: (0..max_degree).map(|p| p as PortNo).collect(),
+        })
+    }
+
+    /// See [`crate::Routes::next_hops`].
+    #[inline]
+    pub(super) fn next_hops(&self, node: NodeId, dst_host: u32) -> &[PortNo] {
+        let hops = &self.nodes[node as usize];
+        assert!(dst_host < self.num_hosts, "host {dst_host} out of range");
+        let below = dst_host.wrapping_sub(hops.first_host);
+        let (first, count) = if below < hops.hosts {
+            ((below / hops.per_port) as usize, hops.down as usize)
+        } else {
+            (hops.up_first as usize, hops.up_count as usize)
+        };
+        &self.identity[first..first + count]
+    }
+
+    /// Approximate heap memory, in bytes.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<Hops>() + self.identity.len() * 2
+    }
+}
+
+/// A generated layout's numbering: what it puts on every port, and the routes that follow.
+trait Layout {
+    /// How many ports `node` has.
+    fn degree(&self, node: NodeId) -> u32;
+    /// The node that port `p` of `node` leads to.
+    fn peer(&self, node: NodeId, p: u32) -> NodeId;
+    /// The routes of `node`.
+    fn hops(&self, node: NodeId) -> Hops;
 }
 
 /// `a / b` when `b` divides `a` exactly.
@@ -23,62 +123,33 @@ fn hosts_first(topo: &Topology) -> Option<u32> {
     (topo.hosts.last().map(|&h| h + 1) == Some(hosts)).then_some(hosts)
 }
 
-/// Whether every node in `0..end` has exactly `degree(node)` ports and port `p` leads to `peer(node, p)`,
-/// and there are no other nodes.
-fn ports_match(
-    topo: &Topology,
-    end: u32,
-    degree: impl Fn(NodeId) -> u32,
-    peer: impl Fn(NodeId, u32) -> NodeId,
-) -> bool {
-    topo.nodes.len() == end as usize
-        && (0..end).all(|node| {
-            let ports = &topo.ports[node as usize];
-            ports.len() == degree(node) as usize
-                && ports.iter().enumerate().all(|(p, port)| port.peer == peer(node, p as u32))
-        })
-}
-
-/// A host's routes: its NIC toward every other host, nothing toward itself. Here host index = node id.
-#[inline]
-fn host_hops(identity: &[PortNo], node: NodeId, dst_host: u32) -> &[PortNo] {
-    if node == dst_host {
-        &[]
-    } else {
-        &identity[..1]
-    }
-}
-
 /// The three-tier layout of the generated fat-trees (Al-Fares, Loukissas, Vahdat, "A Scalable,
 /// Commodity Data Center Network Architecture", SIGCOMM 2008, with the overrides of
 /// `TopologySpec::FatTree`), of which a leaf-spine (one pod, spines as aggregation switches, no cores)
 /// and a star (one ToR, nothing above it) are special cases.
 ///
 /// Node ids: hosts `0..tor0`, ToRs `tor0..agg0` (pod by pod), aggregation switches `agg0..core0`,
-/// cores `core0..end`. A ToR's ports are its hosts, then one uplink per aggregation switch of its pod;
+/// cores `core0..`. A ToR's ports are its hosts, then one uplink per aggregation switch of its pod;
 /// an aggregation switch's are the ToRs of its pod, then its cores (`j*c .. (j+1)*c` for aggregation
 /// switch `j`, as in Al-Fares et al.); a core's port `p` leads to pod `p`.
 ///
 /// Shortest paths follow: a ToR reaches its own hosts directly and everything else through any of its
 /// uplinks; an aggregation switch reaches its pod's hosts through their ToR and other pods through
 /// any of its cores; a core reaches a pod through its one port there.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Tiered {
+struct Tiered {
     tor0: NodeId,
     agg0: NodeId,
     core0: NodeId,
-    end: NodeId,
     hosts_per_tor: u32,
     tors_per_pod: u32,
     aggs_per_pod: u32,
     cores_per_agg: u32,
     pods: u32,
-    identity: Vec<PortNo>,
 }
 
 impl Tiered {
-    /// The layout of `topo`, if it has exactly this shape.
-    pub(super) fn recognise(topo: &Topology) -> Option<Tiered> {
+    /// The counts of `topo` if it may be this layout (its ports are checked by [`Hierarchy::of`]).
+    fn recognise(topo: &Topology) -> Option<Tiered> {
         let hosts = hosts_first(topo)?;
         let [tors, aggs, cores] = switches_by_tier(topo)?;
         let hosts_per_tor = exact_div(hosts, tors)?;
@@ -88,27 +159,34 @@ impl Tiered {
             0 => return None,
             _ => (exact_div(aggs, aggs_per_pod)?, exact_div(cores, aggs_per_pod)?),
         };
-        let tors_per_pod = exact_div(tors, pods)?;
-        let (tor0, agg0, core0) = (hosts, hosts + tors, hosts + tors + aggs);
-        let mut layout = Tiered {
-            tor0,
-            agg0,
-            core0,
-            end: core0 + cores,
+        Some(Tiered {
+            tor0: hosts,
+            agg0: hosts + tors,
+            core0: hosts + tors + aggs,
             hosts_per_tor,
-            tors_per_pod,
+            tors_per_pod: exact_div(tors, pods)?,
             aggs_per_pod,
             cores_per_agg,
             pods,
-            identity: Vec::new(),
-        };
-        if !ports_match(topo, layout.end, |n| layout.degree(n), |n, p| layout.peer(n, p)) {
-            return None;
-        }
-        layout.identity = identity((hosts_per_tor + aggs_per_pod).max(tors_per_pod + cores_per_agg).max(pods));
-        Some(layout)
+        })
     }
 
+    /// 0 for hosts, 1 for ToRs, 2 for aggregation switches, 3 for cores.
+    fn tier(&self, node: NodeId) -> u8 {
+        match node {
+            n if n < self.tor0 => 0,
+            n if n < self.agg0 => 1,
+            n if n < self.core0 => 2,
+            _ => 3,
+        }
+    }
+
+    fn hosts_per_pod(&self) -> u32 {
+        self.tors_per_pod * self.hosts_per_tor
+    }
+}
+
+impl Layout for Tiered {
     fn degree(&self, node: NodeId) -> u32 {
         match self.tier(node) {
             0 => 1,
@@ -118,7 +196,6 @@ impl Tiered {
         }
     }
 
-    /// The node port `p` of `node` leads to in this layout.
     fn peer(&self, node: NodeId, p: u32) -> NodeId {
         match self.tier(node) {
             0 => self.tor0 + node / self.hosts_per_tor,
@@ -140,51 +217,20 @@ impl Tiered {
         }
     }
 
-    /// 0 for hosts, 1 for ToRs, 2 for aggregation switches, 3 for cores.
-    fn tier(&self, node: NodeId) -> u8 {
-        match node {
-            n if n < self.tor0 => 0,
-            n if n < self.agg0 => 1,
-            n if n < self.core0 => 2,
-            _ => 3,
-        }
-    }
-
-    /// See [`crate::Routes::next_hops`].
-    #[inline]
-    pub(super) fn next_hops(&self, node: NodeId, dst_host: u32) -> &[PortNo] {
-        assert!(node < self.end && dst_host < self.tor0, "node {node} or host {dst_host} out of range");
-        if node < self.tor0 {
-            return host_hops(&self.identity, node, dst_host);
-        }
-        let dst_tor = dst_host / self.hosts_per_tor;
-        if node < self.agg0 {
-            let tor = node - self.tor0;
-            if tor == dst_tor {
-                return self.ports(dst_host - tor * self.hosts_per_tor, 1);
+    fn hops(&self, node: NodeId) -> Hops {
+        match self.tier(node) {
+            0 => Hops::host(node),
+            1 => {
+                let first = (node - self.tor0) * self.hosts_per_tor;
+                Hops::switch(first, self.hosts_per_tor, 1, self.hosts_per_tor, self.aggs_per_pod)
             }
-            return self.ports(self.hosts_per_tor, self.aggs_per_pod);
-        }
-        let dst_pod = dst_tor / self.tors_per_pod;
-        if node < self.core0 {
-            let pod = (node - self.agg0) / self.aggs_per_pod;
-            if pod == dst_pod {
-                return self.ports(dst_tor - pod * self.tors_per_pod, 1);
+            2 => {
+                let first = (node - self.agg0) / self.aggs_per_pod * self.hosts_per_pod();
+                let per_pod = self.hosts_per_pod();
+                Hops::switch(first, per_pod, self.hosts_per_tor, self.tors_per_pod, self.cores_per_agg)
             }
-            return self.ports(self.tors_per_pod, self.cores_per_agg);
+            _ => Hops::switch(0, self.pods * self.hosts_per_pod(), self.hosts_per_pod(), 0, 0),
         }
-        self.ports(dst_pod, 1)
-    }
-
-    /// Ports `first..first + count`.
-    #[inline]
-    fn ports(&self, first: u32, count: u32) -> &[PortNo] {
-        &self.identity[first as usize..(first + count) as usize]
-    }
-
-    /// Approximate heap memory, in bytes.
-    pub(super) fn heap_bytes(&self) -> usize {
-        self.identity.len() * 2
     }
 }
 
@@ -200,35 +246,31 @@ fn switches_by_tier(topo: &Topology) -> Option<[u32; 3]> {
 /// The generated dumbbell: hosts `0..left` on switch `sw0` (node `left + right`), hosts
 /// `left..left + right` on `sw1` (the next node), each switch's hosts on its first ports in host
 /// order and the bottleneck on its last port.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Dumbbell {
+struct Dumbbell {
     left: u32,
     right: u32,
-    identity: Vec<PortNo>,
 }
 
 impl Dumbbell {
-    /// The layout of `topo`, if it has exactly this shape.
-    pub(super) fn recognise(topo: &Topology) -> Option<Dumbbell> {
+    /// The counts of `topo` if it may be this layout (its ports are checked by [`Hierarchy::of`]).
+    fn recognise(topo: &Topology) -> Option<Dumbbell> {
         let hosts = hosts_first(topo)?;
-        let sw0 = hosts as usize;
-        let degrees = (topo.ports.get(sw0)?.len() as u32, topo.ports.get(sw0 + 1)?.len() as u32);
-        let (left, right) = (degrees.0.checked_sub(1)?, degrees.1.checked_sub(1)?);
-        let mut layout = Dumbbell { left, right, identity: Vec::new() };
-        let matches =
-            left + right == hosts && ports_match(topo, hosts + 2, |n| layout.degree(n), |n, p| layout.peer(n, p));
-        if !matches {
-            return None;
-        }
-        layout.identity = identity(left.max(right) + 1);
-        Some(layout)
+        let degree = |node: u32| Some(topo.ports.get(node as usize)?.len() as u32);
+        let left = degree(hosts)?.checked_sub(1)?;
+        let right = degree(hosts + 1)?.checked_sub(1)?;
+        (left + right == hosts).then_some(Dumbbell { left, right })
     }
 
+    fn sw0(&self) -> NodeId {
+        self.left + self.right
+    }
+}
+
+impl Layout for Dumbbell {
     fn degree(&self, node: NodeId) -> u32 {
-        let sw0 = self.sw0();
         match node {
-            host if host < sw0 => 1,
-            switch if switch == sw0 => self.left + 1,
+            host if host < self.sw0() => 1,
+            sw0 if sw0 == self.sw0() => self.left + 1,
             _ => self.right + 1,
         }
     }
@@ -237,48 +279,18 @@ impl Dumbbell {
         let sw0 = self.sw0();
         match node {
             host if host < sw0 => sw0 + u32::from(host >= self.left),
-            switch if switch == sw0 => {
-                if p < self.left {
-                    p
-                } else {
-                    sw0 + 1
-                }
-            }
-            _ => {
-                if p < self.right {
-                    self.left + p
-                } else {
-                    sw0
-                }
-            }
+            switch if switch == sw0 && p < self.left => p,
+            switch if switch == sw0 => sw0 + 1,
+            _ if p < self.right => self.left + p,
+            _ => sw0,
         }
     }
 
-    fn sw0(&self) -> NodeId {
-        self.left + self.right
-    }
-
-    /// See [`crate::Routes::next_hops`].
-    #[inline]
-    pub(super) fn next_hops(&self, node: NodeId, dst_host: u32) -> &[PortNo] {
-        let sw0 = self.sw0();
-        assert!(node <= sw0 + 1 && dst_host < sw0, "node {node} or host {dst_host} out of range");
-        let port = match node {
-            host if host < sw0 => return host_hops(&self.identity, node, dst_host),
-            switch if switch == sw0 => {
-                if dst_host < self.left {
-                    dst_host
-                } else {
-                    self.left
-                }
-            }
-            _ => dst_host.checked_sub(self.left).unwrap_or(self.right),
-        };
-        &self.identity[port as usize..port as usize + 1]
-    }
-
-    /// Approximate heap memory, in bytes.
-    pub(super) fn heap_bytes(&self) -> usize {
-        self.identity.len() * 2
+    fn hops(&self, node: NodeId) -> Hops {
+        match node {
+            host if host < self.sw0() => Hops::host(host),
+            sw0 if sw0 == self.sw0() => Hops::switch(0, self.left, 1, self.left, 1),
+            _ => Hops::switch(self.left, self.right, 1, self.right, 1),
+        }
     }
 }
