@@ -155,3 +155,14 @@ fn routes_search_reports_progress_per_destination() {
     topo.routes_with_progress(&mut |p| seen.push((p.done, p.total)));
     assert_eq!(seen, (1..=16).map(|done| (done, 16)).collect::<Vec<_>>());
 }
+
+#[test]
+fn the_widest_star_routes_every_port() {
+    let star = generate(&TopologySpec::star(65_536, G100));
+    let routes = star.routes();
+    assert!(routes.is_closed_form());
+    assert_eq!(routes.next_hops(65_536, 65_535), &[65_535], "the switch's last port");
+    assert_eq!(routes.next_hops(65_536, 0), &[0]);
+    assert_eq!(routes.next_hops(7, 65_535), &[0], "a host sends on its NIC");
+    assert_eq!(routes.next_hops(7, 7), &[] as &[u16]);
+}

@@ -17,25 +17,25 @@ struct Hops {
     hosts: u32,
     /// Hosts behind each down port.
     per_port: u32,
-    /// 1 for a switch; 0 for a host, whose only host "below" is itself.
-    down: PortNo,
-    /// The first up port.
-    up_first: PortNo,
+    /// The first up port (one past the last port when there are none: up to 65,536).
+    up_first: u32,
     /// How many up ports there are (0 at the top of the hierarchy).
     up_count: PortNo,
+    /// 1 for a switch; 0 for a host, whose only host "below" is itself.
+    down: PortNo,
 }
 
 impl Hops {
     /// A host: nothing toward itself, its NIC (port 0) toward every other host.
     fn host(host: u32) -> Hops {
-        Hops { first_host: host, hosts: 1, per_port: 1, down: 0, up_first: 0, up_count: 1 }
+        Hops { first_host: host, hosts: 1, per_port: 1, up_first: 0, up_count: 1, down: 0 }
     }
 
     /// A switch with hosts `first_host..first_host + hosts` below, `per_port` behind each down port, and
     /// `up_count` up ports from `up_first`.
     fn switch(first_host: u32, hosts: u32, per_port: u32, up_first: u32, up_count: u32) -> Hops {
-        // Layouts are checked against the graph first, whose port numbers fit a `PortNo`.
-        Hops { first_host, hosts, per_port, down: 1, up_first: up_first as PortNo, up_count: up_count as PortNo }
+        // Layouts are checked against the graph first: a switch has at most 65,536 ports, one of them down.
+        Hops { first_host, hosts, per_port, up_first, up_count: up_count as PortNo, down: 1 }
     }
 }
 

@@ -82,7 +82,7 @@ impl Interner {
 /// destination.
 ///
 /// Only topology files of no generated layout come here. They list every node and link, so they stay
-/// far smaller than what `--set` can generate (a 8,192-host file takes about 2 s and 40 MB). The table
+/// far smaller than what `--set` can generate (an 8,192-host file takes about 2 s and 50 MB). The table
 /// is built whole, up front, because switches consult it for every packet: filling it lazily would put
 /// a check and interior mutability on that path.
 pub(super) fn search(topo: &Topology, progress: &mut dyn FnMut(RouteProgress)) -> Table {
