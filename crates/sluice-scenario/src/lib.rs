@@ -88,7 +88,7 @@ mod validate;
 pub use error::{Location, ScenarioError};
 pub use list::list_text;
 pub use load::{load, load_str};
-pub use resolve::{resolve, resolved_toml, Resolved};
+pub use resolve::{resolve, resolve_with_progress, resolved_toml, Resolved};
 pub use scenario::Scenario;
 pub use schema::{
     CcSpec, OutputSpec, PortRef, SimulationSpec, DEFAULT_ALGORITHM, DEFAULT_BUCKETS, DEFAULT_SAMPLE_INTERVAL,

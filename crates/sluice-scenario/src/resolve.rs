@@ -9,7 +9,7 @@ use std::sync::Arc;
 use sluice_cc::{Algorithm, Factory, ParamError};
 use sluice_core::Rate;
 use sluice_sim::config::{EcnThresholds, SwitchConfig};
-use sluice_topo::{NodeId, PortNo, Routes, TopoError, Topology};
+use sluice_topo::{NodeId, PortNo, RouteProgress, Routes, TopoError, Topology};
 use sluice_workload::{FlowSpec, WorkloadError};
 
 use crate::error::ScenarioError;
@@ -63,6 +63,16 @@ impl fmt::Debug for Resolved {
 /// the file gives none (DCTCP and hostCC, whose senders run DCTCP: [`EcnThresholds::dctcp_for_rate`]; every other algorithm:
 /// [`EcnThresholds::red_for_rate`]), and checks the output's flow and port references.
 pub fn resolve(scenario: &Scenario) -> Result<Resolved, ScenarioError> {
+    resolve_with_progress(scenario, &mut |_| {})
+}
+
+/// [`resolve`], telling `routes_progress` how far the route search has come. Only topologies without a
+/// closed form (topology files of no generated layout) search, one destination host at a time, which
+/// can take seconds for thousands of hosts.
+pub fn resolve_with_progress(
+    scenario: &Scenario,
+    routes_progress: &mut dyn FnMut(RouteProgress),
+) -> Result<Resolved, ScenarioError> {
     let topology = sluice_topo::build(&scenario.topology, &scenario.base_dir).map_err(|e| topo_error(scenario, e))?;
     let line_rate = topology.nic(0).rate;
     let algorithm = sluice_cc::lookup(&scenario.cc.algorithm)
@@ -78,7 +88,7 @@ pub fn resolve(scenario: &Scenario) -> Result<Resolved, ScenarioError> {
     filled.switch = switch;
     filled.cc.params = toml::Table::new();
     filled.cc.tables.insert(algorithm.name.to_string(), toml::Value::Table(factory.resolved()));
-    let routes = topology.routes();
+    let routes = topology.routes_with_progress(routes_progress);
     Ok(Resolved { scenario: filled, topology, routes, algorithm, factory, line_rate, flows, throughput_ports })
 }
 

@@ -22,7 +22,7 @@ mod spec;
 
 pub use error::TopoError;
 pub use graph::{Link, Node, NodeId, NodeKind, Port, PortNo, Topology, MAX_NODES};
-pub use routes::{PathProfile, Routes};
+pub use routes::{PathProfile, RouteProgress, Routes};
 pub use spec::{build, TopologySpec, DEFAULT_DELAY};
 
 /// The topology kinds a specification's `kind` key accepts, each with a one-line description.

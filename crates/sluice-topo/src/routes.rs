@@ -1,13 +1,14 @@
-//! Shortest-path (hop-count) ECMP routes to every host, with interned port sets, and path profiles.
+//! Shortest-path (hop-count) ECMP routes to every host, and path profiles.
+//!
+//! Generated layouts (fat-trees, leaf-spines, stars, dumbbells) get closed-form routes; any other
+//! graph gets a table computed by breadth-first search, one destination host at a time.
 
-use std::collections::{HashMap, VecDeque};
+mod closed;
+mod table;
 
 use sluice_core::{Rate, Time};
 
-use crate::graph::{NodeId, NodeKind, PortNo, Topology};
-
-/// Marks a node without a row in the route table (hosts, whose only route is their NIC).
-const NO_ROW: u32 = u32::MAX;
+use crate::graph::{NodeId, PortNo, Topology};
 
 /// The ECMP next hops of every node toward every destination host.
 ///
@@ -15,21 +16,32 @@ const NO_ROW: u32 = u32::MAX;
 /// (fewest links) to that host, in increasing port order. A host's set is its NIC (port 0) for every
 /// other host and empty for itself; hosts never forward transit traffic.
 ///
-/// Memory: identical port sets are stored once (a flat `Vec<u16>` with offsets), and each switch keeps
-/// one `u32` set id per destination host; hosts need no table row. A k=16 fat-tree (1024 hosts,
-/// 320 switches) needs about 1.3 MB.
+/// Memory: a generated layout keeps 20 bytes per node (the range of hosts below it, hosts per down port,
+/// its run of up ports) and one table `0, 1, 2, ...` as long as the largest degree, whose slices are
+/// the port sets: O(ports). Any other graph keeps one `u32` set id per switch and destination host,
+/// with identical port sets stored once; a k=16 fat-tree (1024 hosts, 320 switches) held that way
+/// needs about 1.3 MB.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Routes {
-    /// Host index -> node id.
-    host_node: Vec<NodeId>,
-    /// Node id -> row of `table`, or [`NO_ROW`] for hosts.
-    row_of: Vec<u32>,
-    /// Row-major: `table[row * num_hosts + dst_host]` is a set id.
-    table: Vec<u32>,
-    /// Set id -> start of the set in `ports`; `offsets[id + 1]` is its end.
-    offsets: Vec<u32>,
-    /// The interned port sets, back to back.
-    ports: Vec<PortNo>,
+    form: Form,
+}
+
+/// How the routes are stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Form {
+    /// A generated fat-tree, leaf-spine, star or dumbbell.
+    Closed(closed::Hierarchy),
+    /// Anything else.
+    Table(table::Table),
+}
+
+/// How far the route search of a general topology has come, for progress displays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteProgress {
+    /// Destination hosts whose routes are computed.
+    pub done: u32,
+    /// All destination hosts.
+    pub total: u32,
 }
 
 impl Routes {
@@ -39,115 +51,57 @@ impl Routes {
     /// Panics if `node` or `dst_host` is out of range.
     #[inline]
     pub fn next_hops(&self, node: NodeId, dst_host: u32) -> &[PortNo] {
-        let row = self.row_of[node as usize];
-        if row == NO_ROW {
-            return if self.host_node[dst_host as usize] == node { &[] } else { &[0] };
+        match &self.form {
+            Form::Closed(closed) => closed.next_hops(node, dst_host),
+            Form::Table(table) => table.next_hops(node, dst_host),
         }
-        let set = self.table[row as usize * self.host_node.len() + dst_host as usize] as usize;
-        &self.ports[self.offsets[set] as usize..self.offsets[set + 1] as usize]
     }
 
-    /// The number of distinct port sets stored (including the empty set).
+    /// Whether the routes are in closed form (a recognised generated layout) rather than a table.
+    pub fn is_closed_form(&self) -> bool {
+        !matches!(self.form, Form::Table(_))
+    }
+
+    /// The number of distinct port sets stored in the table (including the empty set); 0 for a closed
+    /// form, which stores none.
     pub fn num_sets(&self) -> usize {
-        self.offsets.len() - 1
-    }
-
-    /// Approximate heap memory held by the route tables, in bytes.
-    pub fn heap_bytes(&self) -> usize {
-        self.host_node.len() * 4
-            + self.row_of.len() * 4
-            + self.table.len() * 4
-            + self.offsets.len() * 4
-            + self.ports.len() * 2
-    }
-}
-
-/// Interns port sets: set 0 is the empty set; ids are given in first-seen order.
-struct Interner {
-    ids: HashMap<Vec<PortNo>, u32>,
-    offsets: Vec<u32>,
-    ports: Vec<PortNo>,
-}
-
-impl Interner {
-    fn new() -> Interner {
-        let mut ids = HashMap::new();
-        ids.insert(Vec::new(), 0);
-        Interner { ids, offsets: vec![0, 0], ports: Vec::new() }
-    }
-
-    fn intern(&mut self, set: &[PortNo]) -> u32 {
-        if let Some(&id) = self.ids.get(set) {
-            return id;
+        match &self.form {
+            Form::Table(table) => table.num_sets(),
+            Form::Closed(_) => 0,
         }
-        let id = (self.offsets.len() - 1) as u32;
-        self.ports.extend_from_slice(set);
-        self.offsets.push(self.ports.len() as u32);
-        self.ids.insert(set.to_vec(), id);
-        id
+    }
+
+    /// Approximate heap memory held by the routes, in bytes.
+    pub fn heap_bytes(&self) -> usize {
+        match &self.form {
+            Form::Closed(closed) => closed.heap_bytes(),
+            Form::Table(table) => table.heap_bytes(),
+        }
     }
 }
 
 impl Topology {
-    /// Computes the ECMP routes: one breadth-first search per destination host over the reversed graph
-    /// (links are full duplex, so the same graph), expanding only through switches.
+    /// Computes the ECMP routes: in closed form when the graph has a generated layout, otherwise by
+    /// search ([`Topology::routes_by_search`]).
     pub fn routes(&self) -> Routes {
-        let num_hosts = self.hosts.len();
-        let mut row_of = vec![NO_ROW; self.nodes.len()];
-        let switches: Vec<NodeId> =
-            (0..self.nodes.len() as NodeId).filter(|&n| self.nodes[n as usize].kind == NodeKind::Switch).collect();
-        for (row, &s) in switches.iter().enumerate() {
-            row_of[s as usize] = row as u32;
-        }
-        let mut table = vec![0u32; switches.len() * num_hosts];
-        let mut interner = Interner::new();
-        let mut dist = vec![u32::MAX; self.nodes.len()];
-        let mut queue = VecDeque::new();
-        let mut set = Vec::new();
-        for (dst_host, &dst) in self.hosts.iter().enumerate() {
-            self.distances_to(dst, &mut dist, &mut queue);
-            for (row, &s) in switches.iter().enumerate() {
-                self.shortest_ports(s, dst, &dist, &mut set);
-                table[row * num_hosts + dst_host] = interner.intern(&set);
-            }
-        }
-        Routes { host_node: self.hosts.clone(), row_of, table, offsets: interner.offsets, ports: interner.ports }
+        self.routes_with_progress(&mut |_| {})
     }
 
-    /// Hop distances from every node to `dst`, where paths may pass through switches only.
-    fn distances_to(&self, dst: NodeId, dist: &mut [u32], queue: &mut VecDeque<NodeId>) {
-        dist.fill(u32::MAX);
-        dist[dst as usize] = 0;
-        queue.push_back(dst);
-        while let Some(node) = queue.pop_front() {
-            if node != dst && self.nodes[node as usize].kind == NodeKind::Host {
-                continue;
-            }
-            let next = dist[node as usize] + 1;
-            for port in &self.ports[node as usize] {
-                if dist[port.peer as usize] == u32::MAX {
-                    dist[port.peer as usize] = next;
-                    queue.push_back(port.peer);
-                }
-            }
-        }
+    /// [`Topology::routes`], telling `progress` how far the search has come after each destination
+    /// host (never called for a closed form, which takes O(ports) time).
+    pub fn routes_with_progress(&self, progress: &mut dyn FnMut(RouteProgress)) -> Routes {
+        let form = match closed::Hierarchy::recognise(self) {
+            Some(closed) => Form::Closed(closed),
+            None => Form::Table(table::search(self, progress)),
+        };
+        Routes { form }
     }
 
-    /// Fills `set` with the ports of `node` whose peer is one hop closer to `dst` (and may carry the
-    /// packet on: a switch, or `dst` itself).
-    fn shortest_ports(&self, node: NodeId, dst: NodeId, dist: &[u32], set: &mut Vec<PortNo>) {
-        set.clear();
-        let here = dist[node as usize];
-        if here == 0 || here == u32::MAX {
-            return;
-        }
-        for (number, port) in self.ports[node as usize].iter().enumerate() {
-            let peer = port.peer;
-            let forwards = peer == dst || self.nodes[peer as usize].kind == NodeKind::Switch;
-            if forwards && dist[peer as usize] == here - 1 {
-                set.push(number as PortNo);
-            }
-        }
+    /// Computes the routes of any graph as a table: one breadth-first search per destination host, so
+    /// O(hosts x (nodes + links)) time and O(switches x hosts) memory. The closed forms must agree with
+    /// it exactly.
+    pub fn routes_by_search(&self) -> Routes {
+        Routes { form: Form::Table(table::search(self, &mut |_| {})) }
     }
 }
 

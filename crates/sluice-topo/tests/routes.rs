@@ -70,7 +70,7 @@ fn every_pair_has_a_shortest_path() {
 fn k16_route_tables_stay_small() {
     let topo = fat_tree(16);
     assert_eq!((topo.num_hosts(), topo.num_switches()), (1024, 320));
-    let routes = topo.routes();
+    let routes = topo.routes_by_search();
     assert!(routes.num_sets() < 200, "{} sets", routes.num_sets());
     // The empty set; single ports 0..8 (ToR and agg down-ports, cores toward pods 0..8); the uplink
     // group 8..16 (shared by ToRs and aggs); single ports 8..16 (cores toward pods 8..16).
@@ -78,6 +78,10 @@ fn k16_route_tables_stay_small() {
     // One u32 per switch and destination host dominates: 320 x 1024 x 4 bytes.
     assert!(routes.heap_bytes() < 1_400_000, "{} bytes", routes.heap_bytes());
     assert_eq!(routes.next_hops(1024, 1023).len(), 8);
+    // The closed form stores 20 bytes per node and one port number per port of the widest switch (16).
+    let closed = topo.routes();
+    assert!(closed.is_closed_form());
+    assert_eq!((closed.num_sets(), closed.heap_bytes()), (0, (1024 + 320) * 20 + 16 * 2));
 }
 
 #[test]

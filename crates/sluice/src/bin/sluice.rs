@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use sluice::console::{catch_interrupts, interrupted, note, out, Failure};
-use sluice::progress::ProgressLine;
+use sluice::progress::{ProgressLine, RouteSetupLine};
 use sluice::{run_scenario, run_scenario_until};
-use sluice_scenario::{list_text, load, resolve, resolved_toml, Resolved};
+use sluice_scenario::{list_text, load, resolve_with_progress, resolved_toml, Resolved};
 
 #[cfg(feature = "kernel")]
 use sluice::agent;
@@ -73,9 +73,13 @@ enum Command {
     },
 }
 
-fn load_resolved(args: &ScenarioArgs) -> Result<Resolved, String> {
+/// Loads and resolves the scenario; a route search that takes over a second shows progress unless `quiet`.
+fn load_resolved(args: &ScenarioArgs, quiet: bool) -> Result<Resolved, String> {
     let scenario = load(&args.scenario, &args.sets, args.seed).map_err(|e| e.to_string())?;
-    resolve(&scenario).map_err(|e| e.to_string())
+    let mut line = RouteSetupLine::new(quiet);
+    let resolved = resolve_with_progress(&scenario, &mut |p| line.update(p));
+    line.finish();
+    resolved.map_err(|e| e.to_string())
 }
 
 fn output_dir(resolved: &Resolved, out: Option<PathBuf>) -> PathBuf {
@@ -90,7 +94,7 @@ fn output_dir(resolved: &Resolved, out: Option<PathBuf>) -> PathBuf {
 }
 
 fn run(args: ScenarioArgs, out_dir: Option<PathBuf>, quiet: bool) -> Result<(), Failure> {
-    let resolved = load_resolved(&args)?;
+    let resolved = load_resolved(&args, quiet)?;
     let dir = output_dir(&resolved, out_dir);
     if !quiet {
         note(&format!(
@@ -117,7 +121,7 @@ fn run(args: ScenarioArgs, out_dir: Option<PathBuf>, quiet: bool) -> Result<(), 
 }
 
 fn bench(args: ScenarioArgs, repeat: u32) -> Result<(), Failure> {
-    let resolved = load_resolved(&args)?;
+    let resolved = load_resolved(&args, false)?;
     out(&format!(
         "scenario {} ({}, {} flows, {})\n",
         resolved.scenario.name,
@@ -170,7 +174,7 @@ fn parse() -> Result<Cli, ExitCode> {
 fn dispatch(command: Command) -> Result<(), Failure> {
     match command {
         Command::Run { args, out, quiet } => run(args, out, quiet),
-        Command::Check { args } => out(&resolved_toml(&load_resolved(&args)?)),
+        Command::Check { args } => out(&resolved_toml(&load_resolved(&args, false)?)),
         Command::List => out(&list_text()),
         Command::Bench { args, repeat } => bench(args, repeat),
         #[cfg(feature = "kernel")]
