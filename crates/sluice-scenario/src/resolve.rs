@@ -67,6 +67,8 @@ pub fn resolve(scenario: &Scenario) -> Result<Resolved, ScenarioError> {
         .ok_or_else(|| scenario.error_at("cc.algorithm", format!("unknown algorithm {:?}", scenario.cc.algorithm)))?;
     let factory = (algorithm.build)(&scenario.cc.params, line_rate).map_err(|e| param_error(scenario, e))?;
     let switch = switch_for(scenario, algorithm, &topology)?;
+    crate::limits::check_buffer(scenario, &switch, &topology)?;
+    crate::limits::check_rto(scenario, &topology)?;
     let flows = flows(scenario, &topology)?;
     check_flow_ids(scenario, flows.len())?;
     let throughput_ports = ports(scenario, &topology)?;
