@@ -5,8 +5,10 @@
 
 #[cfg(feature = "kernel")]
 pub mod agent;
+pub mod estimate;
 pub mod host_summary;
 pub mod progress;
 pub mod runner;
 
+pub use estimate::{estimate, RunEstimate};
 pub use runner::{run_scenario, simulation_input, RunOutcome};

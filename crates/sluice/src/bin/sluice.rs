@@ -43,6 +43,9 @@ enum Command {
         /// No progress line and no table; errors only.
         #[arg(long, short)]
         quiet: bool,
+        /// Run even if the estimated memory exceeds what the machine has available.
+        #[arg(long)]
+        force: bool,
     },
     /// Validate a scenario and print it with every default filled in.
     Check {
@@ -58,6 +61,9 @@ enum Command {
         /// Repetitions (the best is reported with all of them).
         #[arg(long, default_value_t = 1)]
         repeat: u32,
+        /// Run even if the estimated memory exceeds what the machine has available.
+        #[arg(long)]
+        force: bool,
     },
     /// Drive Linux kernel TCP: register sluice's BPF congestion control and run the library's algorithms
     /// for the flows that choose it (root).
@@ -88,8 +94,17 @@ fn output_dir(resolved: &Resolved, out: Option<PathBuf>) -> PathBuf {
     })
 }
 
-fn run(args: ScenarioArgs, out: Option<PathBuf>, quiet: bool) -> Result<(), String> {
+/// Refuses a run whose estimated memory exceeds the machine's available memory, unless forced.
+fn refuse_if_too_large(resolved: &Resolved, force: bool) -> Result<(), String> {
+    if force {
+        return Ok(());
+    }
+    sluice::estimate::check_memory(&sluice::estimate(resolved), sluice::estimate::available_memory())
+}
+
+fn run(args: ScenarioArgs, out: Option<PathBuf>, quiet: bool, force: bool) -> Result<(), String> {
     let resolved = load_resolved(&args)?;
+    refuse_if_too_large(&resolved, force)?;
     let dir = output_dir(&resolved, out);
     if !quiet {
         eprintln!(
@@ -111,8 +126,9 @@ fn run(args: ScenarioArgs, out: Option<PathBuf>, quiet: bool) -> Result<(), Stri
     Ok(())
 }
 
-fn bench(args: ScenarioArgs, repeat: u32) -> Result<(), String> {
+fn bench(args: ScenarioArgs, repeat: u32, force: bool) -> Result<(), String> {
     let resolved = load_resolved(&args)?;
+    refuse_if_too_large(&resolved, force)?;
     println!(
         "scenario {} ({}, {} flows, {})",
         resolved.scenario.name,
@@ -155,13 +171,16 @@ fn peak_rss() -> Option<String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { args, out, quiet } => run(args, out, quiet),
-        Command::Check { args } => load_resolved(&args).map(|r| print!("{}", resolved_toml(&r))),
+        Command::Run { args, out, quiet, force } => run(args, out, quiet, force),
+        Command::Check { args } => load_resolved(&args).map(|r| {
+            eprintln!("{}", sluice::estimate(&r).describe());
+            print!("{}", resolved_toml(&r));
+        }),
         Command::List => {
             print!("{}", list_text());
             Ok(())
         }
-        Command::Bench { args, repeat } => bench(args, repeat),
+        Command::Bench { args, repeat, force } => bench(args, repeat, force),
         #[cfg(feature = "kernel")]
         Command::Agent(args) => agent::run(args),
         #[cfg(not(feature = "kernel"))]
