@@ -5,8 +5,9 @@
 //! held twice: the resolved scenario's and the simulator's copy), per-flow state (the generated flow,
 //! the simulator's input and sender/receiver state with its controller, the result row), per-port state,
 //! the event queue (every flow's start is queued at once), packets in flight, and the sampled and traced
-//! output rows. Constants are calibrated against the peak RSS that `sluice bench` reports (see
-//! [`PROCESS_BASE_BYTES`] and [`FLOW_STATE_BYTES`]).
+//! output rows. Constants are calibrated against the peak RSS that `sluice bench` reports for the
+//! bundled scenarios in a release build: the estimate is within about 25 % of it, from 9 MiB
+//! (`incast8.toml`) to 67 MiB (`fat320.toml`).
 
 use std::mem::size_of;
 
@@ -21,11 +22,6 @@ use sluice_workload::UNBOUNDED_SIZE;
 /// builtin CDFs and the output writer's buffers. Calibrated: `incast8.toml` (9 hosts, 8 flows) peaks at
 /// 9.3 MiB in a release build.
 pub const PROCESS_BASE_BYTES: u64 = 9 << 20;
-
-/// Bytes of simulator state per flow beyond the `Flow` record itself: the controller behind its box, the
-/// receiver's reassembly state, the per-host sender lists and the flow's row of results and of fct.csv.
-/// Calibrated against peak RSS of the bundled scenarios (see the crate's README section on `check`).
-pub const FLOW_STATE_BYTES: u64 = 640;
 
 /// Bytes per egress port beyond the `Port` record: its priority queues, the switch's per-port ingress,
 /// headroom and pause state, and the port's result row.
@@ -102,14 +98,16 @@ pub fn estimate(resolved: &Resolved) -> RunEstimate {
     RunEstimate { memory, data_packets: traffic.data_packets, packet_hops: traffic.packet_hops, events }
 }
 
-/// Per-flow memory: the generated flow, the simulator's input copy and its `Flow`, and the rest of its
-/// state ([`FLOW_STATE_BYTES`]).
+/// Per-flow memory: the generated flow, the simulator's input copy and its `Flow`, and the result row.
+/// Controllers and receiver state live only while a flow is active and are left out. Calibrated: a
+/// Poisson memcached load on `quickstart.toml` grows peak RSS by 939 B per flow (320.5 MiB at 325 K flows,
+/// 611.0 MiB at 650 K), against about 990 B per flow here (with the flows' queued starts).
 fn flow_bytes(resolved: &Resolved) -> u64 {
     let per_flow = size_of::<sluice_workload::FlowSpec>()
         + size_of::<sluice_sim::FlowDesc>()
         + size_of::<sluice_sim::flow::Flow>()
         + size_of::<sluice_results::FlowRecord>();
-    resolved.flows.len() as u64 * (per_flow as u64 + FLOW_STATE_BYTES)
+    resolved.flows.len() as u64 * per_flow as u64
 }
 
 /// The event queue. Its timing wheel keeps each slot's vector at the most events the slot ever held, so
