@@ -3,9 +3,9 @@
 //!
 //! The model counts what grows with the scenario: route tables ([`sluice_topo::Routes::heap_bytes`],
 //! held twice: the resolved scenario's and the simulator's copy), per-flow state (the generated flow,
-//! the simulator's input and sender/receiver state with its controller, the result row), per-port state,
-//! the event queue (every flow's start is queued at once), packets in flight, and the sampled and traced
-//! output rows. Constants are calibrated against the peak RSS that `sluice bench` reports for the
+//! the simulator's input and its `Flow`, the result row), per-port state, the event queue (its timing
+//! wheel, and every flow's start queued at once), packets in flight, and the sampled and traced output
+//! rows. Constants are calibrated against the peak RSS that `sluice bench` reports for the
 //! bundled scenarios in a release build: the estimate is within about 25 % of it, from 9 MiB
 //! (`incast8.toml`) to 67 MiB (`fat320.toml`).
 
@@ -24,10 +24,12 @@ use sluice_workload::UNBOUNDED_SIZE;
 pub const PROCESS_BASE_BYTES: u64 = 9 << 20;
 
 /// Bytes per egress port beyond the `Port` record: its priority queues, the switch's per-port ingress,
-/// headroom and pause state, and the port's result row.
+/// headroom and pause state, and the port's result row. An engineering figure (eight queues' vectors and
+/// four `[u64; 8]` tables come to about 500 B); ports are a small part of every bundled scenario.
 pub const PORT_STATE_BYTES: u64 = 512;
 
-/// Bytes per sample of a throughput series and per row of a CC trace, in memory until written.
+/// Bytes per sample of a throughput series and per row of a CC trace, in memory until written: an
+/// engineering figure, a row's time and values plus the vector's slack from growing by doubling.
 pub const ROW_BYTES: u64 = 48;
 
 /// Events per packet-hop: a packet's arrival and its transmitter freeing up, plus the timers, ACK
@@ -36,7 +38,8 @@ pub const ROW_BYTES: u64 = 48;
 pub const EVENTS_PER_HOP: f64 = 1.5;
 
 /// Bandwidth-delay products of data per host in the network at the peak: one on the wire and the queues
-/// congestion control lets build (a few BDPs at an incast's bottleneck).
+/// congestion control lets build (a few BDPs at an incast's bottleneck). Calibrated with the rest against
+/// the bundled scenarios; packets are a tenth to a quarter of their memory.
 pub const BDPS_IN_FLIGHT: u64 = 4;
 
 /// What a run is expected to take.
@@ -154,14 +157,15 @@ fn packet_bytes(resolved: &Resolved, traffic: &Traffic) -> u64 {
 fn row_bytes(resolved: &Resolved, traffic: &Traffic) -> u64 {
     let out = &resolved.scenario.output;
     let series = (out.throughput_flows.len() + out.throughput_ports.len()) as u64;
-    let samples = series * (traffic.end / out.sample_interval.max(1));
+    let samples = series.saturating_mul(traffic.end / out.sample_interval.max(1));
     let per_trace = (traffic.end / out.trace_interval.max(1)).min(traffic.data_packets);
     samples.saturating_add((out.trace_flows.len() as u64).saturating_mul(per_trace)).saturating_mul(ROW_BYTES)
 }
 
 /// The traffic a run carries, from the flows and their paths.
 struct Traffic {
-    /// When the run ends at the latest: `simulation.duration`, else `simulation.time_limit`.
+    /// When the run is expected to end: `simulation.duration`, else when its traffic has drained (at
+    /// most `simulation.time_limit`).
     end: Time,
     data_packets: u64,
     packet_hops: u64,
@@ -257,5 +261,39 @@ pub fn check_memory(estimate: &RunEstimate, available: Option<u64>) -> Result<()
             estimate.describe()
         )),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sized(bytes: u64) -> RunEstimate {
+        RunEstimate {
+            memory: vec![("base", bytes / 2), ("flows", bytes - bytes / 2)],
+            data_packets: 1,
+            packet_hops: 2,
+            events: 3,
+        }
+    }
+
+    #[test]
+    fn memory_is_refused_only_above_what_is_available() {
+        assert!(check_memory(&sized(3 << 20), Some(3 << 20)).is_ok());
+        let err = check_memory(&sized((3 << 20) + 1), Some(3 << 20)).unwrap_err();
+        assert!(
+            err.starts_with("the run would need about 3.0 MiB of memory, more than the 3.0 MiB available"),
+            "{err}"
+        );
+        assert!(check_memory(&sized(u64::MAX), None).is_ok(), "an unknown figure refuses nothing");
+    }
+
+    #[test]
+    fn the_description_lists_the_parts() {
+        assert_eq!(
+            sized(4 << 30).describe(),
+            "estimated run size: memory about 4.0 GiB (base 2.0 GiB, flows 2.0 GiB); 1 data packets, 2 packet-hops, \
+             3 events"
+        );
     }
 }
