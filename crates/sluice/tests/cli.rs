@@ -789,3 +789,18 @@ fn runs_larger_than_the_available_memory_are_refused_unless_forced() {
     let roomy = [("SLUICE_MEM_AVAILABLE", "100000000000")];
     sluice_with_env(&dir.path, &["bench", "incast.toml"], &roomy).ok();
 }
+
+#[test]
+fn absurd_sizes_are_refused_before_anything_runs() {
+    let message =
+        rejected(&replace(INCAST, "size = \"100KB\"", "size = \"100KB\"\nrepeats = 1000000000\nperiod = \"1us\""), &[]);
+    assert_message(&message, "bad.toml:", &["workload.0.repeats: this entry would generate 4000000000 flows"]);
+    let message = rejected(&replace(POISSON, "sample_interval = \"10us\"", "sample_interval = \"1ps\""), &[]);
+    assert_message(&message, "bad.toml:", &["output.sample_interval: 2 sampled series every 1ps", "limit of 10000000"]);
+    let message = rejected(POISSON, &["--set", "topology.k=1000000"]);
+    assert_message(&message, "--set topology.k=1000000: topology.k: k = 1000000: ", &[]);
+    let message = rejected(INCAST, &["--set", "switch.buffer=1B"]);
+    assert_message(&message, "--set switch.buffer=1B: switch.buffer: 1B is too small", &[]);
+    let message = rejected(INCAST, &["--set", "host.rto_min=0us"]);
+    assert_message(&message, "--set host.rto_min=0us: host.rto_min: 0ps is shorter than the shortest round trip", &[]);
+}
