@@ -79,10 +79,11 @@ fn plane(s: &Scenario) -> Result<(), Problem> {
     s.plane.validate().map_err(|(field, message)| (format!("plane.{field}"), message))
 }
 
-/// The largest `link.mtu`, and the largest header, control or pause frame: 9216 B, the largest jumbo
-/// frame datacenter switch ASICs accept (IEEE 802.3 leaves jumbo frames unstandardised; 9216 B is the
-/// common vendor maximum). A packet is one frame in this model, never a TSO/GSO burst, so nothing larger
-/// exists on a real wire; the bound also keeps every wire size far inside the packet record's `u32`.
+/// The largest `link.mtu`, and the largest header, control or pause frame: 9216 B, the largest port MTU
+/// a SONiC switch accepts (sonic-buildimage `sonic-port.yang`: `mtu` range 1..9216; IEEE 802.3 leaves
+/// jumbo frames unstandardised). A packet is one frame in this model, never a TSO/GSO burst, so nothing
+/// larger exists on a datacenter wire; the bound also keeps every wire size far inside the packet
+/// record's `u32`.
 pub const MAX_FRAME_BYTES: u32 = 9216;
 
 /// The most throughput samples a run may record: 10 million rows of throughput.csv, about 400 MB of

@@ -88,9 +88,8 @@ fn counted(spec: &WorkloadSpec, ctx: &WorkloadContext, before: u64) -> Result<u6
     })
 }
 
-/// The flows of entry `index`, in generation order.
+/// The flows of entry `index`, in generation order (`spec` is validated by [`counted`]).
 fn generate_entry(spec: &WorkloadSpec, index: usize, ctx: &WorkloadContext) -> Result<Vec<FlowSpec>, WorkloadError> {
-    spec.validate_in(ctx.n_hosts, ctx.base_dir)?;
     let group = index as u16;
     let mut rng = Rng::named(ctx.seed, &format!("workload.{index}"));
     match spec {
