@@ -56,8 +56,29 @@ fn times(s: &Scenario) -> Result<(), Problem> {
         ("output.trace_interval", s.output.trace_interval),
         ("output.sample_interval", s.output.sample_interval),
     ];
-    match times.into_iter().find(|(_, t)| *t > MAX_TIME) {
-        Some((key, t)) => Err(problem(key, format!("{} is beyond {MAX_TIME_TEXT}", format_duration(t)))),
+    let plane = [
+        ("plane.latency", s.plane.latency),
+        ("plane.batch_deadline", s.plane.batch_deadline),
+        ("plane.service_time", s.plane.service_time),
+        ("host.bus.sample_interval", s.host.bus.sample_interval),
+    ];
+    let endpoint = s
+        .host
+        .endpoint
+        .schedule
+        .iter()
+        .enumerate()
+        .map(|(i, step)| (format!("host.endpoint.schedule.{i}.at"), step.at));
+    let bus = s
+        .host
+        .bus
+        .load_schedule
+        .iter()
+        .enumerate()
+        .map(|(i, step)| (format!("host.bus.load_schedule.{i}.at"), step.at));
+    let named = times.into_iter().chain(plane).map(|(key, t)| (key.to_string(), t));
+    match named.chain(endpoint).chain(bus).find(|(_, t)| *t > MAX_TIME) {
+        Some((key, t)) => Err((key, format!("{} is beyond {MAX_TIME_TEXT}", format_duration(t)))),
         None => Ok(()),
     }
 }

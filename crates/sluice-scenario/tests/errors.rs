@@ -444,6 +444,8 @@ fn workloads_past_the_engine_limits_are_refused() {
     );
     let err = error(BASE, &["simulation.time_limit=2000000s"]);
     assert!(err.ends_with("simulation.time_limit: 2000000s is beyond 2^60 ps (about 13.3 days)"), "{err}");
+    let err = error(BASE, &["plane.latency=2000000s"]);
+    assert!(err.ends_with("plane.latency: 2000000s is beyond 2^60 ps (about 13.3 days)"), "{err}");
     let err = error(&with("start = \"2000000s\"\n"), &[]);
     assert!(err.starts_with("bad.toml:10: workload.0.start: 2000000s is beyond the largest time"), "{err}");
 }
