@@ -11,6 +11,6 @@ pub mod units;
 pub use rng::Rng;
 pub use units::{
     format_duration, format_rate, format_size, parse_duration, parse_rate, parse_size, serialization_ps, Rate, Time,
-    UnitError, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US,
+    UnitError, MAX_TIME, MAX_TIME_TEXT, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US,
 };
 pub mod serde_units;

@@ -16,6 +16,15 @@ pub const PS_PER_MS: Time = 1_000_000_000;
 /// Picoseconds per second.
 pub const PS_PER_S: Time = 1_000_000_000_000;
 
+/// The largest time a scenario may give (a start, a stop, a duration, a timeout or a delay): 2^60 ps,
+/// about 13.3 days. An engineering bound: `Time` ends at 2^64 ps (about 213 days), and the simulator adds
+/// a few such times together (a start plus a duration plus a timeout plus path delays); keeping each
+/// below 1/16 of the range means such sums cannot overflow.
+pub const MAX_TIME: Time = 1 << 60;
+
+/// [`MAX_TIME`] in words, for messages.
+pub const MAX_TIME_TEXT: &str = "2^60 ps (about 13.3 days)";
+
 /// Why a unit string was rejected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitError {

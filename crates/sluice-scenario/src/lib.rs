@@ -76,6 +76,7 @@
 
 mod error;
 mod generate;
+mod limits;
 mod list;
 mod load;
 mod locate;
@@ -94,5 +95,6 @@ pub use schema::{
     CcSpec, OutputSpec, PortRef, SimulationSpec, DEFAULT_ALGORITHM, DEFAULT_BUCKETS, DEFAULT_SAMPLE_INTERVAL,
     DEFAULT_SEED, DEFAULT_TIME_LIMIT, DEFAULT_TRACE_INTERVAL,
 };
+pub use validate::{MAX_FRAME_BYTES, MAX_SAMPLES};
 
 pub(crate) use generate::workload_kinds;

@@ -81,6 +81,8 @@ pub fn resolve_with_progress(
         .map_err(|e| param_error(scenario, algorithm.name, e))?;
     check_unused_tables(scenario, line_rate)?;
     let switch = switch_for(scenario, algorithm, &topology)?;
+    crate::limits::check_buffer(scenario, &switch, &topology)?;
+    crate::limits::check_rto(scenario, &topology)?;
     let flows = flows(scenario, &topology)?;
     check_flow_ids(scenario, flows.len())?;
     let throughput_ports = ports(scenario, &topology)?;

@@ -252,6 +252,7 @@ pub(crate) struct SwitchSpec {
     pub buffer: u64,
     pub dt_alpha: f64,
     pub queues: u8,
+    #[serde(deserialize_with = "strict_scheduler")]
     pub scheduler: Scheduler,
     pub control_queue: u8,
     pub data_queue: u8,
@@ -261,6 +262,24 @@ pub(crate) struct SwitchSpec {
     pub load_balance: LoadBalance,
     /// `[switch.bolt]` (see [`BoltSwitchConfig`]).
     pub bolt: BoltSwitchConfig,
+}
+
+/// `[switch.scheduler]`, refusing unknown keys. Serde ignores keys beside the tag of a unit variant even
+/// with `deny_unknown_fields`, so `{ kind = "strict", weight = [1, 2] }` would pass silently; the keys
+/// are checked here before the enum reads the table.
+fn strict_scheduler<'de, D: Deserializer<'de>>(d: D) -> Result<Scheduler, D::Error> {
+    use serde::de::Error;
+    let table = toml::Table::deserialize(d)?;
+    let allowed: &[&str] = match table.get("kind").and_then(toml::Value::as_str) {
+        Some("strict") => &["kind"],
+        Some("dwrr") => &["kind", "weights"],
+        _ => &[],
+    };
+    if let Some(key) = table.keys().find(|key| !allowed.is_empty() && !allowed.contains(&key.as_str())) {
+        let expected: Vec<String> = allowed.iter().map(|k| format!("`{k}`")).collect();
+        return Err(D::Error::custom(format!("unknown field `{key}`, expected {}", expected.join(" or "))));
+    }
+    toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| D::Error::custom(e.message()))
 }
 
 /// `[switch.ecn]` as written (see [`EcnConfig`]).

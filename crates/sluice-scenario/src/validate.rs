@@ -2,6 +2,7 @@
 //!
 //! Each check returns the dotted key at fault and a message; [`scenario`] locates the first failure.
 
+use sluice_core::{format_duration, MAX_TIME, MAX_TIME_TEXT};
 use sluice_sim::config::{Scheduler, SwitchConfig};
 
 use crate::error::ScenarioError;
@@ -16,7 +17,7 @@ type Check = fn(&Scenario) -> Result<(), Problem>;
 
 /// Runs every check, reporting the first failure at the line (or `--set`) that wrote the key.
 pub(crate) fn scenario(s: &Scenario) -> Result<(), ScenarioError> {
-    let checks: [Check; 8] = [top_level, simulation, link, switch, workloads, algorithm, plane, output];
+    let checks: [Check; 9] = [top_level, times, simulation, link, switch, workloads, algorithm, plane, output];
     for check in checks {
         check(s).map_err(|(key, message)| s.error_at(&key, message))?;
     }
@@ -42,6 +43,46 @@ fn top_level(s: &Scenario) -> Result<(), Problem> {
     seed(s.seed).map_err(|m| problem("seed", m))
 }
 
+/// Every time a scenario gives directly (workload times are the workload crate's to check) must stay
+/// within [`MAX_TIME`], so that the simulator's clock cannot overflow adding them up.
+fn times(s: &Scenario) -> Result<(), Problem> {
+    let times = [
+        ("simulation.duration", s.simulation.duration.unwrap_or(0)),
+        ("simulation.time_limit", s.simulation.time_limit),
+        ("host.rto_min", s.host.rto_min),
+        ("host.nack_interval", s.host.nack_interval),
+        ("host.cnp_interval", s.host.cnp_interval.unwrap_or(0)),
+        ("host.tx_jitter", s.host.tx_jitter),
+        ("output.trace_interval", s.output.trace_interval),
+        ("output.sample_interval", s.output.sample_interval),
+    ];
+    let plane = [
+        ("plane.latency", s.plane.latency),
+        ("plane.batch_deadline", s.plane.batch_deadline),
+        ("plane.service_time", s.plane.service_time),
+        ("host.bus.sample_interval", s.host.bus.sample_interval),
+    ];
+    let endpoint = s
+        .host
+        .endpoint
+        .schedule
+        .iter()
+        .enumerate()
+        .map(|(i, step)| (format!("host.endpoint.schedule.{i}.at"), step.at));
+    let bus = s
+        .host
+        .bus
+        .load_schedule
+        .iter()
+        .enumerate()
+        .map(|(i, step)| (format!("host.bus.load_schedule.{i}.at"), step.at));
+    let named = times.into_iter().chain(plane).map(|(key, t)| (key.to_string(), t));
+    match named.chain(endpoint).chain(bus).find(|(_, t)| *t > MAX_TIME) {
+        Some((key, t)) => Err((key, format!("{} is beyond {MAX_TIME_TEXT}", format_duration(t)))),
+        None => Ok(()),
+    }
+}
+
 fn simulation(s: &Scenario) -> Result<(), Problem> {
     if s.simulation.duration == Some(0) {
         return Err(problem(
@@ -59,9 +100,33 @@ fn plane(s: &Scenario) -> Result<(), Problem> {
     s.plane.validate().map_err(|(field, message)| (format!("plane.{field}"), message))
 }
 
+/// The largest `link.mtu`, and the largest header, control or pause frame: 9216 B, the largest port MTU
+/// a SONiC switch accepts (sonic-buildimage `sonic-port.yang`: `mtu` range 1..9216; IEEE 802.3 leaves
+/// jumbo frames unstandardised). A packet is one frame in this model, never a TSO/GSO burst, so nothing
+/// larger exists on a datacenter wire; the bound also keeps every wire size far inside the packet
+/// record's `u32`.
+pub const MAX_FRAME_BYTES: u32 = 9216;
+
+/// The most throughput samples a run may record: 10 million rows of throughput.csv, about 400 MB of
+/// CSV. An engineering bound: far more points than any plot shows, and it stops an interval typo (`"1ps"`)
+/// from filling a disk.
+pub const MAX_SAMPLES: u64 = 10_000_000;
+
 fn link(s: &Scenario) -> Result<(), Problem> {
     if s.link.mtu == 0 {
         return Err(problem("link.mtu", "must be at least 1 byte of payload per packet (got 0)"));
+    }
+    let frames = [
+        ("link.mtu", s.link.mtu),
+        ("link.header_bytes", s.link.header_bytes),
+        ("link.control_bytes", s.link.control_bytes),
+        ("link.pause_bytes", s.link.pause_bytes),
+    ];
+    if let Some((key, bytes)) = frames.into_iter().find(|(_, bytes)| *bytes > MAX_FRAME_BYTES) {
+        return Err(problem(
+            key,
+            format!("{bytes} B is larger than the largest frame, a {MAX_FRAME_BYTES} B jumbo frame"),
+        ));
     }
     if s.host.ack_every_packets == 0 {
         return Err(problem("host.ack_every_packets", "must be at least 1 (got 0)"));
@@ -198,5 +263,29 @@ fn output(s: &Scenario) -> Result<(), Problem> {
     if out.sample_interval == 0 {
         return Err(problem("output.sample_interval", "must be positive, such as \"10us\""));
     }
-    Ok(())
+    sample_count(s)
+}
+
+/// Refuses sampling that would record more than [`MAX_SAMPLES`] rows: one per sampled flow and port per
+/// interval, up to `simulation.duration` (else `simulation.time_limit`).
+fn sample_count(s: &Scenario) -> Result<(), Problem> {
+    let out = &s.output;
+    let series = (out.throughput_flows.len() + out.throughput_ports.len()) as u64;
+    let (bound_key, bound) = match s.simulation.duration {
+        Some(duration) => ("simulation.duration", duration),
+        None => ("simulation.time_limit", s.simulation.time_limit),
+    };
+    let samples = (bound / out.sample_interval).saturating_mul(series);
+    if samples <= MAX_SAMPLES {
+        return Ok(());
+    }
+    Err(problem(
+        "output.sample_interval",
+        format!(
+            "{series} sampled series every {} for {bound_key} = {} would record {samples} samples, more than \
+             the limit of {MAX_SAMPLES}; sample less often, name fewer flows and ports, or shorten the run",
+            format_duration(out.sample_interval),
+            format_duration(bound)
+        ),
+    ))
 }

@@ -372,3 +372,112 @@ fn missing_flow_list_files_are_named() {
     assert!(err.starts_with("bad.toml:7: workload.0.path: "), "{err}");
     assert!(err.contains("/nonexistent-dir/flows/none.csv"), "{err}");
 }
+
+#[test]
+fn absurd_link_and_host_values_are_refused() {
+    assert_eq!(
+        error(&with("[host]\nrto_min = \"0us\"\n"), &[]),
+        "bad.toml:11: host.rto_min: 0ps is shorter than the shortest round trip of the topology (4093440ps): every \
+         packet would time out before its ACK could return"
+    );
+    assert!(error(BASE, &["host.rto_min=4us"]).starts_with("--set host.rto_min=4us: host.rto_min: 4us is shorter"));
+    assert_eq!(
+        error(&with("[link]\nmtu = 1000000000\n"), &[]),
+        "bad.toml:11: link.mtu: 1000000000 B is larger than the largest frame, a 9216 B jumbo frame"
+    );
+    let err = error(BASE, &["link.header_bytes=4294967295"]);
+    assert!(err.starts_with("--set link.header_bytes=4294967295: link.header_bytes: 4294967295 B"), "{err}");
+}
+
+#[test]
+fn buffers_must_hold_what_switches_reserve() {
+    // 4 ports x (3 x 100 Gb/s x 1 us = 37.5 KB, plus two 1082 B packets) + 4 x 4 KB reserve + 1082 B
+    // = 175,738 B.
+    assert_eq!(
+        error(&with("[switch]\nbuffer = \"1B\"\n"), &[]),
+        "bad.toml:11: switch.buffer: 1B is too small: switch \"sw0\" reserves PFC headroom and 4KB per port on its \
+         4 ports and needs room for one 1082 B packet besides, at least 175738B"
+    );
+    assert!(load_str(&with("[switch]\nbuffer = \"175738B\"\n"), "ok.toml", Path::new("."), &[])
+        .and_then(|s| resolve(&s))
+        .is_ok());
+    assert_eq!(
+        error(&with("[switch]\nbuffer = \"8KB\"\n[switch.pfc]\nenabled = false\n"), &[]),
+        "bad.toml:11: switch.buffer: 8KB is too small: without PFC a switch needs room for one 1082 B packet in \
+         each of its 8 queues, at least 8656B"
+    );
+}
+
+#[test]
+fn scheduler_tables_refuse_unknown_keys() {
+    let err = error(&with("[switch.scheduler]\nkind = \"strict\"\nweights = [1, 2]\n"), &[]);
+    assert!(err.starts_with("bad.toml:1"), "{err}");
+    assert!(err.contains("switch.scheduler"), "{err}");
+    assert!(err.ends_with("unknown field `weights`, expected `kind`"), "{err}");
+    let err =
+        error(&with("[switch.scheduler]\nkind = \"dwrr\"\nweights = [1, 1, 1, 1, 1, 1, 1, 1]\nquantum = 2\n"), &[]);
+    assert!(err.ends_with("unknown field `quantum`, expected `kind` or `weights`"), "{err}");
+    let ok = with("[switch.scheduler]\nkind = \"dwrr\"\nweights = [1, 1, 1, 1, 1, 1, 1, 2]\n");
+    let scenario = load_str(&ok, "ok.toml", Path::new("."), &[]).unwrap();
+    assert_eq!(
+        scenario.switch.scheduler,
+        sluice_sim::config::Scheduler::Dwrr { weights: vec![1, 1, 1, 1, 1, 1, 1, 2] }
+    );
+}
+
+#[test]
+fn huge_fat_trees_blame_k() {
+    let text = "[topology]\nkind = \"fat_tree\"\nk = 1000000\nhost_rate = \"100Gbps\"\n\
+                [[workload]]\nkind = \"permutation\"\nsize = \"1KB\"\n";
+    let err = error(text, &[]);
+    assert!(err.starts_with("bad.toml:3: topology.k: k = 1000000: "), "{err}");
+}
+
+#[test]
+fn sampling_beyond_the_cap_gives_the_count() {
+    let text = with("[output]\nthroughput_ports = [\"sw0:0\", \"sw0:1\"]\nsample_interval = \"1ps\"\n");
+    assert_eq!(
+        error(&text, &[]),
+        "bad.toml:12: output.sample_interval: 2 sampled series every 1ps for simulation.time_limit = 1s would \
+         record 2000000000000 samples, more than the limit of 10000000; sample less often, name fewer flows and \
+         ports, or shorten the run"
+    );
+    let shorter = error(&text, &["simulation.duration=1ms", "output.sample_interval=100ps"]);
+    assert!(shorter.contains("for simulation.duration = 1ms would record 20000000 samples"), "{shorter}");
+    assert!(load_str(&text, "ok.toml", Path::new("."), &["output.sample_interval=1us".to_string()]).is_ok());
+}
+
+#[test]
+fn workloads_past_the_engine_limits_are_refused() {
+    let err = error(&with("repeats = 1000000000\nperiod = \"1us\"\n"), &[]);
+    assert_eq!(
+        err,
+        "bad.toml:10: workload.0.repeats: this entry would generate 3000000000 flows, more than the limit of \
+         16777216 flows per scenario"
+    );
+    let poisson = "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.3\nduration = \"2000s\"\n";
+    let err = error(&with(poisson), &[]);
+    assert!(err.starts_with("bad.toml:14: workload.1.duration: this entry would generate "), "{err}");
+    assert!(
+        err.ends_with("flows (after 3 flows of earlier entries), more than the limit of 16777216 flows per scenario"),
+        "{err}"
+    );
+    let err = error(BASE, &["simulation.time_limit=2000000s"]);
+    assert!(err.ends_with("simulation.time_limit: 2000000s is beyond 2^60 ps (about 13.3 days)"), "{err}");
+    let err = error(BASE, &["plane.latency=2000000s"]);
+    assert!(err.ends_with("plane.latency: 2000000s is beyond 2^60 ps (about 13.3 days)"), "{err}");
+    let err = error(&with("start = \"2000000s\"\n"), &[]);
+    assert!(err.starts_with("bad.toml:10: workload.0.start: 2000000s is beyond the largest time"), "{err}");
+}
+
+#[test]
+fn empty_flow_lists_are_refused() {
+    let dir = temp_dir("empty-list");
+    std::fs::write(dir.join("none.csv"), "src,dst,size_bytes,start_ns\n").unwrap();
+    let text = BASE
+        .replace("kind = \"incast\"\nreceiver = 0\nsize = \"10KB\"\n", "kind = \"flow_list\"\npath = \"none.csv\"\n");
+    let err = load_str(&text, "bad.toml", &dir, &[]).and_then(|s| resolve(&s)).unwrap_err().to_string();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(err.starts_with("bad.toml:8: workload.0.path: "), "{err}");
+    assert!(err.ends_with("none.csv lists no flows"), "{err}");
+}

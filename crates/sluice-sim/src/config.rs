@@ -144,6 +144,16 @@ pub struct PfcConfig {
     pub reserve: u64,
 }
 
+impl PfcConfig {
+    /// The headroom of an ingress port whose link runs at `rate` with one-way `delay`, for data packets of
+    /// `data_wire` bytes on the wire: `headroom` if set, else 3 x rate x delay plus two packets.
+    pub fn headroom_for(&self, rate: Rate, delay: Time, data_wire: u64) -> u64 {
+        self.headroom.unwrap_or_else(|| {
+            3 * (rate as u128 * delay as u128 / 8 / sluice_core::PS_PER_S as u128) as u64 + 2 * data_wire
+        })
+    }
+}
+
 impl Default for PfcConfig {
     fn default() -> Self {
         PfcConfig { enabled: true, shift: 3, headroom: None, resume_offset: 3_000, reserve: 4_000 }

@@ -160,11 +160,12 @@ impl<T> EventQueue<T> for HeapQueue<T> {
 
 /// log2 of a wheel slot's width in picoseconds (2.048 ns: close to the mean gap between events of a
 /// loaded 100 Gbps fabric, so slots hold a few events each).
-const SLOT_BITS: u32 = 11;
+pub const SLOT_BITS: u32 = 11;
 /// log2 of the number of slots (32768 slots of 2.048 ns: a 67 us horizon, beyond which events wait in an
 /// overflow heap; only timers and future flow starts go there).
-const WHEEL_BITS: u32 = 15;
-const SLOTS: usize = 1 << WHEEL_BITS;
+pub const WHEEL_BITS: u32 = 15;
+/// Slots of the timing wheel.
+pub const SLOTS: usize = 1 << WHEEL_BITS;
 
 /// A timing wheel (a calendar queue with fixed slot width; Brown, CACM 1988; Varghese and Lauck, SOSP
 /// 1987) with a bitmap of occupied slots and a binary-heap overflow for far events.

@@ -96,14 +96,7 @@ impl Switch {
     pub fn new(node: u32, ports: Vec<Port>, fabric: &Fabric, seed: u64) -> Switch {
         let cfg = &fabric.config;
         let data_wire = (fabric.link.mtu + fabric.link.header_bytes) as u64;
-        let headroom: Vec<u64> = ports
-            .iter()
-            .map(|p| {
-                cfg.pfc.headroom.unwrap_or_else(|| {
-                    3 * (p.rate as u128 * p.delay as u128 / 8 / sluice_core::PS_PER_S as u128) as u64 + 2 * data_wire
-                })
-            })
-            .collect();
+        let headroom: Vec<u64> = ports.iter().map(|p| cfg.pfc.headroom_for(p.rate, p.delay, data_wire)).collect();
         let reserved = headroom.iter().sum::<u64>() + cfg.pfc.reserve * ports.len() as u64;
         let n = ports.len();
         Switch {

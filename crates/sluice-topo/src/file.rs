@@ -171,10 +171,13 @@ pub(crate) fn parse_hpcc(text: &str, file: &str, label: String) -> Result<Topolo
     let mut lines = numbered_lines(text);
     let (first, header) = lines.next().ok_or_else(|| TopoError::in_file(file, None, "the file is empty"))?;
     let (nodes, switches, links) = parse_header(header).map_err(|m| at(first, m))?;
-    let kinds = match lines.next() {
-        _ if switches == 0 => vec![NodeKind::Host; nodes as usize],
-        Some((line, list)) => node_kinds(list, nodes, switches).map_err(|m| at(line, m))?,
-        None => return Err(at(first, "the line of switch ids is missing".to_string())),
+    // Without switches the switch-id line is blank, and blank lines are skipped: the next line is a link.
+    let kinds = match switches {
+        0 => vec![NodeKind::Host; nodes as usize],
+        _ => match lines.next() {
+            Some((line, list)) => node_kinds(list, nodes, switches).map_err(|m| at(line, m))?,
+            None => return Err(at(first, "the line of switch ids is missing".to_string())),
+        },
     };
     let mut builder = Builder::default();
     for (id, kind) in kinds.into_iter().enumerate() {

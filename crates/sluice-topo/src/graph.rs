@@ -1,7 +1,7 @@
 //! The topology graph: nodes, full-duplex links, per-node ports, and the host numbering workloads use.
 
 use serde::{Deserialize, Serialize};
-use sluice_core::{Rate, Time};
+use sluice_core::{Rate, Time, MAX_TIME, MAX_TIME_TEXT};
 
 use crate::TopoError;
 
@@ -146,7 +146,7 @@ impl Builder {
     /// Adds a full-duplex link, giving each end the next free port number. The error says what is wrong
     /// with the link, naming its nodes.
     pub(crate) fn add_link(&mut self, a: NodeId, b: NodeId, rate: Rate, delay: Time) -> Result<(), String> {
-        self.check_link(a, b, rate)?;
+        self.check_link(a, b, rate, delay)?;
         let link = self.links.len() as u32;
         let port_a = self.next_port(a)?;
         let port_b = self.next_port(b)?;
@@ -156,13 +156,16 @@ impl Builder {
         Ok(())
     }
 
-    fn check_link(&self, a: NodeId, b: NodeId, rate: Rate) -> Result<(), String> {
+    fn check_link(&self, a: NodeId, b: NodeId, rate: Rate, delay: Time) -> Result<(), String> {
         let (na, nb) = (&self.nodes[a as usize], &self.nodes[b as usize]);
         if a == b {
             return Err(format!("link from {:?} to itself", na.name));
         }
         if rate == 0 {
             return Err(format!("link {:?}-{:?} has a zero rate", na.name, nb.name));
+        }
+        if delay > MAX_TIME {
+            return Err(format!("link {:?}-{:?} has a delay beyond {MAX_TIME_TEXT}", na.name, nb.name));
         }
         if na.kind == NodeKind::Host && nb.kind == NodeKind::Host {
             return Err(format!("link {:?}-{:?} joins two hosts; hosts attach to switches", na.name, nb.name));

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use sluice_core::serde_units::{duration, opt_rate, rate};
-use sluice_core::{Rate, Time, PS_PER_US};
+use sluice_core::{Rate, Time, MAX_TIME, MAX_TIME_TEXT, PS_PER_US};
 
 use crate::graph::{PortNo, Topology, MAX_NODES};
 use crate::{file, generate, TopoError};
@@ -201,6 +201,7 @@ impl TopologySpec {
 
     /// Checks the specification without building it (files are only read by [`build`]).
     pub fn validate(&self) -> Result<(), TopoError> {
+        self.check_delay()?;
         match *self {
             TopologySpec::FatTree { .. } => self.fat_tree_shape().map(|_| ()),
             TopologySpec::LeafSpine { hosts_per_tor, tors, spines, host_rate, uplink_rate, .. } => {
@@ -221,6 +222,21 @@ impl TopologySpec {
         }
     }
 
+    /// Rejects a link delay past [`MAX_TIME`], which the simulator's clock could not add up.
+    fn check_delay(&self) -> Result<(), TopoError> {
+        let delay = match *self {
+            TopologySpec::FatTree { delay, .. }
+            | TopologySpec::LeafSpine { delay, .. }
+            | TopologySpec::Star { delay, .. }
+            | TopologySpec::Dumbbell { delay, .. } => delay,
+            TopologySpec::File { .. } => return Ok(()),
+        };
+        if delay > MAX_TIME {
+            return Err(TopoError::field("delay", format!("must not exceed {MAX_TIME_TEXT}")));
+        }
+        Ok(())
+    }
+
     /// Resolves and checks the fat-tree parameters (only for [`TopologySpec::FatTree`]).
     pub(crate) fn fat_tree_shape(&self) -> Result<FatTreeShape, TopoError> {
         let TopologySpec::FatTree {
@@ -239,7 +255,11 @@ impl TopologySpec {
         else {
             return Err(TopoError::general("not a fat-tree specification"));
         };
-        check_fat_tree_inputs(k, [pods, tors_per_pod, aggs_per_pod, hosts_per_tor, cores], oversubscription)?;
+        let overrides = [pods, tors_per_pod, aggs_per_pod, hosts_per_tor, cores];
+        check_fat_tree_inputs(k, overrides, oversubscription)?;
+        if overrides.iter().all(Option::is_none) {
+            check_canonical_size(k, oversubscription)?;
+        }
         nonzero_rates(&[
             ("host_rate", Some(host_rate)),
             ("tor_agg_rate", tor_agg_rate),
@@ -279,6 +299,17 @@ fn check_fat_tree_inputs(k: u32, overrides: [Option<u32>; 5], oversubscription: 
         return Err(TopoError::field("oversubscription", "give either hosts_per_tor or oversubscription, not both"));
     }
     Ok(())
+}
+
+/// A canonical fat-tree too large to build is `k`'s fault (or `oversubscription`'s), not that of the
+/// counts `k` implies: `k^3/4` hosts, `5k^2/4` switches, and ToRs with `k/2` uplinks.
+fn check_canonical_size(k: u32, oversubscription: u32) -> Result<(), TopoError> {
+    let half = k as u64 / 2;
+    let hosts_per_tor = half * oversubscription as u64;
+    let nodes = k as u64 * half * (hosts_per_tor + 1) + k as u64 * half + half * half;
+    let degree = (hosts_per_tor + half).max(k as u64);
+    let key = if oversubscription == 1 { "k" } else { "oversubscription" };
+    check_size(nodes, degree).map_err(|e| TopoError::field(key, format!("k = {k}: {}", e.message)))
 }
 
 fn validate_leaf_spine(

@@ -59,8 +59,23 @@ fn fat_tree_oversubscription_conflicts_with_hosts_per_tor() {
 #[test]
 fn oversized_topologies_are_rejected_before_building() {
     let err = error_of(&format!("{FAT}k = 1000"));
-    assert_eq!(err.field, None);
+    assert_eq!(err.field.as_deref(), Some("k"), "{err}");
     assert!(err.message.contains("limit"), "{err}");
+    // (k/2)^2 cores overflow a u32 here; the error is still k's, not that of the cores it implies.
+    assert_field(&format!("{FAT}k = 1000000"), "k", "k = 1000000: ");
+    assert_field(
+        &format!(
+            "{FAT}k = 64
+oversubscription = 100000"
+        ),
+        "oversubscription",
+        "limit",
+    );
+    let err = error_of(&format!(
+        "{FAT}k = 8
+pods = 100000000"
+    ));
+    assert_eq!(err.field, None, "an explicit count is not k's fault: {err}");
     let err = error_of("kind = \"star\"\nhosts = 70000\nrate = \"1Gbps\"");
     assert!(err.message.contains("70000 ports"), "{err}");
 }
@@ -90,6 +105,7 @@ fn other_kinds_reject_zero_counts_and_rates() {
         "at least 1",
     );
     assert_field("kind = \"file\"\npath = \"\"", "path", "empty");
+    assert_field("kind = \"star\"\nhosts = 2\nrate = \"1Gbps\"\ndelay = \"2000000s\"", "delay", "13.3 days");
 }
 
 fn file_error(path: &str) -> String {
@@ -128,6 +144,8 @@ fn hpcc_file_errors() {
     assert_file_error("bad_hpcc_id.txt", Some(4), "\"3\" is not a node id below node_num 3");
     assert_file_error("bad_hpcc_loss.txt", Some(3), "error rate 0.01");
     assert_file_error("bad_hpcc_host_link.txt", Some(3), "joins two hosts");
+    // Without switches the (blank) switch-id line is absent: the first link line is read as a link.
+    assert_file_error("bad_hpcc_no_switch.txt", Some(3), "link \"n0\"-\"n1\" joins two hosts");
 }
 
 #[test]

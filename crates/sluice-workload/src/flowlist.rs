@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use sluice_core::{Time, PS_PER_NS};
+use sluice_core::{Time, MAX_TIME, MAX_TIME_TEXT, PS_PER_NS};
 
 use crate::generator::FlowSpec;
 use crate::spec::validate::{check_host, existing_file};
@@ -15,6 +15,9 @@ pub(crate) fn read(path: &str, base_dir: &Path, n_hosts: u32, group: u16) -> Res
     let text = std::fs::read_to_string(&file)
         .map_err(|e| WorkloadError::field("path", format!("cannot read flow list {name}: {e}")))?;
     let flows = parse_lines(&text, n_hosts, group).map_err(|e| e.with_file(&name).with_field("path"))?;
+    if flows.is_empty() {
+        return Err(WorkloadError::field("path", format!("flow list {name} lists no flows")));
+    }
     Ok(flows)
 }
 
@@ -30,20 +33,35 @@ fn parse_lines(text: &str, n_hosts: u32, group: u16) -> Result<Vec<FlowSpec>, Wo
     let mut flows = Vec::new();
     let mut first = true;
     for (index, raw) in text.lines().enumerate() {
-        let line = raw.split('#').next().unwrap_or_default().trim();
+        let line = content(raw);
         if line.is_empty() {
             continue;
         }
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        let is_header = first && fields.iter().all(|f| f.parse::<f64>().is_err());
+        let header = first && is_header(line);
         first = false;
-        if !is_header {
+        if !header {
             let flow =
                 parse_flow(&fields, n_hosts, group).map_err(|message| WorkloadError::at_line(index + 1, message))?;
             flows.push(flow);
         }
     }
     Ok(flows)
+}
+
+/// A line without its `#` comment and surrounding blanks.
+fn content(raw: &str) -> &str {
+    raw.split('#').next().unwrap_or_default().trim()
+}
+
+/// The lines holding something other than blanks and comments, without their comments.
+pub(crate) fn content_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(content).filter(|line| !line.is_empty())
+}
+
+/// Whether a (first) line is a header: none of its fields is a number.
+pub(crate) fn is_header(line: &str) -> bool {
+    line.split(',').map(str::trim).all(|f| f.parse::<f64>().is_err())
 }
 
 /// One flow from the fields of a line, or what is wrong with them.
@@ -72,13 +90,17 @@ fn host(token: &str, what: &str, n_hosts: u32) -> Result<u32, String> {
 /// A start in nanoseconds (whole or decimal) as picoseconds.
 fn start_ps(token: &str) -> Result<Time, String> {
     let invalid = || format!("start_ns `{token}` is not a number of nanoseconds");
-    if let Ok(ns) = token.parse::<u64>() {
-        return ns.checked_mul(PS_PER_NS).ok_or_else(invalid);
+    let ps = match token.parse::<u64>() {
+        Ok(ns) => ns.checked_mul(PS_PER_NS).ok_or_else(invalid)?,
+        Err(_) => match token.parse::<f64>() {
+            Ok(ns) if ns >= 0.0 && ns * (PS_PER_NS as f64) < u64::MAX as f64 => (ns * PS_PER_NS as f64).round() as Time,
+            _ => return Err(invalid()),
+        },
+    };
+    if ps > MAX_TIME {
+        return Err(format!("start_ns `{token}` is beyond the largest time a scenario may give, {MAX_TIME_TEXT}"));
     }
-    match token.parse::<f64>() {
-        Ok(ns) if ns >= 0.0 && ns * (PS_PER_NS as f64) < u64::MAX as f64 => Ok((ns * PS_PER_NS as f64).round() as Time),
-        _ => Err(invalid()),
-    }
+    Ok(ps)
 }
 
 #[cfg(test)]

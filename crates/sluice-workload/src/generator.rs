@@ -4,6 +4,7 @@ use std::path::Path;
 
 use sluice_core::{Rate, Rng, Time};
 
+use crate::count::{count_field, MAX_FLOWS};
 use crate::spec::LongLivedFlow;
 use crate::{flowlist, poisson, WorkloadError, WorkloadSpec};
 
@@ -57,7 +58,11 @@ pub fn generate(specs: &[WorkloadSpec], ctx: &WorkloadContext) -> Result<Vec<Flo
     if specs.len() > usize::from(u16::MAX) + 1 {
         return Err(WorkloadError::new(format!("{} workload entries; at most 65536 are supported", specs.len())));
     }
-    let mut flows = Vec::new();
+    let mut total = 0;
+    for (index, spec) in specs.iter().enumerate() {
+        total += counted(spec, ctx, total).map_err(|e| e.with_entry(index))?;
+    }
+    let mut flows = Vec::with_capacity(total as usize);
     for (index, spec) in specs.iter().enumerate() {
         flows.extend(generate_entry(spec, index, ctx).map_err(|e| e.with_entry(index))?);
     }
@@ -65,9 +70,26 @@ pub fn generate(specs: &[WorkloadSpec], ctx: &WorkloadContext) -> Result<Vec<Flo
     Ok(flows)
 }
 
-/// The flows of entry `index`, in generation order.
-fn generate_entry(spec: &WorkloadSpec, index: usize, ctx: &WorkloadContext) -> Result<Vec<FlowSpec>, WorkloadError> {
+/// Validates `spec` and returns how many flows it generates, refusing counts that would take the
+/// scenario's flows (`before` from earlier entries) past [`MAX_FLOWS`].
+fn counted(spec: &WorkloadSpec, ctx: &WorkloadContext, before: u64) -> Result<u64, WorkloadError> {
     spec.validate_in(ctx.n_hosts, ctx.base_dir)?;
+    let count = spec.flow_count(ctx)?;
+    if count.saturating_add(before) <= MAX_FLOWS {
+        return Ok(count);
+    }
+    let earlier = if before > 0 { format!(" (after {before} flows of earlier entries)") } else { String::new() };
+    let message = format!(
+        "this entry would generate {count} flows{earlier}, more than the limit of {MAX_FLOWS} flows per scenario"
+    );
+    Err(match count_field(spec) {
+        Some(field) => WorkloadError::field(field, message),
+        None => WorkloadError::new(message),
+    })
+}
+
+/// The flows of entry `index`, in generation order (`spec` is validated by [`counted`]).
+fn generate_entry(spec: &WorkloadSpec, index: usize, ctx: &WorkloadContext) -> Result<Vec<FlowSpec>, WorkloadError> {
     let group = index as u16;
     let mut rng = Rng::named(ctx.seed, &format!("workload.{index}"));
     match spec {

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod cdf;
+mod count;
 mod error;
 mod flowlist;
 mod generator;
@@ -18,6 +19,7 @@ mod poisson;
 mod spec;
 
 pub use cdf::{builtin_names, SizeCdf, DCTCP_PACKET_BYTES};
+pub use count::MAX_FLOWS;
 pub use error::WorkloadError;
 pub use flowlist::parse_flow_list;
 pub use generator::{generate, FlowSpec, WorkloadContext, UNBOUNDED_SIZE};

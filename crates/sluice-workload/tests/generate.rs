@@ -241,3 +241,69 @@ fn entries_read_from_text_with_units_and_defaults() {
     let typo = r#"{"kind": "poisson", "cdf": "websearch", "laod": 0.3, "duration": "2ms"}"#;
     assert!(serde_json::from_str::<WorkloadSpec>(typo).unwrap_err().to_string().contains("laod"));
 }
+
+#[test]
+fn flow_counts_are_known_before_generating() {
+    let racks: Vec<u32> = (0..128).map(|h| h / 4).collect();
+    let base_dir = data_dir();
+    let ctx = WorkloadContext { n_hosts: 128, host_rate: GBPS_100, rack_of: &racks, seed: 1, base_dir: &base_dir };
+    let incast = WorkloadSpec::Incast {
+        receiver: 0,
+        senders: Some(5),
+        sender_list: None,
+        size: 1,
+        start: 0,
+        period: Some(PS_PER_US),
+        repeats: 3,
+    };
+    let exact = [
+        incast,
+        WorkloadSpec::Permutation { size: 1, start: 0 },
+        WorkloadSpec::AllToAll { size: 1, start: 0, hosts: Some(vec![1, 2, 3]) },
+        WorkloadSpec::FlowList { path: "ws128_l30_2ms.flows.csv".to_string() },
+    ];
+    for (spec, expected) in exact.iter().zip([15, 128, 6, 543]) {
+        assert_eq!(spec.flow_count(&ctx).unwrap(), expected, "{spec:?}");
+        assert_eq!(generate(std::slice::from_ref(spec), &ctx).unwrap().len() as u64, expected, "{spec:?}");
+    }
+    // Google RPC at 0.3 load on 128 hosts for 10 ms: 8 x 207,528 flows expected (see above).
+    let expected = poisson("google_rpc", 0.3, 10 * PS_PER_MS).flow_count(&ctx).unwrap();
+    assert!((expected as f64 / (8.0 * 207_528.0) - 1.0).abs() < 1e-4, "{expected}");
+}
+
+#[test]
+fn absurd_flow_counts_are_refused_before_generating() {
+    let incast = WorkloadSpec::Incast {
+        receiver: 0,
+        senders: None,
+        sender_list: None,
+        size: 1000,
+        start: 0,
+        period: Some(PS_PER_US),
+        repeats: 1_000_000_000,
+    };
+    assert_rejected(incast, "repeats", "would generate 15000000000 flows, more than the limit of 16777216");
+    // Web search at 30 % for 2000 s: about 4.7 M flows per host.
+    assert_rejected(poisson("websearch", 0.3, 2_000 * 1_000 * PS_PER_MS), "duration", "more than the limit");
+    let half = WorkloadSpec::AllToAll { size: 1, start: 0, hosts: None };
+    let many = poisson("memcached", 0.3, 100 * PS_PER_MS);
+    let err = run(&[half, many], 16, 4, 0).unwrap_err();
+    assert_eq!((err.entry, err.field.as_deref()), (Some(1), Some("duration")), "{err}");
+    assert!(err.message.contains("(after 240 flows of earlier entries)"), "{err}");
+}
+
+#[test]
+fn empty_flow_lists_and_times_past_the_clock_are_refused() {
+    let list = |path: &str| WorkloadSpec::FlowList { path: path.to_string() };
+    assert_rejected(list("empty.flows.csv"), "path", "empty.flows.csv lists no flows");
+    assert_rejected(list("late.flows.csv"), "path", "line 2: start_ns `2000000000000000` is beyond");
+    let late = 2_000_000 * 1_000 * PS_PER_MS;
+    assert_rejected(WorkloadSpec::Permutation { size: 1, start: late }, "start", "13.3 days");
+    let mut window = poisson("websearch", 0.3, PS_PER_MS);
+    if let WorkloadSpec::Poisson { start, .. } = &mut window {
+        *start = late;
+    }
+    assert_rejected(window, "duration", "13.3 days");
+    let stop = LongLivedFlow { src: 0, dst: 1, start: 0, stop: late };
+    assert_rejected(WorkloadSpec::LongLived { flows: vec![stop] }, "flows", "13.3 days");
+}

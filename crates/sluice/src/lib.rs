@@ -6,8 +6,10 @@
 #[cfg(feature = "kernel")]
 pub mod agent;
 pub mod console;
+pub mod estimate;
 pub mod host_summary;
 pub mod progress;
 pub mod runner;
 
+pub use estimate::{estimate, RunEstimate};
 pub use runner::{run_scenario, run_scenario_until, simulation_input, RunOutcome};

@@ -153,8 +153,14 @@ impl Outcome {
 
 /// Runs the binary in `dir` with `args`.
 fn sluice(dir: &Path, args: &[&str]) -> Outcome {
+    sluice_with_env(dir, args, &[])
+}
+
+/// Runs the binary in `dir` with `args` and the environment variables `env` set.
+fn sluice_with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
     let output = Command::new(SLUICE)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .output()
         .unwrap_or_else(|e| panic!("cannot start {SLUICE}: {e}"));
@@ -747,4 +753,56 @@ fn an_output_directory_holding_other_files_is_not_wiped() {
     assert!(dir.join("mine/older/fct.csv").is_file(), "a subdirectory was deleted");
     assert_ne!(run.code, Some(0), "the run must refuse a directory holding foreign files");
     assert!(run.stderr.contains("did not write"), "stderr: {}", run.stderr);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Run size: the estimate `check` prints, and runs refused for want of memory.
+
+#[test]
+fn check_prints_the_estimated_run_size_on_stderr() {
+    let dir = Scratch::new("estimate");
+    dir.write("incast.toml", INCAST);
+    let check = sluice(&dir.path, &["check", "incast.toml"]).ok();
+    let line = check.stderr.lines().find(|l| l.starts_with("estimated run size: memory about ")).unwrap_or_else(|| {
+        panic!("no estimate on stderr:\n{}", check.stderr);
+    });
+    // Four 100 KB flows of 1000 B packets over two links each, with one ACK per packet.
+    assert!(line.ends_with("400 data packets, 1600 packet-hops, 2416 events"), "{line}");
+    assert!(toml::from_str::<toml::Table>(&check.stdout).is_ok(), "stdout stays TOML");
+}
+
+#[test]
+fn runs_larger_than_the_available_memory_are_refused_unless_forced() {
+    let dir = Scratch::new("memory");
+    dir.write("incast.toml", INCAST);
+    let tight = [("SLUICE_MEM_AVAILABLE", "1048576")];
+    for args in [&["run", "incast.toml", "--out", "out"][..], &["bench", "incast.toml"][..]] {
+        let refused = sluice_with_env(&dir.path, args, &tight);
+        let message = refused.error();
+        assert_eq!(refused.code, Some(2));
+        assert!(message.starts_with("the run would need about "), "{message}");
+        assert!(message.contains("of memory, more than the 1.0 MiB available"), "{message}");
+        assert!(message.contains("give --force to run anyway"), "{message}");
+        assert_eq!(dir.entries(), ["incast.toml"], "a refused run writes nothing");
+    }
+    let forced = sluice_with_env(&dir.path, &["run", "incast.toml", "--out", "out", "--quiet", "--force"], &tight);
+    forced.ok();
+    assert_eq!(dir.entries(), ["incast.toml", "out"]);
+    let roomy = [("SLUICE_MEM_AVAILABLE", "100000000000")];
+    sluice_with_env(&dir.path, &["bench", "incast.toml"], &roomy).ok();
+}
+
+#[test]
+fn absurd_sizes_are_refused_before_anything_runs() {
+    let message =
+        rejected(&replace(INCAST, "size = \"100KB\"", "size = \"100KB\"\nrepeats = 1000000000\nperiod = \"1us\""), &[]);
+    assert_message(&message, "bad.toml:", &["workload.0.repeats: this entry would generate 4000000000 flows"]);
+    let message = rejected(&replace(POISSON, "sample_interval = \"10us\"", "sample_interval = \"1ps\""), &[]);
+    assert_message(&message, "bad.toml:", &["output.sample_interval: 2 sampled series every 1ps", "limit of 10000000"]);
+    let message = rejected(POISSON, &["--set", "topology.k=1000000"]);
+    assert_message(&message, "--set topology.k=1000000: topology.k: k = 1000000: ", &[]);
+    let message = rejected(INCAST, &["--set", "switch.buffer=1B"]);
+    assert_message(&message, "--set switch.buffer=1B: switch.buffer: 1B is too small", &[]);
+    let message = rejected(INCAST, &["--set", "host.rto_min=0us"]);
+    assert_message(&message, "--set host.rto_min=0us: host.rto_min: 0ps is shorter than the shortest round trip", &[]);
 }

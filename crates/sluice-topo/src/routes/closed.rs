@@ -114,7 +114,7 @@ trait Layout {
 
 /// `a / b` when `b` divides `a` exactly.
 fn exact_div(a: u32, b: u32) -> Option<u32> {
-    (b != 0 && a % b == 0).then(|| a / b)
+    (b != 0 && a.is_multiple_of(b)).then(|| a / b)
 }
 
 /// The number of hosts when node ids `0..hosts` are exactly the hosts (the generators add hosts first).

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use sluice_core::{format_duration, Time};
+use sluice_core::{format_duration, Time, MAX_TIME, MAX_TIME_TEXT};
 
 use super::{LongLivedFlow, WorkloadSpec};
 use crate::cdf::builtin;
@@ -35,15 +35,17 @@ impl WorkloadSpec {
                 check_size(*size)?;
                 check_rounds(*start, *period, *repeats)
             }
-            WorkloadSpec::Permutation { size, .. } => {
+            WorkloadSpec::Permutation { size, start } => {
                 if n_hosts < 2 {
                     return Err(WorkloadError::new("a permutation needs at least two hosts"));
                 }
-                check_size(*size)
+                check_size(*size)?;
+                check_time(*start, "start")
             }
-            WorkloadSpec::AllToAll { size, hosts, .. } => {
+            WorkloadSpec::AllToAll { size, hosts, start } => {
                 check_host_set(hosts.as_deref(), n_hosts, "hosts")?;
-                check_size(*size)
+                check_size(*size)?;
+                check_time(*start, "start")
             }
             WorkloadSpec::LongLived { flows } => check_long_lived(flows, n_hosts),
             WorkloadSpec::FlowList { path } => existing_file(path, base_dir, "flow list").map(|_| ()),
@@ -113,9 +115,19 @@ fn check_window(start: Time, duration: Time) -> Result<(), WorkloadError> {
         return Err(WorkloadError::field("duration", "duration must be positive"));
     }
     match start.checked_add(duration) {
-        Some(_) => Ok(()),
-        None => Err(WorkloadError::field("duration", "start + duration is beyond the largest time")),
+        Some(end) => check_time(end, "duration"),
+        None => Err(WorkloadError::field("duration", format!("start + duration is beyond {MAX_TIME_TEXT}"))),
     }
+}
+
+/// Rejects a time past [`MAX_TIME`], naming the key that gave it.
+fn check_time(time: Time, field: &str) -> Result<(), WorkloadError> {
+    if time > MAX_TIME {
+        let message =
+            format!("{} is beyond the largest time a scenario may give, {MAX_TIME_TEXT}", format_duration(time));
+        return Err(WorkloadError::field(field, message));
+    }
+    Ok(())
 }
 
 fn check_size_scale(size_scale: Option<f64>) -> Result<(), WorkloadError> {
@@ -204,7 +216,7 @@ fn check_rounds(start: Time, period: Option<Time>, repeats: u32) -> Result<(), W
         return Err(WorkloadError::field("repeats", "repeats must be at least 1"));
     }
     if repeats == 1 {
-        return Ok(());
+        return check_time(start, "start");
     }
     let period = match period {
         Some(p) if p > 0 => p,
@@ -212,8 +224,8 @@ fn check_rounds(start: Time, period: Option<Time>, repeats: u32) -> Result<(), W
     };
     let last = period.checked_mul(Time::from(repeats - 1)).and_then(|offset| start.checked_add(offset));
     match last {
-        Some(_) => Ok(()),
-        None => Err(WorkloadError::field("period", "the last round starts beyond the largest time")),
+        Some(last) if last <= MAX_TIME => Ok(()),
+        _ => Err(WorkloadError::field("period", format!("the last round starts beyond {MAX_TIME_TEXT}"))),
     }
 }
 
@@ -238,5 +250,5 @@ fn check_long_lived_flow(flow: &LongLivedFlow, n_hosts: u32) -> Result<(), Workl
         let (start, stop) = (format_duration(flow.start), format_duration(flow.stop));
         return Err(WorkloadError::field("flows", format!("stop {stop} is not after start {start}")));
     }
-    Ok(())
+    check_time(flow.stop, "flows")
 }

@@ -44,6 +44,9 @@ enum Command {
         /// No progress line and no table; errors only.
         #[arg(long, short)]
         quiet: bool,
+        /// Run even if the estimated memory exceeds what the machine has available.
+        #[arg(long)]
+        force: bool,
     },
     /// Validate a scenario and print it with every default filled in.
     Check {
@@ -59,6 +62,9 @@ enum Command {
         /// Repetitions (the best is reported with all of them).
         #[arg(long, default_value_t = 1)]
         repeat: u32,
+        /// Run even if the estimated memory exceeds what the machine has available.
+        #[arg(long)]
+        force: bool,
     },
     /// Drive Linux kernel TCP: register sluice's BPF congestion control and run the library's algorithms
     /// for the flows that choose it (root).
@@ -93,8 +99,17 @@ fn output_dir(resolved: &Resolved, out: Option<PathBuf>) -> PathBuf {
     })
 }
 
-fn run(args: ScenarioArgs, out_dir: Option<PathBuf>, quiet: bool) -> Result<(), Failure> {
+/// Refuses a run whose estimated memory exceeds the machine's available memory, unless forced.
+fn refuse_if_too_large(resolved: &Resolved, force: bool) -> Result<(), String> {
+    if force {
+        return Ok(());
+    }
+    sluice::estimate::check_memory(&sluice::estimate(resolved), sluice::estimate::available_memory())
+}
+
+fn run(args: ScenarioArgs, out_dir: Option<PathBuf>, quiet: bool, force: bool) -> Result<(), Failure> {
     let resolved = load_resolved(&args, quiet)?;
+    refuse_if_too_large(&resolved, force)?;
     let dir = output_dir(&resolved, out_dir);
     if !quiet {
         note(&format!(
@@ -120,8 +135,9 @@ fn run(args: ScenarioArgs, out_dir: Option<PathBuf>, quiet: bool) -> Result<(), 
     Ok(())
 }
 
-fn bench(args: ScenarioArgs, repeat: u32) -> Result<(), Failure> {
+fn bench(args: ScenarioArgs, repeat: u32, force: bool) -> Result<(), Failure> {
     let resolved = load_resolved(&args, false)?;
+    refuse_if_too_large(&resolved, force)?;
     out(&format!(
         "scenario {} ({}, {} flows, {})\n",
         resolved.scenario.name,
@@ -171,12 +187,19 @@ fn parse() -> Result<Cli, ExitCode> {
     })
 }
 
+/// `sluice check`: the run's estimated size on stderr, the resolved scenario (valid TOML) on stdout.
+fn check(args: ScenarioArgs) -> Result<(), Failure> {
+    let resolved = load_resolved(&args, false)?;
+    note(&sluice::estimate(&resolved).describe());
+    out(&resolved_toml(&resolved))
+}
+
 fn dispatch(command: Command) -> Result<(), Failure> {
     match command {
-        Command::Run { args, out, quiet } => run(args, out, quiet),
-        Command::Check { args } => out(&resolved_toml(&load_resolved(&args, false)?)),
+        Command::Run { args, out, quiet, force } => run(args, out, quiet, force),
+        Command::Check { args } => check(args),
         Command::List => out(&list_text()),
-        Command::Bench { args, repeat } => bench(args, repeat),
+        Command::Bench { args, repeat, force } => bench(args, repeat, force),
         #[cfg(feature = "kernel")]
         Command::Agent(args) => Ok(agent::run(args)?),
         #[cfg(not(feature = "kernel"))]

@@ -1,0 +1,299 @@
+//! The size of a run before it runs: the memory it will take and the packets and events it will
+//! simulate, so that a run too large for the machine is refused before it allocates anything.
+//!
+//! The model counts what grows with the scenario: route tables ([`sluice_topo::Routes::heap_bytes`],
+//! held twice: the resolved scenario's and the simulator's copy), per-flow state (the generated flow,
+//! the simulator's input and its `Flow`, the result row), per-port state, the event queue (its timing
+//! wheel, and every flow's start queued at once), packets in flight, and the sampled and traced output
+//! rows. Constants are calibrated against the peak RSS that `sluice bench` reports for the
+//! bundled scenarios in a release build: the estimate is within about 25 % of it, from 9 MiB
+//! (`incast8.toml`) to 67 MiB (`fat320.toml`).
+
+use std::mem::size_of;
+
+use sluice_core::{format_size, Time, PS_PER_S};
+use sluice_scenario::Resolved;
+use sluice_sim::engine::Event;
+use sluice_sim::packet::{IntStack, Packet};
+use sluice_sim::queue::{SLOTS, SLOT_BITS};
+use sluice_workload::UNBOUNDED_SIZE;
+
+/// Resident memory of the process before the scenario adds anything: code, the allocator's arenas, the
+/// builtin CDFs and the output writer's buffers. Calibrated: `incast8.toml` (9 hosts, 8 flows) peaks at
+/// 9.3 MiB in a release build.
+pub const PROCESS_BASE_BYTES: u64 = 9 << 20;
+
+/// Bytes per egress port beyond the `Port` record: its priority queues, the switch's per-port ingress,
+/// headroom and pause state, and the port's result row. An engineering figure (eight queues' vectors and
+/// four `[u64; 8]` tables come to about 500 B); ports are a small part of every bundled scenario.
+pub const PORT_STATE_BYTES: u64 = 512;
+
+/// Bytes per sample of a throughput series and per row of a CC trace, in memory until written: an
+/// engineering figure, a row's time and values plus the vector's slack from growing by doubling.
+pub const ROW_BYTES: u64 = 48;
+
+/// Events per packet-hop: a packet's arrival and its transmitter freeing up, plus the timers, ACK
+/// processing and flow starts that ride on them. Calibrated with `sluice bench`'s counts: 1.3 (web
+/// search on fat-trees) to 2.5 (incast, with PFC pauses and timers).
+pub const EVENTS_PER_HOP: f64 = 1.5;
+
+/// Bandwidth-delay products of data per host in the network at the peak: one on the wire and the queues
+/// congestion control lets build (a few BDPs at an incast's bottleneck). Calibrated with the rest against
+/// the bundled scenarios; packets are a tenth to a quarter of their memory.
+pub const BDPS_IN_FLIGHT: u64 = 4;
+
+/// What a run is expected to take.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunEstimate {
+    /// Memory by part, in bytes: `("routes", ...)`, `("flows", ...)` and so on.
+    pub memory: Vec<(&'static str, u64)>,
+    /// Data packets the flows need at least (no retransmissions).
+    pub data_packets: u64,
+    /// Packets put on links: data and ACKs, every hop.
+    pub packet_hops: u64,
+    /// Events the simulator handles.
+    pub events: u64,
+}
+
+impl RunEstimate {
+    /// Total memory, in bytes.
+    pub fn memory_bytes(&self) -> u64 {
+        self.memory.iter().map(|(_, bytes)| bytes).fold(0, |a, b| a.saturating_add(*b))
+    }
+
+    /// One line for people: total memory with its largest parts, packets, packet-hops and events.
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> =
+            self.memory.iter().filter(|(_, b)| *b > 0).map(|(name, b)| format!("{name} {}", human(*b))).collect();
+        format!(
+            "estimated run size: memory about {} ({}); {} data packets, {} packet-hops, {} events",
+            human(self.memory_bytes()),
+            parts.join(", "),
+            self.data_packets,
+            self.packet_hops,
+            self.events
+        )
+    }
+}
+
+/// Sizes in binary units with one decimal, for messages (`"45.2 MiB"`).
+fn human(bytes: u64) -> String {
+    let units = [("GiB", 30), ("MiB", 20), ("KiB", 10)];
+    match units.iter().find(|(_, shift)| bytes >= 1 << shift) {
+        Some((name, shift)) => format!("{:.1} {name}", bytes as f64 / (1u64 << shift) as f64),
+        None => format_size(bytes),
+    }
+}
+
+/// Estimates the memory, packets and events of running `resolved`.
+pub fn estimate(resolved: &Resolved) -> RunEstimate {
+    let traffic = Traffic::of(resolved);
+    let memory = vec![
+        ("base", PROCESS_BASE_BYTES),
+        ("routes", 2 * resolved.routes.heap_bytes() as u64),
+        ("flows", flow_bytes(resolved)),
+        ("ports", port_bytes(resolved)),
+        ("events", event_bytes(resolved)),
+        ("packets", packet_bytes(resolved, &traffic)),
+        ("samples", row_bytes(resolved, &traffic)),
+    ];
+    let events = (traffic.packet_hops as f64 * EVENTS_PER_HOP) as u64 + 4 * resolved.flows.len() as u64;
+    RunEstimate { memory, data_packets: traffic.data_packets, packet_hops: traffic.packet_hops, events }
+}
+
+/// Per-flow memory: the generated flow, the simulator's input copy and its `Flow`, and the result row.
+/// Controllers and receiver state live only while a flow is active and are left out. Calibrated: a
+/// Poisson memcached load on `quickstart.toml` grows peak RSS by 939 B per flow (320.5 MiB at 325 K flows,
+/// 611.0 MiB at 650 K), against about 990 B per flow here (with the flows' queued starts).
+fn flow_bytes(resolved: &Resolved) -> u64 {
+    let per_flow = size_of::<sluice_workload::FlowSpec>()
+        + size_of::<sluice_sim::FlowDesc>()
+        + size_of::<sluice_sim::flow::Flow>()
+        + size_of::<sluice_results::FlowRecord>();
+    resolved.flows.len() as u64 * per_flow as u64
+}
+
+/// The event queue. Its timing wheel keeps each slot's vector at the most events the slot ever held, so
+/// it settles at [`SLOTS`] slots of the peak events per slot: every port has about one packet arrival
+/// per serialization time pending along its link, which lands `slot width / serialization` events per
+/// port in each slot (calibrated: the peak is about twice the mean, and about half the ports are busy).
+/// Flow starts wait in the overflow heap, one entry per flow.
+fn event_bytes(resolved: &Resolved) -> u64 {
+    let s = &resolved.scenario;
+    let entry = size_of::<(Time, Event)>() as f64;
+    let wire = (s.link.mtu + s.link.header_bytes) as u64;
+    let slot_width = (1u64 << SLOT_BITS) as f64;
+    let per_slot: f64 = resolved
+        .topology
+        .links
+        .iter()
+        .map(|l| 2.0 * slot_width / sluice_core::serialization_ps(wire, l.rate.max(1)) as f64)
+        .sum();
+    let wheel = SLOTS as f64 * entry * (1.0 + per_slot);
+    (wheel + 2.0 * entry * resolved.flows.len() as f64) as u64
+}
+
+/// Per-port memory: the topology's two copies of each port and the simulator's port with its state.
+fn port_bytes(resolved: &Resolved) -> u64 {
+    let ports = 2 * resolved.topology.links.len() as u64;
+    let per_port = 2 * size_of::<sluice_topo::Port>() + size_of::<sluice_sim::port::Port>();
+    ports * (per_port as u64 + PORT_STATE_BYTES)
+}
+
+/// Packets in flight at the peak: [`BDPS_IN_FLIGHT`] bandwidth-delay products per host (on the wire and
+/// queued), never more than the data itself; each is a packet record (and an INT stack with INT on),
+/// doubled for the arena's growth.
+fn packet_bytes(resolved: &Resolved, traffic: &Traffic) -> u64 {
+    let s = &resolved.scenario;
+    let wire = (s.link.mtu + s.link.header_bytes) as u64;
+    let hosts = resolved.topology.num_hosts() as u64;
+    let bdp = (resolved.line_rate as f64 / 8.0 * traffic.base_rtt as f64 / PS_PER_S as f64) as u64;
+    let in_flight = (hosts * (BDPS_IN_FLIGHT * bdp / wire + 1)).min(traffic.data_packets + hosts);
+    let record = size_of::<Packet>() + if s.switch.int { size_of::<IntStack>() } else { 0 };
+    2 * in_flight * record as u64
+}
+
+/// Sampled throughput rows and traced CC rows, held until the run ends.
+fn row_bytes(resolved: &Resolved, traffic: &Traffic) -> u64 {
+    let out = &resolved.scenario.output;
+    let series = (out.throughput_flows.len() + out.throughput_ports.len()) as u64;
+    let samples = series.saturating_mul(traffic.end / out.sample_interval.max(1));
+    let per_trace = (traffic.end / out.trace_interval.max(1)).min(traffic.data_packets);
+    samples.saturating_add((out.trace_flows.len() as u64).saturating_mul(per_trace)).saturating_mul(ROW_BYTES)
+}
+
+/// The traffic a run carries, from the flows and their paths.
+struct Traffic {
+    /// When the run is expected to end: `simulation.duration`, else when its traffic has drained (at
+    /// most `simulation.time_limit`).
+    end: Time,
+    data_packets: u64,
+    packet_hops: u64,
+    /// A typical base round trip: twice the mean path's propagation and serialization.
+    base_rtt: Time,
+}
+
+impl Traffic {
+    fn of(resolved: &Resolved) -> Traffic {
+        let s = &resolved.scenario;
+        let limit = s.simulation.duration.unwrap_or(s.simulation.time_limit);
+        let end = s.simulation.duration.unwrap_or_else(|| drain_time(resolved, limit).min(limit));
+        let mtu = s.link.mtu.max(1) as u64;
+        let (mut data_packets, mut data_hops, mut ack_hops, mut links) = (0u64, 0u64, 0u64, 0u64);
+        for f in &resolved.flows {
+            let hops = path_hops(resolved, f.src, f.dst);
+            let packets = flow_bytes_sent(f, resolved.line_rate, limit).div_ceil(mtu).max(1);
+            let acks = packets.div_ceil(s.host.ack_every_packets.max(1) as u64);
+            data_packets = data_packets.saturating_add(packets);
+            data_hops = data_hops.saturating_add(packets.saturating_mul(hops));
+            ack_hops = ack_hops.saturating_add(acks.saturating_mul(hops));
+            links += hops;
+        }
+        let mean_hops = links as f64 / resolved.flows.len().max(1) as f64;
+        let nic = &resolved.topology.nic(0);
+        let wire = (s.link.mtu + s.link.header_bytes) as u64;
+        let per_hop = nic.delay + sluice_core::serialization_ps(wire, nic.rate.max(1));
+        let base_rtt = (2.0 * mean_hops * per_hop as f64) as Time;
+        Traffic { end, data_packets, packet_hops: data_hops.saturating_add(ack_hops), base_rtt }
+    }
+}
+
+/// When a run without a fixed duration is expected to end: after the last start, once the busiest host
+/// has sent or received all its bytes at its NIC rate.
+fn drain_time(resolved: &Resolved, limit: Time) -> Time {
+    let hosts = resolved.topology.num_hosts() as usize;
+    let (mut sent, mut received) = (vec![0u64; hosts], vec![0u64; hosts]);
+    for f in &resolved.flows {
+        let bytes = flow_bytes_sent(f, resolved.line_rate, limit);
+        sent[f.src as usize] = sent[f.src as usize].saturating_add(bytes);
+        received[f.dst as usize] = received[f.dst as usize].saturating_add(bytes);
+    }
+    let busiest = sent.iter().chain(&received).max().copied().unwrap_or(0);
+    let last_start = resolved.flows.iter().map(|f| f.start).max().unwrap_or(0);
+    last_start.saturating_add(sluice_core::serialization_ps(busiest, resolved.line_rate.max(1)))
+}
+
+/// Payload bytes a flow sends: its size, or for a long-lived flow its NIC rate until it stops (or the
+/// run ends).
+fn flow_bytes_sent(f: &sluice_workload::FlowSpec, rate: sluice_core::Rate, end: Time) -> u64 {
+    if f.size != UNBOUNDED_SIZE {
+        return f.size;
+    }
+    let stop = f.stop.unwrap_or(end).min(end);
+    (rate as f64 / 8.0 * stop.saturating_sub(f.start) as f64 / PS_PER_S as f64) as u64
+}
+
+/// Links on the first ECMP path from host `src` to host `dst`.
+fn path_hops(resolved: &Resolved, src: u32, dst: u32) -> u64 {
+    let topology = &resolved.topology;
+    let (mut node, target) = (topology.hosts[src as usize], topology.hosts[dst as usize]);
+    let mut hops = 0;
+    while node != target && hops < topology.nodes.len() as u64 {
+        let Some(&port) = resolved.routes.next_hops(node, dst).first() else {
+            break;
+        };
+        node = topology.ports[node as usize][port as usize].peer;
+        hops += 1;
+    }
+    hops
+}
+
+/// The memory this machine has available (`MemAvailable` of /proc/meminfo), or `None` where it cannot be
+/// read. `SLUICE_MEM_AVAILABLE` (bytes) replaces the figure, so that tests can fix it.
+pub fn available_memory() -> Option<u64> {
+    if let Ok(text) = std::env::var("SLUICE_MEM_AVAILABLE") {
+        return text.trim().parse().ok();
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses a run whose estimated memory exceeds `available` (unknown: nothing is refused).
+pub fn check_memory(estimate: &RunEstimate, available: Option<u64>) -> Result<(), String> {
+    match available {
+        Some(available) if estimate.memory_bytes() > available => Err(format!(
+            "the run would need about {} of memory, more than the {} available ({}); shrink the scenario, or \
+             give --force to run anyway",
+            human(estimate.memory_bytes()),
+            human(available),
+            estimate.describe()
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sized(bytes: u64) -> RunEstimate {
+        RunEstimate {
+            memory: vec![("base", bytes / 2), ("flows", bytes - bytes / 2)],
+            data_packets: 1,
+            packet_hops: 2,
+            events: 3,
+        }
+    }
+
+    #[test]
+    fn memory_is_refused_only_above_what_is_available() {
+        assert!(check_memory(&sized(3 << 20), Some(3 << 20)).is_ok());
+        let err = check_memory(&sized((3 << 20) + 1), Some(3 << 20)).unwrap_err();
+        assert!(
+            err.starts_with("the run would need about 3.0 MiB of memory, more than the 3.0 MiB available"),
+            "{err}"
+        );
+        assert!(check_memory(&sized(u64::MAX), None).is_ok(), "an unknown figure refuses nothing");
+    }
+
+    #[test]
+    fn the_description_lists_the_parts() {
+        assert_eq!(
+            sized(4 << 30).describe(),
+            "estimated run size: memory about 4.0 GiB (base 2.0 GiB, flows 2.0 GiB); 1 data packets, 2 packet-hops, \
+             3 events"
+        );
+    }
+}
