@@ -120,6 +120,7 @@ fn into_scenario(file: ScenarioFile, source: &Path, dir: &Path, provenance: Prov
         Some(base) => dir.join(base),
         None => dir.to_path_buf(),
     });
+    let ecn_algorithms = file.switch.ecn.thresholds.iter().map(|t| t.algorithm.clone()).collect();
     Scenario {
         name,
         seed: file.seed,
@@ -127,6 +128,8 @@ fn into_scenario(file: ScenarioFile, source: &Path, dir: &Path, provenance: Prov
         topology: file.topology,
         link: file.link,
         switch: file.switch.into(),
+        ecn_algorithms,
+        ecn_unused: Vec::new(),
         host: file.host,
         workloads: file.workload,
         cc: file.cc,

@@ -14,7 +14,7 @@ use sluice_workload::{FlowSpec, WorkloadError};
 
 use crate::error::ScenarioError;
 use crate::scenario::Scenario;
-use crate::schema::{PortRef, ScenarioFile};
+use crate::schema::{PortRef, ScenarioFile, SwitchSpec, ThresholdSpec};
 
 /// A scenario made runnable: everything the simulator needs, built and checked.
 pub struct Resolved {
@@ -80,13 +80,18 @@ pub fn resolve_with_progress(
     let factory = (algorithm.build)(&scenario.cc.params_for(algorithm.name), line_rate)
         .map_err(|e| param_error(scenario, algorithm.name, e))?;
     check_unused_tables(scenario, line_rate)?;
-    let switch = switch_for(scenario, algorithm, &topology)?;
+    let ecn = EcnEntries::split(scenario, algorithm.name);
+    // Thresholds filled from the algorithm's defaults are its own.
+    let ecn_tag = if ecn.in_force.is_empty() { Some(algorithm.name.to_string()) } else { ecn.tag };
+    let switch = switch_for(scenario, algorithm, &topology, ecn.in_force)?;
     crate::limits::check_buffer(scenario, &switch, &topology)?;
     crate::limits::check_rto(scenario, &topology)?;
     let flows = flows(scenario, &topology)?;
     check_flow_ids(scenario, flows.len())?;
     let throughput_ports = ports(scenario, &topology)?;
     let mut filled = scenario.clone();
+    filled.ecn_algorithms = vec![ecn_tag; switch.ecn.thresholds.len()];
+    filled.ecn_unused = ecn.unused;
     filled.switch = switch;
     filled.cc.params = toml::Table::new();
     filled.cc.tables.insert(algorithm.name.to_string(), toml::Value::Table(factory.resolved()));
@@ -117,9 +122,37 @@ fn check_unused_tables(s: &Scenario, line_rate: Rate) -> Result<(), ScenarioErro
     Ok(())
 }
 
-/// The switch settings with the algorithm's needs applied and ECN thresholds filled.
-fn switch_for(s: &Scenario, algorithm: &Algorithm, topology: &Topology) -> Result<SwitchConfig, ScenarioError> {
+/// The scenario's ECN threshold entries, split by the algorithm of the run.
+struct EcnEntries {
+    /// The entries written for the algorithm, else those written for every algorithm.
+    in_force: Vec<(Rate, EcnThresholds)>,
+    /// What the entries in force are for: the algorithm, `None` when they serve every algorithm.
+    tag: Option<String>,
+    /// The other entries, with what each is for.
+    unused: Vec<(Option<String>, Rate, EcnThresholds)>,
+}
+
+impl EcnEntries {
+    fn split(s: &Scenario, algorithm: &str) -> EcnEntries {
+        let entries = s.ecn_entries();
+        let own = entries.iter().any(|(tag, _, _)| tag.as_deref() == Some(algorithm));
+        let tag = own.then(|| algorithm.to_string());
+        let (in_force, unused): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(t, _, _)| *t == tag);
+        let in_force = in_force.into_iter().map(|(_, rate, t)| (rate, t)).collect();
+        EcnEntries { in_force, tag, unused }
+    }
+}
+
+/// The switch settings with the algorithm's needs applied and its ECN thresholds in force: those written
+/// for it, else those written for every algorithm, else its defaults, which then count as its own.
+fn switch_for(
+    s: &Scenario,
+    algorithm: &Algorithm,
+    topology: &Topology,
+    thresholds: Vec<(Rate, EcnThresholds)>,
+) -> Result<SwitchConfig, ScenarioError> {
     let mut switch = s.switch.clone();
+    switch.ecn.thresholds = thresholds;
     let needs = algorithm.needs;
     if needs.int {
         switch.int = true;
@@ -219,6 +252,15 @@ fn port_id(topology: &Topology, port: &PortRef) -> Result<(NodeId, PortNo), Stri
     Ok((node as NodeId, port.port))
 }
 
+/// `[switch]` as written back: the ECN threshold entries in force and the unused ones, each with the
+/// algorithm it is for.
+fn switch_spec(s: &Scenario) -> SwitchSpec {
+    let mut spec = SwitchSpec::from(&s.switch);
+    let entries = s.ecn_entries();
+    spec.ecn.thresholds = entries.iter().map(|(tag, rate, t)| ThresholdSpec::new(tag.clone(), *rate, t)).collect();
+    spec
+}
+
 /// The whole scenario as TOML with every default filled in (including the algorithm's parameters in
 /// force and the ECN thresholds), so that loading the text again gives the same scenario.
 /// `base_dir` is written as an absolute path so that the text loads from anywhere.
@@ -231,7 +273,7 @@ pub fn resolved_toml(resolved: &Resolved) -> String {
         simulation: s.simulation.clone(),
         topology: s.topology.clone(),
         link: s.link.clone(),
-        switch: (&s.switch).into(),
+        switch: switch_spec(s),
         host: s.host.clone(),
         workload: s.workloads.clone(),
         cc: s.cc.clone(),
@@ -281,10 +323,10 @@ mod tests {
     fn needing_int_turns_int_stamping_on() {
         let (s, topology) = scenario(&[]);
         let needs = Needs { ecn: false, cnp: false, int: true, bolt: false };
-        let switch = switch_for(&s, &algorithm(needs), &topology).unwrap();
+        let switch = switch_for(&s, &algorithm(needs), &topology, Vec::new()).unwrap();
         assert!(switch.int);
         assert_eq!(switch.ecn.thresholds, vec![(25_000_000_000, EcnThresholds::red_for_rate(25_000_000_000))]);
-        let switch = switch_for(&s, &algorithm(Needs::default()), &topology).unwrap();
+        let switch = switch_for(&s, &algorithm(Needs::default()), &topology, Vec::new()).unwrap();
         assert!(!switch.int);
     }
 
@@ -292,10 +334,10 @@ mod tests {
     fn needing_bolt_turns_bolt_switches_on() {
         let (s, topology) = scenario(&["switch.bolt.cc_thresh=20KB"]);
         let needs = Needs { bolt: true, ..Needs::default() };
-        let switch = switch_for(&s, &algorithm(needs), &topology).unwrap();
+        let switch = switch_for(&s, &algorithm(needs), &topology, Vec::new()).unwrap();
         assert!(switch.bolt.enabled);
         assert_eq!(switch.bolt.cc_thresh, 20_000);
-        let switch = switch_for(&s, &algorithm(Needs::default()), &topology).unwrap();
+        let switch = switch_for(&s, &algorithm(Needs::default()), &topology, Vec::new()).unwrap();
         assert!(!switch.bolt.enabled);
     }
 
@@ -303,7 +345,7 @@ mod tests {
     fn needing_cnp_needs_ecn_marks() {
         let (s, topology) = scenario(&["switch.ecn.enabled=false"]);
         let needs = Needs { ecn: false, cnp: true, int: false, bolt: false };
-        let err = switch_for(&s, &algorithm(needs), &topology).unwrap_err();
+        let err = switch_for(&s, &algorithm(needs), &topology, Vec::new()).unwrap_err();
         assert!(
             err.to_string().starts_with("--set switch.ecn.enabled=false: switch.ecn.enabled: algorithm probe"),
             "{err}"

@@ -4,7 +4,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sluice_sim::config::{HostConfig, LinkConfig, SwitchConfig};
+use sluice_core::Rate;
+use sluice_sim::config::{EcnThresholds, HostConfig, LinkConfig, SwitchConfig};
 use sluice_topo::TopologySpec;
 use sluice_workload::WorkloadSpec;
 use toml_edit::ImDocument;
@@ -31,8 +32,16 @@ pub struct Scenario {
     pub topology: TopologySpec,
     /// `[link]`: packet sizes on the wire.
     pub link: LinkConfig,
-    /// `[switch]`. `ecn.thresholds` is empty until [`crate::resolve`] fills it (unless the file gives it).
+    /// `[switch]`. As loaded, `ecn.thresholds` holds every `[[switch.ecn.thresholds]]` entry of the file;
+    /// [`crate::resolve`] keeps those of the chosen algorithm (filling them from its defaults when there are
+    /// none) and moves the others to [`Scenario::ecn_unused`].
     pub switch: SwitchConfig,
+    /// The algorithm each entry of `switch.ecn.thresholds` is for, entry for entry (`None`: every algorithm
+    /// without entries of its own).
+    pub ecn_algorithms: Vec<Option<String>>,
+    /// After [`crate::resolve`]: the ECN threshold entries written for other algorithms, with the algorithm
+    /// each is for; unused by the run, kept so that the resolved scenario still holds them.
+    pub ecn_unused: Vec<(Option<String>, Rate, EcnThresholds)>,
     /// `[host]`.
     pub host: HostConfig,
     /// `[[workload]]` entries, in file order (at least one).
@@ -59,7 +68,8 @@ impl PartialEq for Scenario {
             && self.simulation == other.simulation
             && self.topology == other.topology
             && self.link == other.link
-            && self.switch == other.switch
+            && self.switch_without_ecn_entries() == other.switch_without_ecn_entries()
+            && self.ecn_entries() == other.ecn_entries()
             && self.host == other.host
             && self.workloads == other.workloads
             && self.cc == other.cc
@@ -69,6 +79,19 @@ impl PartialEq for Scenario {
 }
 
 impl Scenario {
+    /// Every ECN threshold entry with the algorithm it is for: those in force, then the unused ones.
+    pub fn ecn_entries(&self) -> Vec<(Option<String>, Rate, EcnThresholds)> {
+        let tags = self.ecn_algorithms.iter().cloned().chain(std::iter::repeat(None));
+        let in_force = self.switch.ecn.thresholds.iter().zip(tags).map(|(&(rate, t), tag)| (tag, rate, t));
+        in_force.chain(self.ecn_unused.iter().cloned()).collect()
+    }
+
+    fn switch_without_ecn_entries(&self) -> SwitchConfig {
+        let mut switch = self.switch.clone();
+        switch.ecn.thresholds.clear();
+        switch
+    }
+
     /// An error about the dotted key `key` (empty: the scenario as a whole), located at the line that
     /// wrote it or the `--set` that overrode it.
     pub fn error_at(&self, key: &str, message: impl Into<String>) -> ScenarioError {

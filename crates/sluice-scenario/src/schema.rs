@@ -294,10 +294,15 @@ pub(crate) struct EcnSpec {
     pub thresholds: Vec<ThresholdSpec>,
 }
 
-/// One `[[switch.ecn.thresholds]]` entry: RED thresholds for ports of one speed.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// One `[[switch.ecn.thresholds]]` entry: RED thresholds for ports of one speed, for one algorithm or
+/// for every algorithm that has no entries of its own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ThresholdSpec {
+    /// The algorithm these thresholds are for; left out, they serve every algorithm without entries of
+    /// its own (ECN thresholds are the algorithm's: DCTCP's step K is not DCQCN's RED ramp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<String>,
     #[serde(with = "rate")]
     pub rate: Rate,
     #[serde(with = "size")]
@@ -375,13 +380,16 @@ impl From<SwitchSpec> for SwitchConfig {
     }
 }
 
+impl ThresholdSpec {
+    /// The entry for `rate` with thresholds `t`, for `algorithm`.
+    pub(crate) fn new(algorithm: Option<String>, rate: Rate, t: &EcnThresholds) -> ThresholdSpec {
+        ThresholdSpec { algorithm, rate, kmin: t.kmin, kmax: t.kmax, pmax: t.pmax }
+    }
+}
+
 impl From<&EcnConfig> for EcnSpec {
     fn from(c: &EcnConfig) -> Self {
-        let thresholds = c
-            .thresholds
-            .iter()
-            .map(|(rate, t)| ThresholdSpec { rate: *rate, kmin: t.kmin, kmax: t.kmax, pmax: t.pmax })
-            .collect();
+        let thresholds = c.thresholds.iter().map(|(rate, t)| ThresholdSpec::new(None, *rate, t)).collect();
         EcnSpec { enabled: c.enabled, mark_at: c.mark_at, thresholds }
     }
 }

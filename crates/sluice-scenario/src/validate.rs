@@ -157,7 +157,7 @@ fn switch(s: &Scenario) -> Result<(), Problem> {
     }
     scheduler(sw)?;
     pfc(sw)?;
-    ecn_thresholds(sw)
+    ecn_thresholds(sw, &s.ecn_algorithms)
 }
 
 fn scheduler(sw: &SwitchConfig) -> Result<(), Problem> {
@@ -182,14 +182,19 @@ fn pfc(sw: &SwitchConfig) -> Result<(), Problem> {
     Ok(())
 }
 
-fn ecn_thresholds(sw: &SwitchConfig) -> Result<(), Problem> {
+fn ecn_thresholds(sw: &SwitchConfig, algorithms: &[Option<String>]) -> Result<(), Problem> {
+    let tag = |i: usize| algorithms.get(i).cloned().flatten();
     for (i, (rate, t)) in sw.ecn.thresholds.iter().enumerate() {
         let key = |field: &str| format!("switch.ecn.thresholds.{i}.{field}");
+        if let Some(name) = tag(i).filter(|name| sluice_cc::lookup(name).is_none()) {
+            return Err((key("algorithm"), format!("unknown algorithm {name:?} (sluice list names them)")));
+        }
         if *rate == 0 {
             return Err((key("rate"), "must be a positive rate such as \"100Gbps\" (got 0)".to_string()));
         }
-        if sw.ecn.thresholds[..i].iter().any(|(r, _)| r == rate) {
-            return Err((key("rate"), format!("{} is listed twice", sluice_core::format_rate(*rate))));
+        if sw.ecn.thresholds[..i].iter().enumerate().any(|(j, (r, _))| r == rate && tag(j) == tag(i)) {
+            let owner = tag(i).map_or_else(|| "every algorithm".to_string(), |name| name.to_string());
+            return Err((key("rate"), format!("{} is listed twice for {owner}", sluice_core::format_rate(*rate))));
         }
         if t.kmin > t.kmax {
             let (kmin, kmax) = (sluice_core::format_size(t.kmin), sluice_core::format_size(t.kmax));

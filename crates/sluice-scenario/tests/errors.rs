@@ -195,6 +195,22 @@ fn bad_algorithm_parameters_name_cc_params_key() {
 }
 
 #[test]
+fn ecn_thresholds_name_a_registered_algorithm_once_per_rate() {
+    let entry = |algorithm: &str| {
+        format!(
+            "[[switch.ecn.thresholds]]\n{algorithm}rate = \"25Gbps\"\nkmin = \"5KB\"\nkmax = \"20KB\"\npmax = 0.1\n"
+        )
+    };
+    let err = error(&with(&entry("algorithm = \"dctpc\"\n")), &[]);
+    assert!(err.starts_with("bad.toml:11: switch.ecn.thresholds.0.algorithm: unknown algorithm \"dctpc\""), "{err}");
+    let twice = format!("{}{}", entry("algorithm = \"dctcp\"\n"), entry("algorithm = \"dctcp\"\n"));
+    assert!(error(&with(&twice), &[]).contains("25Gbps is listed twice for dctcp"), "{}", error(&with(&twice), &[]));
+    let apart = format!("{}{}", entry("algorithm = \"dctcp\"\n"), entry(""));
+    let scenario = load_str(&with(&apart), "ok.toml", Path::new("."), &[]).unwrap();
+    assert!(resolve(&scenario).is_ok(), "one entry per rate for DCTCP and one for every other algorithm");
+}
+
+#[test]
 fn algorithm_tables_are_checked_even_when_unused() {
     let err = error(&with("[cc.hpcc]\neta = 0.95\n[cc.dctcp]\ngain = 0.1\n"), &[]);
     assert!(err.starts_with("bad.toml:13: cc.dctcp.gain: unknown parameter (known: "), "{err}");

@@ -109,6 +109,33 @@ fn the_resolved_scenario_runs_again_with_another_algorithm() {
     assert_eq!(float(&again, "dcqcn", "g"), Some(0.25));
 }
 
+/// RED thresholds written for DCQCN alone.
+const DCQCN_RED: &str = "[[switch.ecn.thresholds]]\nalgorithm = \"dcqcn\"\nrate = \"100Gbps\"\nkmin = \"5KB\"\n\
+                         kmax = \"200KB\"\npmax = 0.01\n";
+
+#[test]
+fn ecn_thresholds_written_for_one_algorithm_serve_it_alone() {
+    let text = format!("{MIXED}{DCQCN_RED}");
+    let only = EcnThresholds { kmin: 5_000, kmax: 200_000, pmax: 0.01 };
+    assert_eq!(resolved(&text, &[]).scenario.switch.ecn.thresholds, vec![(100 * G, only)]);
+    let dctcp = resolved(&text, &["cc.algorithm=dctcp"]);
+    let thresholds = &dctcp.scenario.switch.ecn.thresholds;
+    assert_eq!(thresholds[0], (100 * G, EcnThresholds::dctcp_for_rate(100 * G)), "DCTCP gets its own step K");
+    assert_eq!(dctcp.scenario.ecn_unused, vec![(Some("dcqcn".to_string()), 100 * G, only)]);
+    let text = resolved_toml(&dctcp);
+    let back = resolved(&text, &[]);
+    assert_eq!(back.scenario.switch.ecn.thresholds, thresholds.clone(), "DCTCP's filled thresholds are its own");
+    let dcqcn = resolved(&text, &["cc.algorithm=dcqcn"]);
+    assert_eq!(dcqcn.scenario.switch.ecn.thresholds, vec![(100 * G, only)], "DCQCN's entry survives the round trip");
+}
+
+#[test]
+fn a_resolved_scenario_rerun_with_another_algorithm_takes_that_algorithms_thresholds() {
+    let text = resolved_toml(&resolved(MIXED, &[]));
+    let dctcp = resolved(&text, &["cc.algorithm=dctcp"]);
+    assert_eq!(dctcp.scenario.switch.ecn.thresholds[0], (100 * G, EcnThresholds::dctcp_for_rate(100 * G)));
+}
+
 #[test]
 fn ports_resolve_to_node_ids() {
     let r = resolved(MIXED, &["output.throughput_ports=[\"tor0:16\", \"core15:4\", \"h3:0\"]"]);
