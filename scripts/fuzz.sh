@@ -54,13 +54,17 @@ for name in "${targets[@]}"; do
   work=$target_dir/corpus/$name
   artifacts=$target_dir/artifacts/$name
   mkdir -p "$work" "$artifacts"
+  options=()
+  if [ -f crates/sluice-fuzz/dict/$name.dict ]; then
+    options+=(-dict=crates/sluice-fuzz/dict/$name.dict)
+  fi
   dirs=("$work" "$seeds")
   if [ -d crates/sluice-fuzz/regressions/$name ]; then
     dirs+=(crates/sluice-fuzz/regressions/$name)
   fi
   echo "== fuzz $name for ${seconds}s"
   if ! "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$artifacts/" "${dirs[@]}" 2>"$target_dir/$name.log"; then
+      -artifact_prefix="$artifacts/" ${options[@]+"${options[@]}"} "${dirs[@]}" 2>"$target_dir/$name.log"; then
     tail -n 40 "$target_dir/$name.log" >&2
     echo "fuzz.sh: target $name failed; the input is in $artifacts/" >&2
     failed+=("$name")

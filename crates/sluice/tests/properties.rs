@@ -1,7 +1,7 @@
 //! Property tests of the simulator on random small scenarios: random topology (star, dumbbell, fat-tree
 //! k=2 or 4, leaf-spine), workload (incast, permutation, short Poisson), algorithm (any of the
 //! registry), PFC on or off and switch buffer size. Each case is a small run; `PROPTEST_CASES` sets how
-//! many (default 24).
+//! many (default 64) and `PROPTEST_RNG_SEED` which (default fixed).
 //!
 //! What is checked, from the run's counters (`RunInfo`, the engine's `Counters`) and records:
 //! - byte accounting: payload delivered plus dropped never exceeds payload sent (equality holds only
@@ -19,11 +19,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 use sluice::{run_scenario, RunOutcome};
 use sluice_scenario::{load_str, resolve, Resolved};
 
 /// Cases run when `PROPTEST_CASES` is not set.
-const DEFAULT_CASES: u32 = 24;
+const DEFAULT_CASES: u32 = 64;
+
+/// Seed of the case generator when `PROPTEST_RNG_SEED` is not set: the test command runs the same
+/// cases every time; set the variable to explore others.
+const DEFAULT_RNG_SEED: u64 = 20_261_125;
 
 /// Simulated time after which a run stops even with flows left (reported unfinished).
 const TIME_LIMIT: &str = "20ms";
@@ -251,7 +256,12 @@ fn check_case(case: &Case) {
 
 fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_CASES);
-    ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
+    let defaults = ProptestConfig::default();
+    let rng_seed = match std::env::var_os("PROPTEST_RNG_SEED") {
+        Some(_) => defaults.rng_seed,
+        None => RngSeed::Fixed(DEFAULT_RNG_SEED),
+    };
+    ProptestConfig { cases, rng_seed, failure_persistence: None, ..defaults }
 }
 
 proptest! {
