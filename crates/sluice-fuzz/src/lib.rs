@@ -45,13 +45,14 @@ pub fn data_dir() -> PathBuf {
 }
 
 /// Writes `text` to a fresh scratch file ending in `.{extension}`, runs `f` on its path and removes it.
-/// The parsers of topology and CDF files take paths; the name is unique per call so that replay tests
-/// running in parallel threads do not share a file.
+/// The parsers of topology and CDF files take paths; the name is unique per process and call so that
+/// fuzzers and replay tests running in parallel do not share a file.
 pub(crate) fn with_scratch_file<T>(extension: &str, text: &str, f: impl FnOnce(&Path) -> T) -> T {
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!("sluice-fuzz-{}", std::process::id()));
+    let dir = std::env::temp_dir().join("sluice-fuzz");
     std::fs::create_dir_all(&dir).expect("the temporary folder is writable");
-    let path = dir.join(format!("input{}.{extension}", NEXT.fetch_add(1, Ordering::Relaxed)));
+    let unique = format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    let path = dir.join(format!("input-{unique}.{extension}"));
     std::fs::write(&path, text).expect("the temporary folder is writable");
     let out = f(&path);
     let _ = std::fs::remove_file(&path);
