@@ -20,8 +20,9 @@ const ORIGIN: &str = "fuzz.toml";
 /// Most overrides taken from one input.
 const MAX_OVERRIDES: usize = 16;
 
-/// Loads and resolves the input. Errors must be located; a resolved scenario must write a `scenario.resolved.toml` that loads
-/// back to the same scenario and resolves to the same flows, as the README promises.
+/// Loads and resolves the input. Errors must be located; a resolved scenario must write a
+/// `scenario.resolved.toml` that loads back to the same scenario and resolves to the same flows, as the
+/// README promises.
 pub fn run(data: &[u8]) {
     let Ok(input) = std::str::from_utf8(data) else { return };
     let mut parts = input.split('\0');

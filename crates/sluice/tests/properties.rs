@@ -1,7 +1,7 @@
 //! Property tests of the simulator on random small scenarios: random topology (star, dumbbell, fat-tree
 //! k=2 or 4, leaf-spine), workload (incast, permutation, short Poisson), algorithm (any of the
 //! registry), PFC on or off and switch buffer size. Each case is a small run; `PROPTEST_CASES` sets how
-//! many (default 64) and `PROPTEST_RNG_SEED` which (default fixed).
+//! many (default 256) and `PROPTEST_RNG_SEED` which (default fixed).
 //!
 //! What is checked, from the run's counters (`RunInfo`, the engine's `Counters`) and records:
 //! - byte accounting: payload delivered plus dropped never exceeds payload sent (equality holds only
@@ -24,7 +24,7 @@ use sluice::{run_scenario, RunOutcome};
 use sluice_scenario::{load_str, resolve, Resolved};
 
 /// Cases run when `PROPTEST_CASES` is not set.
-const DEFAULT_CASES: u32 = 64;
+const DEFAULT_CASES: u32 = 256;
 
 /// Seed of the case generator when `PROPTEST_RNG_SEED` is not set: the test command runs the same
 /// cases every time; set the variable to explore others.

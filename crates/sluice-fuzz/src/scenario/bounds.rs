@@ -114,3 +114,45 @@ fn cdf_mean(cdf: &str, dir: &Path) -> Option<f64> {
     }
     Some(SizeCdf::from_file(dir.join(cdf)).map_or(f64::INFINITY, |c| c.mean()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data_dir;
+
+    fn within_bounds(topology: &str, workload: &str) -> bool {
+        let text = format!("[topology]\n{topology}\n\n[[workload]]\n{workload}\n");
+        let scenario = sluice_scenario::load_str(&text, "bounds.toml", &data_dir(), &[])
+            .unwrap_or_else(|e| panic!("the test scenario loads: {e}\n{text}"));
+        within(&scenario, &data_dir())
+    }
+
+    const STAR: &str = "kind = \"star\"\nhosts = 4\nrate = \"100Gbps\"";
+    const INCAST: &str = "kind = \"incast\"\nreceiver = 0\nsize = \"1KB\"";
+
+    #[test]
+    fn small_networks_pass_and_large_ones_are_skipped() {
+        assert!(within_bounds(STAR, INCAST));
+        assert!(within_bounds("kind = \"fat_tree\"\nk = 4\nhost_rate = \"100Gbps\"", INCAST));
+        assert!(!within_bounds("kind = \"fat_tree\"\nk = 16\nhost_rate = \"100Gbps\"", INCAST));
+        assert!(!within_bounds("kind = \"star\"\nhosts = 60000\nrate = \"100Gbps\"", INCAST));
+    }
+
+    #[test]
+    fn workloads_with_too_many_flows_are_skipped() {
+        assert!(!within_bounds(STAR, &format!("{INCAST}\nperiod = \"1us\"\nrepeats = 4000000000")));
+        let poisson = "kind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nduration = \"10us\"";
+        assert!(within_bounds(STAR, poisson));
+        assert!(!within_bounds(STAR, &format!("{poisson}\nsize_scale = 0.000001")));
+        assert!(!within_bounds(STAR, "kind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nduration = \"1s\""));
+    }
+
+    #[test]
+    fn only_files_of_the_data_folder_are_named() {
+        assert!(within_bounds("kind = \"file\"\npath = \"diamond.toml\"", INCAST));
+        assert!(!within_bounds("kind = \"file\"\npath = \"/dev/zero\"", INCAST));
+        assert!(!within_bounds("kind = \"file\"\npath = \"../Cargo.toml\"", INCAST));
+        assert!(!within_bounds(STAR, "kind = \"flow_list\"\npath = \"/etc/hostname\""));
+        assert!(within_bounds(STAR, "kind = \"flow_list\"\npath = \"fairness8_flows.csv\""));
+    }
+}
