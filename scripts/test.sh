@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command: formatting, lints and docs, the simulator's build on a bare toolchain, then
-# every test of the workspace, the kernel datapath included. Tests build with the `ci` profile (release
+# every test of the workspace (the kernel datapath's and the simulator's property tests included) and a
+# bounded fuzzing run of every parser. Tests build with the `ci` profile (release
 # optimisation without fat LTO); the binary users run keeps the release profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,3 +25,5 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --prof
 ./scripts/check-bare-build.sh
 # CI=true (set by CI) makes the kernel tests fail instead of skipping where they cannot run.
 cargo test --workspace --all-features --profile ci
+# Coverage-guided fuzzing of every parser, a bounded run of each target (FUZZ_SECONDS, default 60).
+./scripts/fuzz.sh "${FUZZ_SECONDS:-60}"

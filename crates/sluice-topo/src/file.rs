@@ -37,6 +37,12 @@ use crate::TopoError;
 /// Reads and builds the topology file at `path`, choosing the format by extension.
 pub(crate) fn load(path: &Path) -> Result<Topology, TopoError> {
     let shown = path.display().to_string();
+    let meta = std::fs::metadata(path)
+        .map_err(|e| TopoError::in_file(&shown, None, format!("cannot read the topology file: {e}")))?;
+    // A device or a pipe (`/dev/zero`) would be read until memory runs out.
+    if !meta.is_file() {
+        return Err(TopoError::in_file(&shown, None, "the topology file is not a regular file".to_string()));
+    }
     let text = std::fs::read_to_string(path)
         .map_err(|e| TopoError::in_file(&shown, None, format!("cannot read the topology file: {e}")))?;
     let label = format!("file {}", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
@@ -179,18 +185,26 @@ pub(crate) fn parse_hpcc(text: &str, file: &str, label: String) -> Result<Topolo
             None => return Err(at(first, "the line of switch ids is missing".to_string())),
         },
     };
+    // The counts are checked before any node is built: a three-line file must not claim millions of nodes.
+    let link_lines: Vec<(usize, &str)> = lines.collect();
+    if link_lines.len() as u64 != links {
+        return Err(at(first, format!("link_num is {links} but the file has {} link lines", link_lines.len())));
+    }
+    if nodes > links + 1 {
+        return Err(at(
+            first,
+            format!(
+                "node_num {nodes} cannot be joined by {links} links: a connected network needs at least node_num - 1"
+            ),
+        ));
+    }
     let mut builder = Builder::default();
     for (id, kind) in kinds.into_iter().enumerate() {
         builder.add_node(kind, format!("n{id}"));
     }
-    let mut found = 0u64;
-    for (line, entry) in lines {
+    for (line, entry) in link_lines {
         let (a, b, rate, delay) = parse_hpcc_link(entry, nodes).map_err(|m| at(line, m))?;
         builder.add_link(a, b, rate, delay).map_err(|m| at(line, m))?;
-        found += 1;
-    }
-    if found != links {
-        return Err(at(first, format!("link_num is {links} but the file has {found} link lines")));
     }
     builder.finish(label).map_err(|e| TopoError::in_file(file, None, e.message))
 }

@@ -146,6 +146,16 @@ fn hpcc_file_errors() {
     assert_file_error("bad_hpcc_host_link.txt", Some(3), "joins two hosts");
     // Without switches the (blank) switch-id line is absent: the first link line is read as a link.
     assert_file_error("bad_hpcc_no_switch.txt", Some(3), "link \"n0\"-\"n1\" joins two hosts");
+    // A three-line file claiming 2^24 nodes is refused before any node is built.
+    assert_file_error("bad_hpcc_too_many_nodes.txt", Some(1), "node_num 16777216 cannot be joined by 1 links");
+}
+
+#[test]
+fn topology_paths_must_be_regular_files() {
+    for path in ["/dev/zero", "/proc"] {
+        let message = file_error(path);
+        assert!(message.contains("not a regular file"), "{message}");
+    }
 }
 
 #[test]
