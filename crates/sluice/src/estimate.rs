@@ -88,16 +88,16 @@ fn human(bytes: u64) -> String {
 /// Estimates the memory, packets and events of running `resolved`.
 pub fn estimate(resolved: &Resolved) -> RunEstimate {
     let traffic = Traffic::of(resolved);
+    let events = (traffic.packet_hops as f64 * EVENTS_PER_HOP) as u64 + 4 * resolved.flows.len() as u64;
     let memory = vec![
         ("base", PROCESS_BASE_BYTES),
         ("routes", 2 * resolved.routes.heap_bytes() as u64),
         ("flows", flow_bytes(resolved)),
         ("ports", port_bytes(resolved)),
-        ("events", event_bytes(resolved)),
+        ("events", event_bytes(resolved, events)),
         ("packets", packet_bytes(resolved, &traffic)),
         ("samples", row_bytes(resolved, &traffic)),
     ];
-    let events = (traffic.packet_hops as f64 * EVENTS_PER_HOP) as u64 + 4 * resolved.flows.len() as u64;
     RunEstimate { memory, data_packets: traffic.data_packets, packet_hops: traffic.packet_hops, events }
 }
 
@@ -117,8 +117,9 @@ fn flow_bytes(resolved: &Resolved) -> u64 {
 /// it settles at [`SLOTS`] slots of the peak events per slot: every port has about one packet arrival
 /// per serialization time pending along its link, which lands `slot width / serialization` events per
 /// port in each slot (calibrated: the peak is about twice the mean, and about half the ports are busy).
-/// Flow starts wait in the overflow heap, one entry per flow.
-fn event_bytes(resolved: &Resolved) -> u64 {
+/// Flow starts wait in the overflow heap, one entry per flow. The slots can never hold more than the run's
+/// `events` in all, which bounds the estimate of a large network with little traffic.
+fn event_bytes(resolved: &Resolved, events: u64) -> u64 {
     let s = &resolved.scenario;
     let entry = size_of::<(Time, Event)>() as f64;
     let wire = (s.link.mtu + s.link.header_bytes) as u64;
@@ -129,7 +130,7 @@ fn event_bytes(resolved: &Resolved) -> u64 {
         .iter()
         .map(|l| 2.0 * slot_width / sluice_core::serialization_ps(wire, l.rate.max(1)) as f64)
         .sum();
-    let wheel = SLOTS as f64 * entry * (1.0 + per_slot);
+    let wheel = (SLOTS as f64 * entry * (1.0 + per_slot)).min(SLOTS as f64 * entry + events as f64 * entry);
     (wheel + 2.0 * entry * resolved.flows.len() as f64) as u64
 }
 

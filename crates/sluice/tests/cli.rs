@@ -771,6 +771,18 @@ fn check_prints_the_estimated_run_size_on_stderr() {
     assert!(toml::from_str::<toml::Table>(&check.stdout).is_ok(), "stdout stays TOML");
 }
 
+/// The event queue's estimate is bounded by the run's events: a 27,648-host fat-tree with a microsecond
+/// of arrivals needs megabytes, not the gigabytes its links could queue if they were all busy.
+#[test]
+fn a_large_network_with_little_traffic_is_estimated_small() {
+    let dir = Scratch::new("estimate-large");
+    dir.write("poisson.toml", POISSON);
+    let sets = ["--set", "topology.k=48", "--set", "workload.0.duration=1us"];
+    let check = sluice(&dir.path, &[&["check", "poisson.toml"][..], &sets].concat()).ok();
+    let line = check.stderr.lines().find(|l| l.starts_with("estimated run size: ")).expect("an estimate");
+    assert!(line.starts_with("estimated run size: memory about ") && line.contains(" MiB ("), "{line}");
+}
+
 #[test]
 fn runs_larger_than_the_available_memory_are_refused_unless_forced() {
     let dir = Scratch::new("memory");
