@@ -3,7 +3,9 @@
 //! The codec is compiled here from `sluice-kernel`'s source file: it is pure Rust, while depending on
 //! `sluice-kernel` would build its BPF objects and libbpf, which the fuzzer does not need.
 
-#[allow(dead_code)] // Decisions and flags are the agent's; only reports are parsed from peer bytes.
+// Decisions and flags are the agent's; only reports are parsed from peer bytes. The file's doc links
+// point into `sluice-kernel` (its loader), and resolve there.
+#[allow(dead_code, rustdoc::broken_intra_doc_links)]
 #[path = "../../sluice-kernel/src/codec.rs"]
 mod kernel;
 
