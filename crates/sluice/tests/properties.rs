@@ -235,11 +235,17 @@ fn check_flows(outcome: &RunOutcome, resolved: &Resolved) {
     assert_eq!(unfinished, records.len() as u64 - finished, "summary's unfinished count");
 }
 
-fn check_case(case: &Case) {
+/// Runs the case and checks every property; `false` when the scenario check refuses the case, which it
+/// may do only for a buffer smaller than what PFC reserves at a switch.
+fn check_case(case: &Case) -> bool {
     let text = case.toml();
     let scenario = load_str(&text, "property.toml", Path::new("."), &[])
         .unwrap_or_else(|e| panic!("generated scenario does not load: {e}\n{text}"));
-    let resolved = resolve(&scenario).unwrap_or_else(|e| panic!("generated scenario does not resolve: {e}\n{text}"));
+    let resolved = match resolve(&scenario) {
+        Ok(resolved) => resolved,
+        Err(e) if case.pfc && e.to_string().contains(": switch.buffer: ") => return false,
+        Err(e) => panic!("generated scenario does not resolve: {e}\n{text}"),
+    };
     let (first, second) = (out_dir(), out_dir());
     let outcome = run(&resolved, &first);
     check_bytes(&outcome);
@@ -252,6 +258,7 @@ fn check_case(case: &Case) {
         assert!(x == y, "{name} differs between two runs of the same seed\n{text}");
     }
     assert_eq!(a.len(), b.len(), "both runs write the same files");
+    true
 }
 
 fn config() -> ProptestConfig {
@@ -269,6 +276,6 @@ proptest! {
 
     #[test]
     fn small_runs_keep_the_simulator_invariants(case in cases()) {
-        check_case(&case);
+        prop_assume!(check_case(&case), "buffer below the PFC reservation");
     }
 }
