@@ -84,6 +84,15 @@ pub(super) fn hpcc_points(text: &str) -> Result<Vec<(f64, f64)>, WorkloadError> 
     Ok(points)
 }
 
+/// The largest flow size a CDF may give: 2^50 B (1 PiB). Far beyond any published distribution (the
+/// largest builtin, memcached's tail, is capped at 1 GiB), it keeps sizes exact in `f64` (below 2^53), so
+/// means and loads stay finite and sums of many flows' bytes stay inside `u64`.
+pub const MAX_CDF_SIZE: u64 = 1 << 50;
+
+fn too_large(line: usize, size: &str) -> WorkloadError {
+    WorkloadError::at_line(line, format!("size {size} is larger than the {MAX_CDF_SIZE} B (2^50) a flow may have"))
+}
+
 fn hpcc_point(tokens: &[&str], line: usize) -> Result<(f64, f64), WorkloadError> {
     let [size, percent] = tokens else {
         let message = format!("expected two numbers `size_bytes cdf_percent`, found {} values", tokens.len());
@@ -93,6 +102,9 @@ fn hpcc_point(tokens: &[&str], line: usize) -> Result<(f64, f64), WorkloadError>
     let percent = number(percent, line, "percent")?;
     if size < 0.0 {
         return Err(WorkloadError::at_line(line, format!("size {size} is negative")));
+    }
+    if size > MAX_CDF_SIZE as f64 {
+        return Err(too_large(line, &size.to_string()));
     }
     if !(0.0..=100.0).contains(&percent) {
         return Err(WorkloadError::at_line(line, format!("cumulative percent {percent} is outside 0 to 100")));
@@ -144,6 +156,9 @@ fn homa_point(tokens: &[&str], line: usize, unit_bytes: u64) -> Result<(u64, f64
     let bytes = size
         .checked_mul(unit_bytes)
         .ok_or_else(|| WorkloadError::at_line(line, format!("size {size} x {unit_bytes} B overflows")))?;
+    if bytes > MAX_CDF_SIZE {
+        return Err(too_large(line, &format!("{bytes} B")));
+    }
     let prob = number(prob, line, "probability")?;
     if !(0.0..=1.0).contains(&prob) {
         return Err(WorkloadError::at_line(line, format!("cumulative probability {prob} is outside 0 to 1")));

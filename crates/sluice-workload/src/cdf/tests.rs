@@ -143,6 +143,10 @@ fn hpcc_errors_name_the_line_and_the_problem() {
     assert_error(SizeCdf::parse_hpcc("0 0\n100 150\n"), Some(2), "outside 0 to 100");
     assert_error(SizeCdf::parse_hpcc("-5 0\n100 100\n"), Some(1), "negative");
     assert_error(SizeCdf::parse_hpcc("# only a comment\n\n"), None, "empty file");
+    // Found by fuzzing: a 196-digit size was accepted and gave an infinite mean.
+    let huge = format!("0 5\n{} 100\n", "8".repeat(196));
+    assert_error(SizeCdf::parse_hpcc(&huge), Some(2), "larger than the 1125899906842624 B (2^50) a flow may have");
+    assert!(SizeCdf::parse_hpcc("0 0\n1125899906842624 100\n").is_ok_and(|c| c.mean().is_finite()));
 }
 
 #[test]
@@ -154,6 +158,7 @@ fn homa_errors_name_the_line_and_the_problem() {
     assert_error(SizeCdf::parse_homa("10\n5 x\n", 1), Some(2), "probability `x` is not a number");
     assert_error(SizeCdf::parse_homa("10\n", 1), Some(1), "no CDF points");
     assert_error(SizeCdf::parse_homa("", 1), None, "empty file");
+    assert_error(SizeCdf::parse_homa("10\n1125899906842625 1\n", 1), Some(2), "larger than the");
     let memcached_file = include_str!("../../data/FacebookKeyValueMsgSizeDist.txt");
     assert_error(SizeCdf::parse_homa(memcached_file, 1), Some(16), "ends at 0.47");
 }
