@@ -142,6 +142,20 @@ pub fn run_scenario_until(
     Ok(RunOutcome { summary, output, wall_seconds })
 }
 
+/// The warning for a run that stopped at its time limit with flows unfinished; `None` for any other run.
+pub fn time_limit_warning(resolved: &Resolved, summary: &Summary) -> Option<String> {
+    if !summary.run.hit_time_limit {
+        return None;
+    }
+    let o = &summary.overall;
+    let limit_ms = resolved.scenario.simulation.time_limit as f64 / sluice_core::PS_PER_MS as f64;
+    Some(format!(
+        "warning: the run hit its time limit (simulation.time_limit = {limit_ms:.3} ms) with {} of {} flows \
+         unfinished and {} never started; their FCTs are missing from the results",
+        o.unfinished, o.count, o.not_started
+    ))
+}
+
 /// How far an abandoned run got, for the terminal.
 fn interrupted(at: &Progress, started: Instant, out_dir: Option<&Path>) -> String {
     let written = out_dir.map_or_else(|| "nothing was written".to_string(), left_as_it_was);
