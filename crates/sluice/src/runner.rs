@@ -34,7 +34,7 @@ pub fn simulation_input(resolved: &Resolved) -> SimInput {
     let observe = Observe {
         trace_flows: s.output.trace_flows.iter().map(|&f| f as u32).collect(),
         trace_interval: s.output.trace_interval,
-        throughput_flows: s.output.throughput_flows.iter().map(|&f| f as u32).collect(),
+        throughput_flows: s.output.throughput_flows.ids(resolved.flows.len()).into_iter().map(|f| f as u32).collect(),
         throughput_ports: resolved.throughput_ports.clone(),
         sample_interval: s.output.sample_interval,
     };

@@ -178,8 +178,7 @@ fn token_drops_are_control_drops() {
     let dir = Scratch::new("tokens");
     run(&dir, &bundled("quickstart.toml"), &["--set", "cc.algorithm=expresspass"]);
     let t = &dir.summary()["totals"];
-    let (drops, data, control) =
-        (u64_at(t, &["drops"]), u64_at(t, &["data_drops"]), u64_at(t, &["control_drops"]));
+    let (drops, data, control) = (u64_at(t, &["drops"]), u64_at(t, &["data_drops"]), u64_at(t, &["control_drops"]));
     assert!(control > 0, "ExpressPass drops credits at the switches: {t}");
     assert_eq!(data, 0, "and no data: {t}");
     assert_eq!(drops, data + control);
@@ -230,4 +229,29 @@ fn an_unset_ssthresh_is_an_empty_trace_value() {
         let value = r.get("value").map_or("", String::as_str);
         assert!(value.is_empty() || value.parse::<f64>().unwrap() < 1e18, "no u64::MAX leaks: {r:?}");
     }
+}
+
+#[test]
+fn throughput_flows_all_samples_every_flow() {
+    let dir = Scratch::new("all");
+    let scenario =
+        dir.write("incast.toml", &INCAST.replace("throughput_flows = [0, 1, 2, 3]", "throughput_flows = \"all\""));
+    run(&dir, &scenario, &["--set", "workload.0.senders=3"]);
+    let rows = csv_rows(&dir.read("out/throughput.csv"));
+    let mut labels: Vec<&str> = rows.iter().map(|r| r["label"].as_str()).collect();
+    labels.dedup();
+    assert_eq!(labels, ["flow 0", "flow 1", "flow 2", "sw0:p0"]);
+    assert!(dir.read("out/scenario.resolved.toml").contains("throughput_flows = \"all\""), "kept as written");
+}
+
+#[test]
+fn throughput_flows_refuses_other_words_with_a_located_error() {
+    let dir = Scratch::new("not-all");
+    let scenario =
+        dir.write("incast.toml", &INCAST.replace("throughput_flows = [0, 1, 2, 3]", "throughput_flows = \"every\""));
+    let output = Command::new(SLUICE).arg("check").arg(&scenario).current_dir(&dir.path).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("incast.toml:18: output.throughput_flows:"), "{stderr}");
+    assert!(stderr.contains("expected a list of flow ids or \"all\""), "{stderr}");
 }
