@@ -63,13 +63,13 @@ pub struct BucketStats {
     pub count: u64,
     /// Flows that finished.
     pub finished: u64,
-    /// Flows that started but had not finished when the run ended.
+    /// Flows that had not finished when the run ended, those that never started included.
     pub unfinished: u64,
     /// Slowdown of the finished flows; `None` if none finished.
     pub slowdown: Option<SlowdownStats>,
     /// Completion time of the finished flows in microseconds; `None` if none finished.
     pub fct_us: Option<FctStats>,
-    /// Flows whose start time lay beyond the end of the run.
+    /// The part of `unfinished` that never started: their start time lay beyond the end of the run.
     pub not_started: u64,
 }
 
@@ -248,7 +248,7 @@ fn bucket_stats(label: String, (min_bytes, max_bytes): (u64, Option<u64>), flows
         max_bytes,
         count: flows.len() as u64,
         finished,
-        unfinished: flows.len() as u64 - finished - not_started,
+        unfinished: flows.len() as u64 - finished,
         slowdown: slowdown_stats(&slowdowns),
         fct_us: fct_stats(&fcts_us),
         not_started,
@@ -512,13 +512,13 @@ mod tests {
     }
 
     #[test]
-    fn flows_that_never_started_are_not_unfinished() {
+    fn flows_that_never_started_are_counted_apart() {
         let mut late = flow(7, 1_000, None, 1);
         late.started = false;
         let flows = [flow(1, 1_000, Some(2), 1), flow(2, 1_000, None, 1), late];
         let run = RunInfo { sim_time: 20 * US, hit_time_limit: true, ..RunInfo::default() };
         let s = Summary::compute(&flows, &[], &[], &run, &Buckets::default());
-        assert_eq!((s.overall.count, s.overall.finished, s.overall.unfinished, s.overall.not_started), (3, 1, 1, 1));
+        assert_eq!((s.overall.count, s.overall.finished, s.overall.unfinished, s.overall.not_started), (3, 1, 2, 1));
         assert!(s.run.hit_time_limit);
         assert_eq!(s.totals.active_time_ps, 10 * US, "the flow that never started is never active");
     }

@@ -118,7 +118,7 @@ fn unfinished_line(s: &Summary) -> String {
     let o = &s.overall;
     let mut line = format!("{} of {} flows", o.unfinished, o.count);
     if o.not_started > 0 {
-        line += &format!(", {} never started", o.not_started);
+        line += &format!(" ({} never started)", o.not_started);
     }
     if s.run.hit_time_limit {
         line += " (the run hit its time limit)";
@@ -193,7 +193,7 @@ mod tests {
         assert!(lines[2..7].iter().all(|l| l.len() == table_width), "{text}");
         assert!(lines[2].starts_with("<10KB "), "{text}");
         assert!(lines[6].starts_with("all "), "{text}");
-        assert!(text.contains("unfinished     10 of 1000 flows, 10 never started"), "{text}");
+        assert!(text.contains("unfinished     20 of 1000 flows (10 never started)"), "{text}");
         assert!(text.contains("over 10.000 ms simulated"), "{text}");
         assert!(text.contains("2.50 s wall (49382716 events/s)"), "{text}");
     }

@@ -151,7 +151,7 @@ pub fn time_limit_warning(resolved: &Resolved, summary: &Summary) -> Option<Stri
     let limit_ms = resolved.scenario.simulation.time_limit as f64 / sluice_core::PS_PER_MS as f64;
     Some(format!(
         "warning: the run hit its time limit (simulation.time_limit = {limit_ms:.3} ms) with {} of {} flows \
-         unfinished and {} never started; their FCTs are missing from the results",
+         unfinished ({} of them never started); their FCTs are missing from the results",
         o.unfinished, o.count, o.not_started
     ))
 }
