@@ -122,7 +122,7 @@ pub fn write_queues_csv<W: Write>(out: &mut W, ports: &[PortRecord], switches: &
             p.pfc_pauses_sent,
             Ns(p.pfc_paused_time),
             p.data_drops,
-            p.drops - p.data_drops
+            p.drops.saturating_sub(p.data_drops)
         )?;
     }
     for s in switches {

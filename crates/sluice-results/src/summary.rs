@@ -318,7 +318,7 @@ fn totals(flows: &[FlowRecord], ports: &[PortRecord], switches: &[SwitchRecord],
         active_time_ps,
         goodput_while_active_gbps: round6(gbps(goodput_bytes, active_time_ps)),
         data_drops: run.data_drops,
-        control_drops: run.drops - run.data_drops,
+        control_drops: run.drops.saturating_sub(run.data_drops),
         link_utilisation: link_utilisation(ports, run.sim_time),
     }
 }
