@@ -22,9 +22,9 @@ pub const FCT_HEADER: &str =
     "id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,retransmitted_bytes,group";
 /// Header of `queues.csv`.
 pub const QUEUES_HEADER: &str =
-    "kind,node,port,peer,rate_bps,tx_bytes,max_bytes,avg_bytes,drops,dropped_bytes,ecn_marks,pfc_pauses_sent,pfc_paused_ns";
+    "kind,node,port,peer,rate_bps,tx_bytes,max_bytes,avg_bytes,drops,dropped_bytes,ecn_marks,pfc_pauses_sent,pfc_paused_ns,data_drops,control_drops";
 /// Header of `throughput.csv`.
-pub const THROUGHPUT_HEADER: &str = "label,time_ns,bytes,gbps";
+pub const THROUGHPUT_HEADER: &str = "label,time_ns,bytes,gbps,interval_ns,bytes_kind";
 /// Header of `trace.csv`.
 pub const TRACE_HEADER: &str = "time_ns,flow,variable,value";
 
@@ -101,13 +101,14 @@ pub fn write_fct_csv<W: Write>(out: &mut W, flows: &[FlowRecord]) -> io::Result<
 /// Writes `queues.csv`: one `port` row per port, then one `switch` row per switch.
 ///
 /// Columns: [`QUEUES_HEADER`]. For a port, `max_bytes`/`avg_bytes` are its queue length; for a switch
-/// they are its total buffer occupancy and the port-only columns are empty.
+/// they are its total buffer occupancy and the port-only columns are empty. `drops` counts every dropped
+/// packet; `data_drops` and `control_drops` split it into data and control packets (ACKs, tokens, ...).
 pub fn write_queues_csv<W: Write>(out: &mut W, ports: &[PortRecord], switches: &[SwitchRecord]) -> io::Result<()> {
     writeln!(out, "{QUEUES_HEADER}")?;
     for p in ports {
         writeln!(
             out,
-            "port,{},{},{},{},{},{},{},{},{},{},{},{}",
+            "port,{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             Text(&p.node),
             p.port,
             Text(&p.peer),
@@ -119,42 +120,51 @@ pub fn write_queues_csv<W: Write>(out: &mut W, ports: &[PortRecord], switches: &
             p.dropped_bytes,
             p.ecn_marks,
             p.pfc_pauses_sent,
-            Ns(p.pfc_paused_time)
+            Ns(p.pfc_paused_time),
+            p.data_drops,
+            p.drops.saturating_sub(p.data_drops)
         )?;
     }
     for s in switches {
-        writeln!(out, "switch,{},,,,,{},{},,,,,", Text(&s.node), s.max_buffer, Fixed(s.avg_buffer))?;
+        writeln!(out, "switch,{},,,,,{},{},,,,,,,", Text(&s.node), s.max_buffer, Fixed(s.avg_buffer))?;
     }
     Ok(())
 }
 
 /// Writes `throughput.csv`: one row per sample of every series, series in order.
 ///
-/// Columns: [`THROUGHPUT_HEADER`]; `time_ns` is the end of the interval and `gbps` is
-/// `bytes * 8 / interval` (empty for a zero interval).
+/// Columns: [`THROUGHPUT_HEADER`]; `time_ns` is the end of the interval, `interval_ns` its real length
+/// (the last one ends with the run and may be shorter), `gbps` is `bytes * 8 / interval_ns` (empty for
+/// an empty interval) and `bytes_kind` says which bytes are counted (`payload` or `wire`).
 pub fn write_throughput_csv<W: Write>(out: &mut W, series: &[ThroughputSeries]) -> io::Result<()> {
     writeln!(out, "{THROUGHPUT_HEADER}")?;
     for s in series {
         let label = Text(&s.label);
-        for &(time, bytes) in &s.samples {
-            let gbps = (s.interval > 0).then(|| Fixed(bytes as f64 * 8000.0 / s.interval as f64));
-            writeln!(out, "{label},{},{bytes},{}", Ns(time), Opt(gbps))?;
+        let kind = s.kind.name();
+        for (time, length, bytes) in s.intervals() {
+            let gbps = (length > 0).then(|| Fixed(bytes as f64 * 8000.0 / length as f64));
+            writeln!(out, "{label},{},{bytes},{},{},{kind}", Ns(time), Opt(gbps), Ns(length))?;
         }
     }
     Ok(())
 }
 
+/// A traced `u64` variable that is unset (`u64::MAX`), as traces carry it.
+const UNSET: f64 = u64::MAX as f64;
+
 /// Writes `trace.csv` in long form: one row per (time, flow, variable).
 ///
 /// Columns: [`TRACE_HEADER`]. The long form holds flows whose algorithms trace different variables in
 /// one file. Rows are grouped by flow in input order, then by time, then by variable in the flow's
-/// column order; values use the shortest text that reads back to the same `f64`.
+/// column order; values use the shortest text that reads back to the same `f64`. A value of `u64::MAX`
+/// is how algorithms say "unset" (an `ssthresh` before the first loss): it is written as an empty field.
 pub fn write_trace_csv<W: Write>(out: &mut W, traces: &[FlowTrace]) -> io::Result<()> {
     writeln!(out, "{TRACE_HEADER}")?;
     for trace in traces {
         for row in trace.rows() {
             for (name, value) in trace.names().iter().zip(row.values) {
-                writeln!(out, "{},{},{},{value}", Ns(row.time), trace.flow(), Text(name))?;
+                let value = (*value != UNSET).then_some(value);
+                writeln!(out, "{},{},{},{}", Ns(row.time), trace.flow(), Text(name), Opt(value))?;
             }
         }
     }
@@ -164,6 +174,7 @@ pub fn write_trace_csv<W: Write>(out: &mut W, traces: &[FlowTrace]) -> io::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::BytesKind;
 
     fn csv(write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> String {
         let mut out = Vec::new();
@@ -185,6 +196,8 @@ mod tests {
             retransmitted_bytes: 0,
             long_lived: false,
             group: 0,
+            received: 10_000,
+            started: true,
         };
         let unfinished =
             FlowRecord { id: 2, src: 3, dst: 1, finish: None, retransmitted_bytes: 1460, group: 2, ..finished.clone() };
@@ -208,7 +221,8 @@ mod tests {
             tx_bytes: 123_456,
             max_queue: 30_000,
             avg_queue: 1234.5,
-            drops: 1,
+            drops: 3,
+            data_drops: 1,
             dropped_bytes: 1_000,
             ecn_marks: 7,
             pfc_pauses_sent: 2,
@@ -218,8 +232,8 @@ mod tests {
         assert_eq!(
             csv(|out| write_queues_csv(out, &[port], &[switch])),
             format!(
-                "{QUEUES_HEADER}\nport,sw1,2,\"h,3\",100000000000,123456,30000,1234.500000,1,1000,7,2,5000.001\n\
-                 switch,sw1,,,,,40000,2.250000,,,,,\n"
+                "{QUEUES_HEADER}\nport,sw1,2,\"h,3\",100000000000,123456,30000,1234.500000,3,1000,7,2,5000.001,1,2\n\
+                 switch,sw1,,,,,40000,2.250000,,,,,,,\n"
             )
         );
     }
@@ -228,13 +242,30 @@ mod tests {
     fn throughput_csv_converts_to_gbps() {
         let series = ThroughputSeries {
             label: "flow 3".into(),
+            kind: BytesKind::Payload,
             interval: 1_000_000,
-            samples: vec![(1_000_000, 12_500), (2_000_000, 0)],
+            samples: vec![(1_000_000, 12_500), (2_000_000, 0), (2_250_000, 3_125)],
         };
-        let empty = ThroughputSeries { label: "sw1:p0".into(), interval: 0, samples: vec![(5, 1)] };
+        let port =
+            ThroughputSeries { label: "sw1:p0".into(), kind: BytesKind::Wire, interval: 5, samples: vec![(0, 1)] };
         assert_eq!(
-            csv(|out| write_throughput_csv(out, &[series, empty])),
-            "label,time_ns,bytes,gbps\nflow 3,1000.000,12500,100.000000\nflow 3,2000.000,0,0.000000\nsw1:p0,0.005,1,\n"
+            csv(|out| write_throughput_csv(out, &[series, port])),
+            "label,time_ns,bytes,gbps,interval_ns,bytes_kind\n\
+             flow 3,1000.000,12500,100.000000,1000.000,payload\n\
+             flow 3,2000.000,0,0.000000,1000.000,payload\n\
+             flow 3,2250.000,3125,100.000000,250.000,payload\n\
+             sw1:p0,0.000,1,,0.000,wire\n"
+        );
+    }
+
+    #[test]
+    fn trace_csv_leaves_unset_values_empty() {
+        let mut trace = FlowTrace::new(2, vec!["cwnd", "ssthresh"]);
+        trace.push(1_000, &[14600.0, u64::MAX as f64]);
+        trace.push(2_000, &[7300.0, 7300.0]);
+        assert_eq!(
+            csv(|out| write_trace_csv(out, &[trace])),
+            "time_ns,flow,variable,value\n1.000,2,cwnd,14600\n1.000,2,ssthresh,\n2.000,2,cwnd,7300\n2.000,2,ssthresh,7300\n"
         );
     }
 

@@ -21,10 +21,12 @@ pub mod table;
 pub use buckets::{Buckets, BucketsError};
 pub use output::{write_outputs, write_outputs_unless, OutputError, Outputs};
 pub use records::{
-    ideal_fct, slowdown, FlowRecord, FlowTrace, PortRecord, RunInfo, SwitchRecord, ThroughputSeries, TraceRow,
+    ideal_fct, slowdown, BytesKind, FlowRecord, FlowTrace, PortRecord, RunInfo, SwitchRecord, ThroughputSeries,
+    TraceRow,
 };
 pub use stats::{jain_fairness, mean, percentile, round6};
 pub use summary::{
-    BucketStats, FctStats, LongLivedFlow, LongLivedSummary, Peak, RunSummary, SlowdownStats, Summary, Totals,
+    BucketStats, FctStats, LinkUtilisation, LongLivedFlow, LongLivedSummary, Peak, RunSummary, SlowdownStats, Summary,
+    Totals,
 };
 pub use table::render_table;

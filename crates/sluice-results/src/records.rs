@@ -32,6 +32,11 @@ pub struct FlowRecord {
     pub long_lived: bool,
     /// Workload group the flow belongs to (`0` when the scenario defines a single group).
     pub group: u16,
+    /// Payload bytes the receiver took in order, each byte once (its cumulative in-order point): what the
+    /// receiving application got. Duplicates and retransmissions do not count.
+    pub received: u64,
+    /// Whether the flow's start time came before the run ended.
+    pub started: bool,
 }
 
 impl FlowRecord {
@@ -77,8 +82,10 @@ pub struct PortRecord {
     pub max_queue: u64,
     /// Time-averaged queue length over the run, in bytes.
     pub avg_queue: f64,
-    /// Packets dropped at this port.
+    /// Packets dropped at this port, data and control.
     pub drops: u64,
+    /// Data packets among `drops`; the others are control packets (ACKs, credits, tokens, ...).
+    pub data_drops: u64,
     /// Bytes of the dropped packets.
     pub dropped_bytes: u64,
     /// Packets ECN-marked at this port.
@@ -107,16 +114,45 @@ pub struct SwitchRecord {
     pub avg_buffer: f64,
 }
 
-/// Bytes counted per fixed interval for one flow or port.
+/// Which bytes a [`ThroughputSeries`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BytesKind {
+    /// Payload bytes acknowledged to a flow's sender (no headers, no duplicates).
+    Payload,
+    /// Bytes a port put on the wire: every packet, headers and control packets included.
+    Wire,
+}
+
+impl BytesKind {
+    /// The name written in `throughput.csv`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BytesKind::Payload => "payload",
+            BytesKind::Wire => "wire",
+        }
+    }
+}
+
+/// Bytes counted per sampling interval for one flow or port.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThroughputSeries {
     /// What was measured: `"flow 3"` or a port label such as `"sw12:p2"`.
     pub label: String,
-    /// Length of every sampling interval.
+    /// Which bytes are counted.
+    pub kind: BytesKind,
+    /// Length of the sampling intervals (the last one may be shorter: it ends with the run).
     pub interval: Time,
-    /// `(time, bytes)` per interval: `time` is the end of the interval and `bytes` the bytes counted in
-    /// the `interval` before it.
+    /// `(time, bytes)` per interval: `time` is the end of the interval, which began at the previous
+    /// sample's time (0 for the first), and `bytes` the bytes counted in it.
     pub samples: Vec<(Time, u64)>,
+}
+
+impl ThroughputSeries {
+    /// The samples with the real length of each interval: `(end, length, bytes)`.
+    pub fn intervals(&self) -> impl Iterator<Item = (Time, Time, u64)> + '_ {
+        let starts = std::iter::once(0).chain(self.samples.iter().map(|&(time, _)| time));
+        self.samples.iter().zip(starts).map(|(&(end, bytes), start)| (end, end.saturating_sub(start), bytes))
+    }
 }
 
 /// A congestion-control variable trace of one flow, stored column-compact.
@@ -219,8 +255,12 @@ pub struct RunInfo {
     pub pfc_pauses: u64,
     /// Total time transmitters spent paused by PFC, summed over ports.
     pub pfc_pause_time: Time,
-    /// Packets dropped.
+    /// Packets dropped, data and control.
     pub drops: u64,
+    /// Data packets among `drops`.
+    pub data_drops: u64,
+    /// The run ended at its time limit with flows unfinished (it had no fixed duration).
+    pub hit_time_limit: bool,
 }
 
 #[cfg(test)]
@@ -240,6 +280,8 @@ mod tests {
             retransmitted_bytes: 0,
             long_lived: false,
             group: 0,
+            received: 1000,
+            started: true,
         }
     }
 
@@ -267,6 +309,18 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[1], TraceRow { time: 20, values: &[2.0, 0.25] });
         assert_eq!(trace.names(), ["cwnd", "alpha"]);
+    }
+
+    #[test]
+    fn the_last_interval_keeps_its_real_length() {
+        let series = ThroughputSeries {
+            label: "flow 0".into(),
+            kind: BytesKind::Payload,
+            interval: 10,
+            samples: vec![(10, 5), (20, 6), (23, 1)],
+        };
+        let rows: Vec<_> = series.intervals().collect();
+        assert_eq!(rows, [(10, 10, 5), (20, 10, 6), (23, 3, 1)]);
     }
 
     #[test]

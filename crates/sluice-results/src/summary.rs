@@ -46,6 +46,8 @@ pub struct RunSummary {
     pub events: u64,
     /// Packet transmissions over links.
     pub packet_hops: u64,
+    /// The run stopped at its time limit with flows unfinished.
+    pub hit_time_limit: bool,
 }
 
 /// Statistics of the flows in one size bucket.
@@ -61,12 +63,14 @@ pub struct BucketStats {
     pub count: u64,
     /// Flows that finished.
     pub finished: u64,
-    /// Flows that had not finished when the run ended.
+    /// Flows that had not finished when the run ended, those that never started included.
     pub unfinished: u64,
     /// Slowdown of the finished flows; `None` if none finished.
     pub slowdown: Option<SlowdownStats>,
     /// Completion time of the finished flows in microseconds; `None` if none finished.
     pub fct_us: Option<FctStats>,
+    /// The part of `unfinished` that never started: their start time lay beyond the end of the run.
+    pub not_started: u64,
 }
 
 /// Mean and nearest-rank percentiles ([`percentile`]) of FCT slowdown.
@@ -130,17 +134,18 @@ pub struct Totals {
     pub flows: u64,
     /// Payload bytes sent, retransmissions included.
     pub bytes_sent: u64,
-    /// Payload bytes delivered.
+    /// Payload bytes of data packets that reached their destination hosts, duplicates included.
     pub bytes_delivered: u64,
     /// Bytes of dropped packets.
     pub bytes_dropped: u64,
     /// Payload bytes sent more than once.
     pub retransmitted_bytes: u64,
-    /// Delivered bits per second of simulated time, in Gbps.
+    /// `goodput_bytes` over the simulated time, in Gbps.
     pub goodput_gbps: f64,
-    /// Sent bits (retransmissions included) per second of simulated time, in Gbps.
-    pub throughput_gbps: f64,
-    /// Packets dropped.
+    /// `bytes_sent` (retransmissions included) over the simulated time, in Gbps; the simulated time of a
+    /// run without a fixed duration is its makespan (the last event).
+    pub bytes_sent_over_sim_time_gbps: f64,
+    /// Packets dropped, data and control.
     pub drops: u64,
     /// Packets ECN-marked, summed over ports.
     pub ecn_marks: u64,
@@ -152,6 +157,32 @@ pub struct Totals {
     pub max_switch_buffer: Option<Peak>,
     /// Largest port queue; `None` without port records.
     pub max_port_queue: Option<Peak>,
+    /// Payload bytes the receivers took in order, each once: what their applications got.
+    pub goodput_bytes: u64,
+    /// Length of the union of the flows' active intervals (start to finish, or to the end of the run),
+    /// in picoseconds.
+    pub active_time_ps: u64,
+    /// `goodput_bytes` over `active_time_ps`, in Gbps; 0 when no flow was active.
+    pub goodput_while_active_gbps: f64,
+    /// Data packets dropped.
+    pub data_drops: u64,
+    /// Control packets (ACKs, NACKs, CNPs, credits, tokens, ...) dropped.
+    pub control_drops: u64,
+    /// Utilisation of the switch ports that sent anything; `None` when none did.
+    pub link_utilisation: Option<LinkUtilisation>,
+}
+
+/// Utilisation of switch ports: wire bytes sent over what the port could have sent in the simulated time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkUtilisation {
+    /// Ports counted (switch ports with at least one byte sent).
+    pub ports: u64,
+    /// The busiest port's utilisation, a fraction of its rate.
+    pub max: f64,
+    /// The busiest port (the first in record order).
+    pub max_at: String,
+    /// Mean utilisation over the counted ports.
+    pub mean: f64,
 }
 
 /// A maximum and where it occurred (the first such place in record order).
@@ -185,11 +216,12 @@ impl Summary {
                 sim_time_ps: run.sim_time,
                 events: run.events,
                 packet_hops: run.packet_hops,
+                hit_time_limit: run.hit_time_limit,
             },
             buckets: per_bucket_stats,
             overall: bucket_stats("all".to_string(), (0, None), &short),
             long_lived: long_lived_summary(flows, run.sim_time),
-            totals: totals(flows.len(), ports, switches, run),
+            totals: totals(flows, ports, switches, run),
             extra: BTreeMap::new(),
             wall_seconds: run.wall_seconds,
         }
@@ -198,6 +230,7 @@ impl Summary {
 
 /// Statistics of one set of (non-long-lived) flows.
 fn bucket_stats(label: String, (min_bytes, max_bytes): (u64, Option<u64>), flows: &[&FlowRecord]) -> BucketStats {
+    let not_started = flows.iter().filter(|f| !f.started && f.finish.is_none()).count() as u64;
     let mut slowdowns = Vec::with_capacity(flows.len());
     let mut fcts_us = Vec::with_capacity(flows.len());
     for flow in flows {
@@ -218,6 +251,7 @@ fn bucket_stats(label: String, (min_bytes, max_bytes): (u64, Option<u64>), flows
         unfinished: flows.len() as u64 - finished,
         slowdown: slowdown_stats(&slowdowns),
         fct_us: fct_stats(&fcts_us),
+        not_started,
     }
 }
 
@@ -263,22 +297,64 @@ fn long_lived_flow(flow: &FlowRecord, sim_time: Time) -> LongLivedFlow {
     }
 }
 
-fn totals(flows: usize, ports: &[PortRecord], switches: &[SwitchRecord], run: &RunInfo) -> Totals {
+fn totals(flows: &[FlowRecord], ports: &[PortRecord], switches: &[SwitchRecord], run: &RunInfo) -> Totals {
+    let goodput_bytes = flows.iter().map(|f| f.received).sum();
+    let active_time_ps = active_time(flows, run.sim_time);
     Totals {
-        flows: flows as u64,
+        flows: flows.len() as u64,
         bytes_sent: run.bytes_sent,
         bytes_delivered: run.bytes_delivered,
         bytes_dropped: run.bytes_dropped,
         retransmitted_bytes: run.retransmitted_bytes,
-        goodput_gbps: round6(gbps(run.bytes_delivered, run.sim_time)),
-        throughput_gbps: round6(gbps(run.bytes_sent, run.sim_time)),
+        goodput_gbps: round6(gbps(goodput_bytes, run.sim_time)),
+        bytes_sent_over_sim_time_gbps: round6(gbps(run.bytes_sent, run.sim_time)),
         drops: run.drops,
         ecn_marks: ports.iter().map(|p| p.ecn_marks).sum(),
         pfc_pauses: run.pfc_pauses,
         pfc_pause_time_us: round6(run.pfc_pause_time as f64 / PS_PER_US as f64),
         max_switch_buffer: peak(switches.iter().map(|s| (s.node.clone(), s.max_buffer))),
         max_port_queue: peak(ports.iter().map(|p| (p.label(), p.max_queue))),
+        goodput_bytes,
+        active_time_ps,
+        goodput_while_active_gbps: round6(gbps(goodput_bytes, active_time_ps)),
+        data_drops: run.data_drops,
+        control_drops: run.drops.saturating_sub(run.data_drops),
+        link_utilisation: link_utilisation(ports, run.sim_time),
     }
+}
+
+/// Length of the union of the started flows' intervals `[start, finish or end]`.
+fn active_time(flows: &[FlowRecord], end: Time) -> Time {
+    let mut intervals: Vec<(Time, Time)> =
+        flows.iter().filter(|f| f.started).map(|f| (f.start, f.finish.unwrap_or(end).max(f.start))).collect();
+    intervals.sort_unstable();
+    let mut total = 0;
+    let mut covered_to = 0;
+    for (start, stop) in intervals {
+        let from = start.max(covered_to);
+        if stop > from {
+            total += stop - from;
+            covered_to = stop;
+        }
+    }
+    total
+}
+
+/// Utilisation of the switch ports that sent anything over `sim_time`.
+fn link_utilisation(ports: &[PortRecord], sim_time: Time) -> Option<LinkUtilisation> {
+    let busy: Vec<(String, f64)> = ports
+        .iter()
+        .filter(|p| p.tx_bytes > 0 && p.rate > 0 && sim_time > 0)
+        .map(|p| (p.label(), gbps(p.tx_bytes, sim_time) * 1e9 / p.rate as f64))
+        .collect();
+    let (mut max_at, mut max) = busy.first()?.clone();
+    for (at, utilisation) in &busy {
+        if *utilisation > max {
+            (max_at, max) = (at.clone(), *utilisation);
+        }
+    }
+    let mean = busy.iter().map(|(_, u)| u).sum::<f64>() / busy.len() as f64;
+    Some(LinkUtilisation { ports: busy.len() as u64, max: round6(max), max_at, mean: round6(mean) })
 }
 
 /// The first largest value of `items`.
@@ -315,6 +391,8 @@ mod tests {
             retransmitted_bytes: 0,
             long_lived: false,
             group: 0,
+            received: if fct_us.is_some() { size } else { 0 },
+            started: true,
         }
     }
 
@@ -328,6 +406,7 @@ mod tests {
             max_queue,
             avg_queue: 0.0,
             drops: 0,
+            data_drops: 0,
             dropped_bytes: 0,
             ecn_marks,
             pfc_pauses_sent: 0,
@@ -339,6 +418,7 @@ mod tests {
         let mut long = flow(9, 0, None, 1);
         long.long_lived = true;
         long.delivered = 1_250_000; // 10 Mbit over 1 ms = 10 Gbps
+        long.received = 1_250_000;
         let flows = vec![
             flow(1, 1_000, Some(2), 1),     // slowdown 2
             flow(2, 9_999, Some(4), 1),     // slowdown 4
@@ -391,13 +471,78 @@ mod tests {
         let t = &s.totals;
         assert_eq!(t.flows, 6);
         // 2 MB over 1.01 ms = 15.841584... Gbps.
-        assert_eq!(t.throughput_gbps, 15.841584);
-        assert_eq!(t.goodput_gbps, 10.0);
+        assert_eq!(t.bytes_sent_over_sim_time_gbps, 15.841584);
+        // Unique in-order bytes: 1000 + 9999 + 10000 + 2 MB + 1.25 MB, over 1.01 ms.
+        assert_eq!(t.goodput_bytes, 3_270_999);
+        assert_eq!(t.goodput_gbps, 25.908903);
         assert_eq!(t.ecn_marks, 7);
         assert_eq!(t.pfc_pause_time_us, 1.5);
         assert_eq!(t.max_port_queue, Some(Peak { at: "sw1:p1".into(), bytes: 9_000 }), "first maximum wins");
         assert_eq!(t.max_switch_buffer, Some(Peak { at: "sw1".into(), bytes: 14_000 }));
         assert_eq!(s.wall_seconds, 0.5);
+    }
+
+    #[test]
+    fn goodput_counts_unique_in_order_bytes_not_duplicates() {
+        let (flows, ports, switches, mut run) = sample();
+        let unique = Summary::compute(&flows, &ports, &switches, &run, &Buckets::default()).totals;
+        // Resent duplicates reach the receiver too; goodput must not change.
+        run.bytes_delivered *= 3;
+        let with_duplicates = Summary::compute(&flows, &ports, &switches, &run, &Buckets::default()).totals;
+        assert_eq!(with_duplicates.goodput_gbps, unique.goodput_gbps);
+        assert_eq!(with_duplicates.bytes_delivered, 3 * unique.bytes_delivered);
+    }
+
+    #[test]
+    fn goodput_while_active_divides_by_the_union_of_active_intervals() {
+        let mut a = flow(1, 125_000, Some(10), 1); // active 10..20 us
+        a.received = 125_000;
+        let mut b = flow(2, 125_000, Some(5), 1); // 15..20 us, inside a's interval
+        b.start = 15 * US;
+        b.finish = Some(20 * US);
+        let mut c = flow(3, 250_000, None, 1); // 30 us to the end (40 us), unfinished
+        c.start = 30 * US;
+        c.received = 0;
+        let run = RunInfo { sim_time: 40 * US, ..RunInfo::default() };
+        let t = Summary::compute(&[a, b, c], &[], &[], &run, &Buckets::default()).totals;
+        assert_eq!(t.active_time_ps, 20 * US, "10..20 and 30..40 us");
+        // 250 KB = 2 Mbit over 20 us = 100 Gbps; over the whole 40 us it is 50 Gbps.
+        assert_eq!(t.goodput_while_active_gbps, 100.0);
+        assert_eq!(t.goodput_gbps, 50.0);
+    }
+
+    #[test]
+    fn flows_that_never_started_are_counted_apart() {
+        let mut late = flow(7, 1_000, None, 1);
+        late.started = false;
+        let flows = [flow(1, 1_000, Some(2), 1), flow(2, 1_000, None, 1), late];
+        let run = RunInfo { sim_time: 20 * US, hit_time_limit: true, ..RunInfo::default() };
+        let s = Summary::compute(&flows, &[], &[], &run, &Buckets::default());
+        assert_eq!((s.overall.count, s.overall.finished, s.overall.unfinished, s.overall.not_started), (3, 1, 2, 1));
+        assert!(s.run.hit_time_limit);
+        assert_eq!(s.totals.active_time_ps, 10 * US, "the flow that never started is never active");
+    }
+
+    #[test]
+    fn drops_are_split_into_data_and_control() {
+        let run = RunInfo { drops: 10_493, data_drops: 3, ..RunInfo::default() };
+        let t = Summary::compute(&[], &[], &[], &run, &Buckets::default()).totals;
+        assert_eq!((t.drops, t.data_drops, t.control_drops), (10_493, 3, 10_490));
+    }
+
+    #[test]
+    fn link_utilisation_covers_switch_ports_that_sent() {
+        let mut busy = port("sw1", 0, 0, 0);
+        busy.tx_bytes = 12_500_000; // 100 Mbit in 1 ms at 100 Gbps: 100%
+        let mut half = port("sw1", 1, 0, 0);
+        half.tx_bytes = 6_250_000;
+        let idle = port("sw2", 0, 0, 0);
+        let run = RunInfo { sim_time: 1_000 * US, ..RunInfo::default() };
+        let t = Summary::compute(&[], &[idle.clone(), half, busy], &[], &run, &Buckets::default()).totals;
+        let u = t.link_utilisation.unwrap();
+        assert_eq!((u.ports, u.max, u.max_at.as_str(), u.mean), (2, 1.0, "sw1:p0", 0.75));
+        let none = Summary::compute(&[], &[idle], &[], &run, &Buckets::default()).totals;
+        assert_eq!(none.link_utilisation, None, "idle ports are left out");
     }
 
     #[test]

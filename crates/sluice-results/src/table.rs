@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use sluice_core::{Time, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};
 
-use crate::summary::{BucketStats, Peak, Summary};
+use crate::summary::{BucketStats, LinkUtilisation, Peak, Summary};
 
 /// First line of the table.
 const TITLE: &str = "FCT slowdown by flow size (long-lived flows excluded)";
@@ -78,24 +78,52 @@ fn total_lines(s: &Summary) -> Vec<(&'static str, String)> {
         (
             "throughput",
             format!(
-                "{:.3} Gbps goodput, {:.3} Gbps sent, over {} simulated",
+                "{:.2} Gbps goodput ({:.2} while active), {:.2} sent, over {} simulated",
                 t.goodput_gbps,
-                t.throughput_gbps,
+                t.goodput_while_active_gbps,
+                t.bytes_sent_over_sim_time_gbps,
                 human_time(s.run.sim_time_ps)
             ),
         ),
+        ("link use", utilisation_line(t.link_utilisation.as_ref())),
         ("max buffer", format!("switch {}; port {}", peak(&t.max_switch_buffer), peak(&t.max_port_queue))),
-        ("drops", format!("{} packets, {}", t.drops, human_bytes(t.bytes_dropped))),
+        (
+            "drops",
+            format!(
+                "{} data packets ({}), {} control packets",
+                t.data_drops,
+                human_bytes(t.bytes_dropped),
+                t.control_drops
+            ),
+        ),
         ("ECN marks", t.ecn_marks.to_string()),
         (
             "PFC pauses",
             format!("{} pauses, {} paused", t.pfc_pauses, human_time((t.pfc_pause_time_us * 1e6).round() as Time)),
         ),
         ("retransmitted", human_bytes(t.retransmitted_bytes)),
-        ("unfinished", format!("{} of {} flows", s.overall.unfinished, s.overall.count)),
+        ("unfinished", unfinished_line(s)),
         ("long-lived", format!("{} flows, {:.3} Gbps total, Jain index {jain}", ll.count, ll.total_gbps)),
         ("run", run_line(s)),
     ]
+}
+
+fn utilisation_line(u: Option<&LinkUtilisation>) -> String {
+    u.map_or("-".to_string(), |u| {
+        format!("max {:.1}% at {}, mean {:.1}% over {} switch ports", u.max * 100.0, u.max_at, u.mean * 100.0, u.ports)
+    })
+}
+
+fn unfinished_line(s: &Summary) -> String {
+    let o = &s.overall;
+    let mut line = format!("{} of {} flows", o.unfinished, o.count);
+    if o.not_started > 0 {
+        line += &format!(" ({} never started)", o.not_started);
+    }
+    if s.run.hit_time_limit {
+        line += " (the run hit its time limit)";
+    }
+    line
 }
 
 fn run_line(s: &Summary) -> String {
@@ -141,11 +169,13 @@ mod tests {
                 size: 1 + i * 1_999,
                 delivered: 0,
                 start: 0,
-                finish: (i % 100 != 7).then_some(1_000_000 + i * 10_000),
+                finish: (i % 100 != 7 && i % 100 != 17).then_some(1_000_000 + i * 10_000),
                 ideal_fct: 1_000_000,
                 retransmitted_bytes: 0,
                 long_lived: false,
                 group: 0,
+                received: 0,
+                started: i % 100 != 17,
             })
             .collect();
         let run =
@@ -163,7 +193,7 @@ mod tests {
         assert!(lines[2..7].iter().all(|l| l.len() == table_width), "{text}");
         assert!(lines[2].starts_with("<10KB "), "{text}");
         assert!(lines[6].starts_with("all "), "{text}");
-        assert!(text.contains("unfinished     10 of 1000 flows"), "{text}");
+        assert!(text.contains("unfinished     20 of 1000 flows (10 never started)"), "{text}");
         assert!(text.contains("over 10.000 ms simulated"), "{text}");
         assert!(text.contains("2.50 s wall (49382716 events/s)"), "{text}");
     }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use sluice_results::output::FILE_NAMES;
 use sluice_results::{
-    write_outputs, write_outputs_unless, Buckets, FlowRecord, FlowTrace, Outputs, PortRecord, RunInfo, Summary,
-    SwitchRecord, ThroughputSeries,
+    write_outputs, write_outputs_unless, Buckets, BytesKind, FlowRecord, FlowTrace, Outputs, PortRecord, RunInfo,
+    Summary, SwitchRecord, ThroughputSeries,
 };
 
 /// A fresh, empty scratch directory for one test.
@@ -32,6 +32,8 @@ fn flows(n: u64) -> Vec<FlowRecord> {
             retransmitted_bytes: i % 3 * 1000,
             long_lived: false,
             group: 0,
+            received: 1_000 + i * 37,
+            started: true,
         })
         .collect()
 }
@@ -56,14 +58,19 @@ fn data(n: u64) -> Data {
         max_queue: 64_000,
         avg_queue: 1_000.0 / 3.0,
         drops: 2,
+        data_drops: 2,
         dropped_bytes: 2_000,
         ecn_marks: 9,
         pfc_pauses_sent: 0,
         pfc_paused_time: 0,
     }];
     let switches = vec![SwitchRecord { node: "sw0".into(), max_buffer: 70_000, avg_buffer: 512.25 }];
-    let throughput =
-        vec![ThroughputSeries { label: "flow 0".into(), interval: 1_000_000, samples: vec![(1_000_000, 9_000)] }];
+    let throughput = vec![ThroughputSeries {
+        label: "flow 0".into(),
+        kind: BytesKind::Payload,
+        interval: 1_000_000,
+        samples: vec![(1_000_000, 9_000)],
+    }];
     let mut trace = FlowTrace::new(0, vec!["cwnd"]);
     trace.push(1_000, &[1.0 / 3.0]);
     let run = RunInfo { seed: 1, sim_time: 50_000_000, events: 1_000, wall_seconds: 0.123, ..RunInfo::default() };
@@ -102,8 +109,11 @@ fn writes_every_file() {
     assert_eq!(entries(&root), ["run"], "no temporary directory is left behind");
     assert_eq!(fs::read_to_string(out.join("scenario.resolved.toml")).unwrap(), "seed = 1\n");
     let queues = fs::read_to_string(out.join("queues.csv")).unwrap();
-    assert!(queues.contains("\nport,sw0,1,h1,100000000000,5000000,64000,333.333333,2,2000,9,0,0.000\n"), "{queues}");
-    assert!(queues.ends_with("\nswitch,sw0,,,,,70000,512.250000,,,,,\n"), "{queues}");
+    assert!(
+        queues.contains("\nport,sw0,1,h1,100000000000,5000000,64000,333.333333,2,2000,9,0,0.000,2,0\n"),
+        "{queues}"
+    );
+    assert!(queues.ends_with("\nswitch,sw0,,,,,70000,512.250000,,,,,,,\n"), "{queues}");
     assert_eq!(
         fs::read_to_string(out.join("trace.csv")).unwrap(),
         "time_ns,flow,variable,value\n1.000,0,cwnd,0.3333333333333333\n"

@@ -92,8 +92,8 @@ pub use load::{load, load_str};
 pub use resolve::{resolve, resolve_with_progress, resolved_toml, Resolved};
 pub use scenario::Scenario;
 pub use schema::{
-    CcSpec, OutputSpec, PortRef, SimulationSpec, DEFAULT_ALGORITHM, DEFAULT_BUCKETS, DEFAULT_SAMPLE_INTERVAL,
-    DEFAULT_SEED, DEFAULT_TIME_LIMIT, DEFAULT_TRACE_INTERVAL,
+    CcSpec, FlowSelection, OutputSpec, PortRef, SimulationSpec, DEFAULT_ALGORITHM, DEFAULT_BUCKETS,
+    DEFAULT_SAMPLE_INTERVAL, DEFAULT_SEED, DEFAULT_TIME_LIMIT, DEFAULT_TRACE_INTERVAL,
 };
 pub use validate::{MAX_FRAME_BYTES, MAX_SAMPLES};
 

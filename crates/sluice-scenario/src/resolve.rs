@@ -88,6 +88,7 @@ pub fn resolve_with_progress(
     crate::limits::check_rto(scenario, &topology)?;
     let flows = flows(scenario, &topology)?;
     check_flow_ids(scenario, flows.len())?;
+    crate::validate::sample_count(scenario, flows.len()).map_err(|(key, message)| scenario.error_at(&key, message))?;
     let throughput_ports = ports(scenario, &topology)?;
     let mut filled = scenario.clone();
     filled.ecn_algorithms = vec![ecn_tag; switch.ecn.thresholds.len()];
@@ -203,8 +204,10 @@ fn workload_error(s: &Scenario, e: WorkloadError) -> ScenarioError {
 
 /// Every flow id named in `[output]` must exist.
 fn check_flow_ids(s: &Scenario, count: usize) -> Result<(), ScenarioError> {
-    let lists =
-        [("output.trace_flows", &s.output.trace_flows), ("output.throughput_flows", &s.output.throughput_flows)];
+    let lists = [
+        ("output.trace_flows", &s.output.trace_flows[..]),
+        ("output.throughput_flows", s.output.throughput_flows.listed()),
+    ];
     for (key, ids) in lists {
         if let Some(i) = ids.iter().position(|&id| id >= count as u64) {
             let message = match count {

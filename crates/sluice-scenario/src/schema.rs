@@ -146,14 +146,91 @@ pub struct OutputSpec {
     /// [`DEFAULT_TRACE_INTERVAL`].
     #[serde(with = "duration")]
     pub trace_interval: Time,
-    /// Flow ids whose throughput is sampled. Default none.
-    pub throughput_flows: Vec<u64>,
+    /// Flows whose throughput is sampled: a list of ids, or `"all"`. Default none.
+    pub throughput_flows: FlowSelection,
     /// Ports whose throughput and queue length are sampled, as `"<node name>:<port number>"`. Default
     /// none.
     pub throughput_ports: Vec<PortRef>,
     /// Spacing of throughput and queue samples. Default [`DEFAULT_SAMPLE_INTERVAL`].
     #[serde(with = "duration")]
     pub sample_interval: Time,
+}
+
+/// A set of flows named in `[output]`: a list of flow ids, or `"all"` (every flow of the run).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlowSelection {
+    /// The listed flow ids, in the order given.
+    Ids(Vec<u64>),
+    /// Every flow, in id order.
+    All,
+}
+
+impl Default for FlowSelection {
+    fn default() -> Self {
+        FlowSelection::Ids(Vec::new())
+    }
+}
+
+impl FlowSelection {
+    /// The ids listed in the file (none for `"all"`, which names no particular flow).
+    pub fn listed(&self) -> &[u64] {
+        match self {
+            FlowSelection::Ids(ids) => ids,
+            FlowSelection::All => &[],
+        }
+    }
+
+    /// How many flows are selected out of a run of `flows` flows.
+    pub fn count(&self, flows: usize) -> usize {
+        match self {
+            FlowSelection::Ids(ids) => ids.len(),
+            FlowSelection::All => flows,
+        }
+    }
+
+    /// The selected flow ids out of a run of `flows` flows.
+    pub fn ids(&self, flows: usize) -> Vec<u64> {
+        match self {
+            FlowSelection::Ids(ids) => ids.clone(),
+            FlowSelection::All => (0..flows as u64).collect(),
+        }
+    }
+}
+
+impl Serialize for FlowSelection {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            FlowSelection::Ids(ids) => ids.serialize(s),
+            FlowSelection::All => s.serialize_str("all"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FlowSelection {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(FlowSelectionVisitor)
+    }
+}
+
+struct FlowSelectionVisitor;
+
+impl<'de> serde::de::Visitor<'de> for FlowSelectionVisitor {
+    type Value = FlowSelection;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of flow ids or \"all\"")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<FlowSelection, E> {
+        match v {
+            "all" => Ok(FlowSelection::All),
+            _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+        }
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<FlowSelection, A::Error> {
+        Vec::<u64>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(FlowSelection::Ids)
+    }
 }
 
 /// Default FCT bucket edges: 10 KB, 100 KB, 1 MB, the decades that split the web-search distribution
@@ -176,7 +253,7 @@ impl Default for OutputSpec {
             buckets: DEFAULT_BUCKETS.to_vec(),
             trace_flows: Vec::new(),
             trace_interval: DEFAULT_TRACE_INTERVAL,
-            throughput_flows: Vec::new(),
+            throughput_flows: FlowSelection::default(),
             throughput_ports: Vec::new(),
             sample_interval: DEFAULT_SAMPLE_INTERVAL,
         }
@@ -423,5 +500,37 @@ impl From<PfcSpec> for PfcConfig {
             resume_offset: s.resume_offset,
             reserve: s.reserve,
         }
+    }
+}
+
+#[cfg(test)]
+mod flow_selection_tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize, Serialize)]
+    struct Holder {
+        flows: FlowSelection,
+    }
+
+    fn parse(text: &str) -> Result<FlowSelection, String> {
+        toml::from_str::<Holder>(text).map(|h| h.flows).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_list_or_all() {
+        assert_eq!(parse("flows = [3, 1]"), Ok(FlowSelection::Ids(vec![3, 1])));
+        assert_eq!(parse("flows = \"all\""), Ok(FlowSelection::All));
+        assert!(parse("flows = \"some\"").unwrap_err().contains("expected a list of flow ids or \"all\""));
+        assert!(parse("flows = [-1]").is_err(), "ids are unsigned");
+    }
+
+    #[test]
+    fn all_selects_every_flow_and_lists_none() {
+        assert_eq!(FlowSelection::All.ids(3), [0, 1, 2]);
+        assert_eq!(FlowSelection::All.count(3), 3);
+        assert!(FlowSelection::All.listed().is_empty());
+        assert_eq!(FlowSelection::Ids(vec![5]).ids(3), [5], "ids are checked elsewhere, never dropped");
+        let text = toml::to_string(&Holder { flows: FlowSelection::All }).unwrap();
+        assert_eq!(text.trim(), "flows = \"all\"", "written back as read");
     }
 }

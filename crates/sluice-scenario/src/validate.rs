@@ -268,14 +268,15 @@ fn output(s: &Scenario) -> Result<(), Problem> {
     if out.sample_interval == 0 {
         return Err(problem("output.sample_interval", "must be positive, such as \"10us\""));
     }
-    sample_count(s)
+    sample_count(s, 0)
 }
 
 /// Refuses sampling that would record more than [`MAX_SAMPLES`] rows: one per sampled flow and port per
-/// interval, up to `simulation.duration` (else `simulation.time_limit`).
-fn sample_count(s: &Scenario) -> Result<(), Problem> {
+/// interval, up to `simulation.duration` (else `simulation.time_limit`). `flows` is the run's flow
+/// count, once known (`throughput_flows = "all"` samples every flow; before, it counts none).
+pub(crate) fn sample_count(s: &Scenario, flows: usize) -> Result<(), Problem> {
     let out = &s.output;
-    let series = (out.throughput_flows.len() + out.throughput_ports.len()) as u64;
+    let series = (out.throughput_flows.count(flows) + out.throughput_ports.len()) as u64;
     let (bound_key, bound) = match s.simulation.duration {
         Some(duration) => ("simulation.duration", duration),
         None => ("simulation.time_limit", s.simulation.time_limit),

@@ -76,6 +76,8 @@ pub struct Counters {
     pub bytes_dropped: u64,
     /// Packets dropped in switches (data and control).
     pub drops: u64,
+    /// Data packets dropped in switches (the rest of `drops` are control packets: ACKs, tokens, ...).
+    pub data_drops: u64,
     /// Payload bytes sent again.
     pub retransmitted_bytes: u64,
     /// PFC pause frames sent.

@@ -25,6 +25,8 @@ pub struct PortStats {
     pub last_change: Time,
     /// Packets dropped at this port.
     pub drops: u64,
+    /// Data packets among `drops`.
+    pub data_drops: u64,
     /// Payload bytes dropped at this port.
     pub dropped_bytes: u64,
     /// ECN marks applied at this port.

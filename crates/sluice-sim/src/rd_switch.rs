@@ -166,8 +166,10 @@ impl Switch {
         if t.aeolus && p.rd & RD_UNSCHEDULED != 0 && queued >= t.aeolus_threshold {
             let stats = &mut self.ports[out].stats;
             stats.drops += 1;
+            stats.data_drops += 1;
             stats.dropped_bytes += p.payload as u64;
             core.counters.drops += 1;
+            core.counters.data_drops += 1;
             core.counters.bytes_dropped += p.payload as u64;
             core.counters.rd.unscheduled_dropped += 1;
             core.arena.free(id);

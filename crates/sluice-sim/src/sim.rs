@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use sluice_cc::{Factory, Needs};
 use sluice_core::{serialization_ps, Time};
-use sluice_results::{FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
+use sluice_results::{BytesKind, FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
 use sluice_topo::{NodeKind, Routes, Topology};
 
 use crate::config::{EcnThresholds, HostConfig, LinkConfig, SwitchConfig};
@@ -165,6 +165,40 @@ struct Sampler {
     last_flow_bytes: Vec<u64>,
     last_port_bytes: Vec<u64>,
     series: Vec<ThroughputSeries>,
+    /// Time of the last sample taken.
+    last_time: Time,
+}
+
+/// What [`Sampler::take`] reads: the observed flows and ports and the nodes they live in.
+struct Sampled<'a> {
+    observe: &'a Observe,
+    flows: &'a [Flow],
+    switches: &'a [Switch],
+    hosts: &'a [Host],
+    node_ref: &'a [NodeRef],
+}
+
+impl Sampler {
+    /// Appends one sample at `now` to every series: the bytes counted since the previous sample.
+    fn take(&mut self, now: Time, of: &Sampled) {
+        for (i, f) in of.observe.throughput_flows.iter().enumerate() {
+            let flow = &of.flows[*f as usize];
+            // A receiver-driven flow's sender hears only of the last byte: count what the receiver has.
+            let acked = if flow.rd.is_some() { flow.rcv_nxt.max(flow.snd_una) } else { flow.snd_una };
+            self.series[i].samples.push((now, acked - self.last_flow_bytes[i]));
+            self.last_flow_bytes[i] = acked;
+        }
+        let offset = of.observe.throughput_flows.len();
+        for (i, (node, port)) in of.observe.throughput_ports.iter().enumerate() {
+            let tx = match of.node_ref[*node as usize] {
+                NodeRef::Switch(sw) => of.switches[sw as usize].ports[*port as usize].stats.tx_bytes,
+                NodeRef::Host(h) => of.hosts[h as usize].nic.stats.tx_bytes,
+            };
+            self.series[offset + i].samples.push((now, tx - self.last_port_bytes[i]));
+            self.last_port_bytes[i] = tx;
+        }
+        self.last_time = now;
+    }
 }
 
 impl Simulation {
@@ -259,15 +293,37 @@ impl Simulation {
         for f in &o.throughput_flows {
             s.series.push(ThroughputSeries {
                 label: format!("flow {f}"),
+                kind: BytesKind::Payload,
                 interval: o.sample_interval,
                 samples: Vec::new(),
             });
         }
         for (node, port) in &o.throughput_ports {
             let label = format!("{}:p{port}", self.topology.nodes[*node as usize].name);
-            s.series.push(ThroughputSeries { label, interval: o.sample_interval, samples: Vec::new() });
+            s.series.push(ThroughputSeries {
+                label,
+                kind: BytesKind::Wire,
+                interval: o.sample_interval,
+                samples: Vec::new(),
+            });
         }
         self.core.schedule(o.sample_interval, Event::Sample);
+    }
+
+    /// Samples the interval from the last sample to the end of the run, if the run ended between samples,
+    /// so that the series covers the whole run.
+    fn sample_last_partial_interval(&mut self, end: Time) {
+        if self.samples.series.is_empty() || end <= self.samples.last_time {
+            return;
+        }
+        let of = Sampled {
+            observe: &self.observe,
+            flows: &self.flows,
+            switches: &self.switches,
+            hosts: &self.hosts,
+            node_ref: &self.node_ref,
+        };
+        self.samples.take(end, &of);
     }
 
     /// The time the run stops at the latest.
@@ -322,8 +378,10 @@ impl Simulation {
             link: &self.link,
             factory: self.factory.as_ref(),
         };
+        let mut past_end = false;
         while let Some((time, event)) = parts.core.queue.pop() {
             if time > end {
+                past_end = true;
                 break;
             }
             parts.core.now = time;
@@ -344,11 +402,13 @@ impl Simulation {
         if self.stop.duration.is_some() {
             self.core.now = self.core.now.max(end);
         }
-        Ok(self.finish())
+        let hit_time_limit = until_done && past_end && self.core.counters.flows_finished < total;
+        Ok(self.finish(hit_time_limit))
     }
 
-    fn finish(self) -> SimOutput {
+    fn finish(mut self, hit_time_limit: bool) -> SimOutput {
         let end = self.core.now;
+        self.sample_last_partial_interval(end);
         let names = |n: u32| self.topology.nodes[n as usize].name.clone();
         let flows = self.flows.iter().enumerate().map(|(i, f)| flow_record(i, f)).collect();
         let mut ports = Vec::new();
@@ -382,6 +442,8 @@ impl Simulation {
             pfc_pauses: c.pfc_pauses,
             pfc_pause_time: pause_time,
             drops: c.drops,
+            data_drops: c.data_drops,
+            hit_time_limit,
         };
         SimOutput {
             flows,
@@ -501,23 +563,14 @@ impl Parts<'_> {
     fn sample(&mut self) {
         let now = self.core.now;
         let o = self.observe;
-        let s = &mut *self.samples;
-        for (i, f) in o.throughput_flows.iter().enumerate() {
-            let flow = &self.flows[*f as usize];
-            // A receiver-driven flow's sender hears only of the last byte: count what the receiver has.
-            let acked = if flow.rd.is_some() { flow.rcv_nxt.max(flow.snd_una) } else { flow.snd_una };
-            s.series[i].samples.push((now, acked - s.last_flow_bytes[i]));
-            s.last_flow_bytes[i] = acked;
-        }
-        let offset = o.throughput_flows.len();
-        for (i, (node, port)) in o.throughput_ports.iter().enumerate() {
-            let tx = match self.node_ref[*node as usize] {
-                NodeRef::Switch(sw) => self.switches[sw as usize].ports[*port as usize].stats.tx_bytes,
-                NodeRef::Host(h) => self.hosts[h as usize].nic.stats.tx_bytes,
-            };
-            s.series[offset + i].samples.push((now, tx - s.last_port_bytes[i]));
-            s.last_port_bytes[i] = tx;
-        }
+        let of = Sampled {
+            observe: o,
+            flows: self.flows,
+            switches: self.switches,
+            hosts: self.hosts,
+            node_ref: self.node_ref,
+        };
+        self.samples.take(now, &of);
         self.core.schedule(now + o.sample_interval, Event::Sample);
     }
 }
@@ -610,6 +663,8 @@ fn flow_record(id: usize, f: &Flow) -> FlowRecord {
         retransmitted_bytes: f.retransmitted,
         long_lived: f.stop.is_some(),
         group: f.group,
+        received: f.rcv_nxt.min(f.size),
+        started: f.started,
     }
 }
 
@@ -624,6 +679,7 @@ fn port_record(node: &str, port: u16, peer: String, p: &Port, end: Time) -> Port
         max_queue: p.stats.max_queue,
         avg_queue: p.average_queue(end),
         drops: p.stats.drops,
+        data_drops: p.stats.data_drops,
         dropped_bytes: p.stats.dropped_bytes,
         ecn_marks: p.stats.ecn_marks,
         pfc_pauses_sent: p.stats.pauses_sent,

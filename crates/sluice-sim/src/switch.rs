@@ -356,6 +356,8 @@ impl Switch {
         stats.dropped_bytes += p.payload as u64;
         core.counters.drops += 1;
         if p.kind == Kind::Data {
+            stats.data_drops += 1;
+            core.counters.data_drops += 1;
             core.counters.bytes_dropped += p.payload as u64;
         }
         core.arena.free(id);

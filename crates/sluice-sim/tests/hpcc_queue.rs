@@ -71,11 +71,13 @@ fn run(n: u32, end: Time, sample: bool) -> SimOutput {
     run.run()
 }
 
-/// Running totals of a series' per-interval bytes: entry `k` is the bytes up to sample `k + 1`.
+/// Running totals of a series' per-interval bytes: entry `k` is the bytes up to sample `k + 1`. Only
+/// whole intervals count: the run's last, partial interval would break the one-interval alignment.
 fn cumulative(out: &SimOutput, label: &str) -> Vec<u64> {
     series(out, label)
         .samples
         .iter()
+        .filter(|(time, _)| time % SAMPLE == 0)
         .scan(0u64, |total, (_, bytes)| {
             *total += bytes;
             Some(*total)

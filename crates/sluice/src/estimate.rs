@@ -157,7 +157,7 @@ fn packet_bytes(resolved: &Resolved, traffic: &Traffic) -> u64 {
 /// Sampled throughput rows and traced CC rows, held until the run ends.
 fn row_bytes(resolved: &Resolved, traffic: &Traffic) -> u64 {
     let out = &resolved.scenario.output;
-    let series = (out.throughput_flows.len() + out.throughput_ports.len()) as u64;
+    let series = (out.throughput_flows.count(resolved.flows.len()) + out.throughput_ports.len()) as u64;
     let samples = series.saturating_mul(traffic.end / out.sample_interval.max(1));
     let per_trace = (traffic.end / out.trace_interval.max(1)).min(traffic.data_packets);
     samples.saturating_add((out.trace_flows.len() as u64).saturating_mul(per_trace)).saturating_mul(ROW_BYTES)

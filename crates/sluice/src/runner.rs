@@ -34,7 +34,7 @@ pub fn simulation_input(resolved: &Resolved) -> SimInput {
     let observe = Observe {
         trace_flows: s.output.trace_flows.iter().map(|&f| f as u32).collect(),
         trace_interval: s.output.trace_interval,
-        throughput_flows: s.output.throughput_flows.iter().map(|&f| f as u32).collect(),
+        throughput_flows: s.output.throughput_flows.ids(resolved.flows.len()).into_iter().map(|f| f as u32).collect(),
         throughput_ports: resolved.throughput_ports.clone(),
         sample_interval: s.output.sample_interval,
     };
@@ -140,6 +140,20 @@ pub fn run_scenario_until(
         })?;
     }
     Ok(RunOutcome { summary, output, wall_seconds })
+}
+
+/// The warning for a run that stopped at its time limit with flows unfinished; `None` for any other run.
+pub fn time_limit_warning(resolved: &Resolved, summary: &Summary) -> Option<String> {
+    if !summary.run.hit_time_limit {
+        return None;
+    }
+    let o = &summary.overall;
+    let limit_ms = resolved.scenario.simulation.time_limit as f64 / sluice_core::PS_PER_MS as f64;
+    Some(format!(
+        "warning: the run hit its time limit (simulation.time_limit = {limit_ms:.3} ms) with {} of {} flows \
+         unfinished ({} of them never started); their FCTs are missing from the results",
+        o.unfinished, o.count, o.not_started
+    ))
 }
 
 /// How far an abandoned run got, for the terminal.

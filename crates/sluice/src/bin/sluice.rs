@@ -128,6 +128,10 @@ fn run(args: ScenarioArgs, out_dir: Option<PathBuf>, quiet: bool, force: bool) -
         true => Failure::Interrupted(message),
         false => Failure::Error(message),
     })?;
+    // Partial results must never pass unnoticed, not even in quiet runs.
+    if let Some(warning) = sluice::time_limit_warning(&resolved, &outcome.summary) {
+        note(&warning);
+    }
     if !quiet {
         out(&sluice_results::render_table(&outcome.summary))?;
         out(&format!("results: {}\n", dir.display()))?;
