@@ -1,7 +1,8 @@
 //! sluice's Linux kernel TCP datapath: a BPF `tcp_congestion_ops` (bpf/sluice.bpf.c) folds every ACK's
 //! signals per flow, reports them in batches through a ring buffer, applies the agent's window and pacing
-//! decisions, and falls back to the kernel's own Reno when the agent stops answering; the agent runs the
-//! library's algorithms on those reports through sluice-plane's fold, triggers and filters.
+//! decisions, and falls back to the kernel's own Cubic (Reno with `--fallback reno`, or where the kernel
+//! lacks Cubic's functions) when the agent stops answering; the agent runs the library's algorithms on
+//! those reports through sluice-plane's fold, triggers and filters.
 //!
 //! - [`codec`]: the messages both ways, with validation.
 //! - [`loader`]: loading, registering and the pinned maps.
