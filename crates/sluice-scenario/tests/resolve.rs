@@ -235,3 +235,11 @@ fn resolving_twice_is_stable() {
     let again = resolve(&r.scenario).unwrap();
     assert_eq!(again.scenario, r.scenario);
 }
+
+#[test]
+fn byte_counts_take_units_or_bare_numbers() {
+    let with_units = resolved(MIXED, &["host.ack_every_bytes=\"64KB\""]);
+    assert_eq!(with_units.scenario.host.ack_every_bytes, 64_000);
+    let bare = resolved(MIXED, &["host.ack_every_bytes=64000"]);
+    assert_eq!(bare.scenario.host, with_units.scenario.host);
+}

@@ -307,7 +307,9 @@ pub struct HostConfig {
     /// Send one ACK per this many data packets (the last packet of a flow is always acknowledged). Default
     /// 1 (HPCC artifact L2_ACK_INTERVAL 1).
     pub ack_every_packets: u32,
-    /// Also acknowledge once this many unacknowledged payload bytes have arrived; 0 = off.
+    /// Also acknowledge once this many unacknowledged payload bytes have arrived (a size such as "64KB",
+    /// or bytes); 0 = off.
+    #[serde(with = "sluice_core::serde_units::size")]
     pub ack_every_bytes: u64,
     /// Loss recovery. Default go-back-N (RoCE).
     pub loss_recovery: LossRecovery,
