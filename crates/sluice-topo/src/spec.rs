@@ -151,6 +151,18 @@ pub(crate) struct FatTreeShape {
 }
 
 impl FatTreeShape {
+    /// Hosts: every ToR of every pod with its hosts.
+    /// Saturates rather than wraps, so that an absurd shape fails the size check.
+    pub(crate) fn hosts(&self) -> u64 {
+        (self.pods as u64 * self.tors_per_pod as u64).saturating_mul(self.hosts_per_tor as u64)
+    }
+
+    /// Hosts, ToRs, aggregation and core switches (saturating, like [`FatTreeShape::hosts`]).
+    pub(crate) fn nodes(&self) -> u64 {
+        let switches = self.pods as u64 * (self.tors_per_pod as u64 + self.aggs_per_pod as u64) + self.cores as u64;
+        self.hosts().saturating_add(switches)
+    }
+
     /// Whether the shape is the canonical k-ary fat-tree.
     pub(crate) fn is_canonical(&self) -> bool {
         let half = self.k / 2;
@@ -197,6 +209,24 @@ impl TopologySpec {
     /// A dumbbell with 1 us links.
     pub fn dumbbell(left: u32, right: u32, host_rate: Rate, bottleneck_rate: Rate) -> TopologySpec {
         TopologySpec::Dumbbell { left, right, host_rate, bottleneck_rate, delay: DEFAULT_DELAY }
+    }
+
+    /// The nodes and hosts of a generated topology, worked out without building it; `None` for a topology
+    /// file (known only once read) or a fat-tree whose parameters do not check.
+    pub fn generated_size(&self) -> Option<(u64, u64)> {
+        match *self {
+            TopologySpec::FatTree { .. } => self.fat_tree_shape().ok().map(|shape| (shape.nodes(), shape.hosts())),
+            TopologySpec::LeafSpine { hosts_per_tor, tors, spines, .. } => {
+                let hosts = hosts_per_tor as u64 * tors as u64;
+                Some((hosts + tors as u64 + spines as u64, hosts))
+            }
+            TopologySpec::Star { hosts, .. } => Some((hosts as u64 + 1, hosts as u64)),
+            TopologySpec::Dumbbell { left, right, .. } => {
+                let hosts = left as u64 + right as u64;
+                Some((hosts + 2, hosts))
+            }
+            TopologySpec::File { .. } => None,
+        }
     }
 
     /// Checks the specification without building it (files are only read by [`build`]).
@@ -340,10 +370,8 @@ fn check_fat_tree_size(shape: &FatTreeShape) -> Result<(), TopoError> {
     }
     let (pods, tors, aggs, hosts) =
         (shape.pods as u64, shape.tors_per_pod as u64, shape.aggs_per_pod as u64, shape.hosts_per_tor as u64);
-    let cores = shape.cores as u64;
-    let nodes = pods * tors * (hosts + 1) + pods * aggs + cores;
-    let degree = (hosts + aggs).max(tors + cores / aggs).max(pods);
-    check_size(nodes, degree)
+    let degree = (hosts + aggs).max(tors + shape.cores as u64 / aggs).max(pods);
+    check_size(shape.nodes(), degree)
 }
 
 /// Rejects zero counts, naming the key.

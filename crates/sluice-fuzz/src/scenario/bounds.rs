@@ -1,13 +1,12 @@
-//! Size bounds that keep a fuzz input from asking for a huge network or billions of flows. Inputs over
-//! them are skipped: the scenario layer itself does not bound these yet, and a fuzzer that runs out of
-//! memory finds nothing else.
+//! Size bounds that keep a fuzz input small: the scenario layer refuses only what would not fit the
+//! machine, and a fuzzer spending seconds on one large but valid network finds nothing else.
 
 use std::path::Path;
 
 use sluice_core::Rate;
 use sluice_scenario::Scenario;
 use sluice_topo::TopologySpec;
-use sluice_workload::{SizeCdf, WorkloadSpec};
+use sluice_workload::{SizeCdf, WorkloadContext, WorkloadSpec};
 
 use crate::is_contained;
 
@@ -19,100 +18,64 @@ pub const MAX_FLOWS: f64 = 20_000.0;
 const FILE_HOSTS: u64 = 16;
 const FILE_HOST_RATE: Rate = 400_000_000_000;
 
-/// Whether the scenario is small enough to resolve and names only files inside `dir`.
+/// Whether the scenario is small enough to resolve and names only files inside `dir`. Sizes come from the
+/// layers that own them: the topology's [`TopologySpec::generated_size`] and each workload's
+/// [`WorkloadSpec::flow_count`].
 pub fn within(scenario: &Scenario, dir: &Path) -> bool {
-    let Some((nodes, hosts, rate)) = network_size(&scenario.topology) else { return false };
-    if nodes > MAX_NODES || scenario.base_dir != dir {
+    if scenario.base_dir != dir || !names_only_data_files(scenario) {
         return false;
     }
-    let mut flows = 0.0;
-    for workload in &scenario.workloads {
-        match workload_flows(workload, hosts, rate, dir) {
-            Some(count) => flows += count,
-            None => return false,
-        }
+    let (nodes, hosts) = match scenario.topology {
+        TopologySpec::File { .. } => (FILE_HOSTS * 2, FILE_HOSTS),
+        // A fat-tree whose parameters do not check is refused by the resolver before anything is built.
+        ref spec => spec.generated_size().unwrap_or((0, 0)),
+    };
+    if nodes > MAX_NODES {
+        return false;
     }
+    let ctx = WorkloadContext {
+        n_hosts: hosts as u32,
+        host_rate: host_rate(&scenario.topology),
+        rack_of: &[],
+        seed: scenario.seed,
+        base_dir: dir,
+    };
+    let flows = scenario.workloads.iter().map(|w| expected_flows(w, &ctx)).fold(0.0, |sum, n| sum + n);
+    // NaN (a NaN load or scale) fails the comparison with the bound: such inputs are skipped.
     flows <= MAX_FLOWS
 }
 
-/// Nodes, hosts and the host rate of the topology, or `None` for a file outside the data folder.
-fn network_size(spec: &TopologySpec) -> Option<(u64, u64, Rate)> {
-    let size = match *spec {
-        TopologySpec::FatTree {
-            k,
-            pods,
-            tors_per_pod,
-            aggs_per_pod,
-            hosts_per_tor,
-            cores,
-            oversubscription,
-            host_rate,
-            ..
-        } => {
-            let half = u64::from(k / 2);
-            let pods = pods.map_or(u64::from(k), u64::from);
-            let tors = tors_per_pod.map_or(half, u64::from);
-            let aggs = aggs_per_pod.map_or(half, u64::from);
-            let hosts = hosts_per_tor.map_or(half.saturating_mul(u64::from(oversubscription)), u64::from);
-            let cores = cores.map_or(half.saturating_mul(half), u64::from);
-            let tor_count = pods.saturating_mul(tors);
-            let host_count = tor_count.saturating_mul(hosts);
-            let nodes =
-                host_count.saturating_add(tor_count).saturating_add(pods.saturating_mul(aggs)).saturating_add(cores);
-            (nodes, host_count, host_rate)
-        }
-        TopologySpec::LeafSpine { hosts_per_tor, tors, spines, host_rate, .. } => {
-            let hosts = u64::from(hosts_per_tor) * u64::from(tors);
-            (hosts + u64::from(tors) + u64::from(spines), hosts, host_rate)
-        }
-        TopologySpec::Star { hosts, rate, .. } => (u64::from(hosts) + 1, u64::from(hosts), rate),
-        TopologySpec::Dumbbell { left, right, host_rate, .. } => {
-            let hosts = u64::from(left) + u64::from(right);
-            (hosts + 2, hosts, host_rate)
-        }
-        TopologySpec::File { ref path } if is_contained(path) => (FILE_HOSTS * 2, FILE_HOSTS, FILE_HOST_RATE),
-        TopologySpec::File { .. } => return None,
-    };
-    Some(size)
+/// The entry's flow count, Poisson's doubled for the drawn count's tail; an entry that does not check
+/// counts none (the resolver refuses it before generating).
+fn expected_flows(workload: &WorkloadSpec, ctx: &WorkloadContext) -> f64 {
+    let tail = if matches!(workload, WorkloadSpec::Poisson { .. }) { 2.0 } else { 1.0 };
+    workload.flow_count(ctx).map_or(0.0, |count| tail * count as f64)
 }
 
-/// How many flows the entry generates (Poisson: the expected count, doubled for the tail), or `None`
-/// when it names a file outside the data folder.
-fn workload_flows(workload: &WorkloadSpec, hosts: u64, rate: Rate, dir: &Path) -> Option<f64> {
-    let count = match workload {
-        WorkloadSpec::Poisson { cdf, load, duration, hosts: list, size_scale, .. } => {
-            let senders = list.as_ref().map_or(hosts, |l| l.len() as u64) as f64;
-            let mean = cdf_mean(cdf, dir)? * size_scale.unwrap_or(1.0);
-            let bytes = rate as f64 / 8.0 * load * (*duration as f64 / 1e12);
-            2.0 * senders * bytes / mean
-        }
-        WorkloadSpec::Incast { senders, sender_list, repeats, .. } => {
-            let count = sender_list.as_ref().map(|l| l.len() as u64).or(senders.map(u64::from));
-            count.unwrap_or(hosts) as f64 * f64::from(*repeats)
-        }
-        WorkloadSpec::Permutation { .. } => hosts as f64,
-        WorkloadSpec::AllToAll { hosts: list, .. } => {
-            let n = list.as_ref().map_or(hosts, |l| l.len() as u64) as f64;
-            n * n
-        }
-        WorkloadSpec::LongLived { flows } => flows.len() as f64,
-        WorkloadSpec::FlowList { path } if is_contained(path) => 0.0,
-        WorkloadSpec::FlowList { .. } => return None,
+/// Whether every file the scenario names (topology, CDF, flow list) lies inside the data folder: a path
+/// such as `/dev/zero` would be read before any check.
+fn names_only_data_files(scenario: &Scenario) -> bool {
+    let topology = match &scenario.topology {
+        TopologySpec::File { path } => is_contained(path),
+        _ => true,
     };
-    // NaN (a NaN load or scale) fails the comparison with the bound: such inputs are skipped.
-    (count <= MAX_FLOWS).then_some(count)
+    topology
+        && scenario.workloads.iter().all(|w| match w {
+            WorkloadSpec::Poisson { cdf, .. } => SizeCdf::builtin(cdf).is_ok() || is_contained(cdf),
+            WorkloadSpec::FlowList { path } => is_contained(path),
+            _ => true,
+        })
 }
 
-/// The mean size of a builtin CDF or of a CDF file inside `dir`. An unreadable file gives an infinite
-/// mean (no flows): the workload fails before generating any.
-fn cdf_mean(cdf: &str, dir: &Path) -> Option<f64> {
-    if let Ok(builtin) = SizeCdf::builtin(cdf) {
-        return Some(builtin.mean());
+/// The NIC rate of the topology's hosts (for Poisson loads); an assumed one for topology files.
+fn host_rate(spec: &TopologySpec) -> Rate {
+    match *spec {
+        TopologySpec::FatTree { host_rate, .. }
+        | TopologySpec::LeafSpine { host_rate, .. }
+        | TopologySpec::Dumbbell { host_rate, .. } => host_rate,
+        TopologySpec::Star { rate, .. } => rate,
+        TopologySpec::File { .. } => FILE_HOST_RATE,
     }
-    if !is_contained(cdf) {
-        return None;
-    }
-    Some(SizeCdf::from_file(dir.join(cdf)).map_or(f64::INFINITY, |c| c.mean()))
 }
 
 #[cfg(test)]
