@@ -76,7 +76,7 @@ impl fmt::Display for Text<'_> {
 /// Columns: [`FCT_HEADER`]. `finish_ns`, `fct_ns` and `slowdown` are empty for an unfinished flow;
 /// `slowdown` is `max(1, fct / ideal_fct)` with six decimals. A long-lived flow has no size, so its
 /// `ideal_fct_ns` and `slowdown` are empty.
-pub fn write_fct_csv<W: Write>(out: &mut W, flows: &[FlowRecord]) -> io::Result<()> {
+pub fn write_fct_csv<W: Write + ?Sized>(out: &mut W, flows: &[FlowRecord]) -> io::Result<()> {
     writeln!(out, "{FCT_HEADER}")?;
     for f in flows {
         writeln!(
@@ -103,7 +103,11 @@ pub fn write_fct_csv<W: Write>(out: &mut W, flows: &[FlowRecord]) -> io::Result<
 /// Columns: [`QUEUES_HEADER`]. For a port, `max_bytes`/`avg_bytes` are its queue length; for a switch
 /// they are its total buffer occupancy and the port-only columns are empty. `drops` counts every dropped
 /// packet; `data_drops` and `control_drops` split it into data and control packets (ACKs, tokens, ...).
-pub fn write_queues_csv<W: Write>(out: &mut W, ports: &[PortRecord], switches: &[SwitchRecord]) -> io::Result<()> {
+pub fn write_queues_csv<W: Write + ?Sized>(
+    out: &mut W,
+    ports: &[PortRecord],
+    switches: &[SwitchRecord],
+) -> io::Result<()> {
     writeln!(out, "{QUEUES_HEADER}")?;
     for p in ports {
         writeln!(
@@ -136,7 +140,7 @@ pub fn write_queues_csv<W: Write>(out: &mut W, ports: &[PortRecord], switches: &
 /// Columns: [`THROUGHPUT_HEADER`]; `time_ns` is the end of the interval, `interval_ns` its real length
 /// (the last one ends with the run and may be shorter), `gbps` is `bytes * 8 / interval_ns` (empty for
 /// an empty interval) and `bytes_kind` says which bytes are counted (`payload` or `wire`).
-pub fn write_throughput_csv<W: Write>(out: &mut W, series: &[ThroughputSeries]) -> io::Result<()> {
+pub fn write_throughput_csv<W: Write + ?Sized>(out: &mut W, series: &[ThroughputSeries]) -> io::Result<()> {
     writeln!(out, "{THROUGHPUT_HEADER}")?;
     for s in series {
         let label = Text(&s.label);
@@ -158,7 +162,7 @@ const UNSET: f64 = u64::MAX as f64;
 /// one file. Rows are grouped by flow in input order, then by time, then by variable in the flow's
 /// column order; values use the shortest text that reads back to the same `f64`. A value of `u64::MAX`
 /// is how algorithms say "unset" (an `ssthresh` before the first loss): it is written as an empty field.
-pub fn write_trace_csv<W: Write>(out: &mut W, traces: &[FlowTrace]) -> io::Result<()> {
+pub fn write_trace_csv<W: Write + ?Sized>(out: &mut W, traces: &[FlowTrace]) -> io::Result<()> {
     writeln!(out, "{TRACE_HEADER}")?;
     for trace in traces {
         for row in trace.rows() {

@@ -19,7 +19,7 @@ pub mod summary;
 pub mod table;
 
 pub use buckets::{Buckets, BucketsError};
-pub use output::{write_outputs, write_outputs_unless, OutputError, Outputs};
+pub use output::{render_outputs, write_outputs, write_outputs_unless, OutputError, Outputs};
 pub use records::{
     ideal_fct, slowdown, BytesKind, FlowRecord, FlowTrace, PortRecord, RunInfo, SwitchRecord, ThroughputSeries,
     TraceRow,

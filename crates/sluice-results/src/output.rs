@@ -199,30 +199,49 @@ fn remove_stale(path: &Path) -> Result<(), OutputError> {
 }
 
 /// A function filling one output file.
-type Fill<'f> = &'f dyn Fn(&mut BufWriter<File>) -> io::Result<()>;
+type Fill<'f> = Box<dyn Fn(&mut dyn Write) -> io::Result<()> + 'f>;
+
+/// The fill function of every file of [`FILE_NAMES`], in that order: the one description of the files'
+/// content, shared by [`write_outputs`] and [`render_outputs`].
+fn fills<'f>(files: &'f Outputs<'_>) -> [Fill<'f>; 6] {
+    [
+        Box::new(|w| write_fct_csv(w, files.flows)),
+        Box::new(|w| {
+            serde_json::to_writer_pretty(&mut *w, files.summary)?;
+            writeln!(w)
+        }),
+        Box::new(|w| write_queues_csv(w, files.ports, files.switches)),
+        Box::new(|w| write_throughput_csv(w, files.throughput)),
+        Box::new(|w| write_trace_csv(w, files.traces)),
+        Box::new(|w| w.write_all(files.scenario_toml.as_bytes())),
+    ]
+}
+
+/// Every output file's content in memory, byte for byte what [`write_outputs`] writes, paired with its
+/// name from [`FILE_NAMES`] (for front ends that hand results over without a directory).
+pub fn render_outputs(files: &Outputs<'_>) -> Vec<(&'static str, Vec<u8>)> {
+    FILE_NAMES
+        .iter()
+        .zip(fills(files))
+        .map(|(name, fill)| {
+            let mut bytes = Vec::new();
+            // Writing into a Vec cannot fail: its io::Write never returns an error.
+            let _ = fill(&mut bytes);
+            (*name, bytes)
+        })
+        .collect()
+}
 
 fn write_files(dir: &Path, files: &Outputs<'_>, stop: &dyn Fn() -> bool) -> Result<(), OutputError> {
-    let summary = |w: &mut BufWriter<File>| {
-        serde_json::to_writer_pretty(&mut *w, files.summary)?;
-        writeln!(w)
-    };
-    let fills: [Fill<'_>; 6] = [
-        &|w| write_fct_csv(w, files.flows),
-        &summary,
-        &|w| write_queues_csv(w, files.ports, files.switches),
-        &|w| write_throughput_csv(w, files.throughput),
-        &|w| write_trace_csv(w, files.traces),
-        &|w| w.write_all(files.scenario_toml.as_bytes()),
-    ];
-    for (name, fill) in FILE_NAMES.iter().zip(fills) {
+    for (name, fill) in FILE_NAMES.iter().zip(fills(files)) {
         unless_stopped(stop, dir)?;
-        write_file(dir, name, fill)?;
+        write_file(dir, name, &*fill)?;
     }
     Ok(())
 }
 
 /// Creates `dir/name` and fills it through a buffered writer.
-fn write_file(dir: &Path, name: &str, fill: Fill<'_>) -> Result<(), OutputError> {
+fn write_file(dir: &Path, name: &str, fill: &dyn Fn(&mut dyn Write) -> io::Result<()>) -> Result<(), OutputError> {
     let path = dir.join(name);
     let file = File::create(&path).map_err(fail("create", &path))?;
     let mut out = BufWriter::with_capacity(1 << 16, file);

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use sluice_results::output::FILE_NAMES;
 use sluice_results::{
-    write_outputs, write_outputs_unless, Buckets, BytesKind, FlowRecord, FlowTrace, Outputs, PortRecord, RunInfo,
-    Summary, SwitchRecord, ThroughputSeries,
+    render_outputs, write_outputs, write_outputs_unless, Buckets, BytesKind, FlowRecord, FlowTrace, Outputs,
+    PortRecord, RunInfo, Summary, SwitchRecord, ThroughputSeries,
 };
 
 /// A fresh, empty scratch directory for one test.
@@ -189,6 +189,21 @@ fn identical_input_gives_identical_bytes() {
     write_outputs(&b, &outputs(&d2, "x = 1\n")).unwrap();
     for name in FILE_NAMES {
         assert_eq!(fs::read(a.join(name)).unwrap(), fs::read(b.join(name)).unwrap(), "{name} differs");
+    }
+}
+
+#[test]
+fn rendered_files_are_the_written_bytes() {
+    let out = scratch("rendered_files").join("run");
+    let d = data(50);
+    let files = outputs(&d, "seed = 1\n");
+    write_outputs(&out, &files).unwrap();
+    let rendered = render_outputs(&files);
+    let names: Vec<&str> = rendered.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, FILE_NAMES);
+    for (name, bytes) in rendered {
+        assert!(!bytes.is_empty(), "{name} is empty");
+        assert_eq!(fs::read(out.join(name)).unwrap(), bytes, "{name} differs");
     }
 }
 

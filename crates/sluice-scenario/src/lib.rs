@@ -88,7 +88,7 @@ mod validate;
 
 pub use error::{Location, ScenarioError};
 pub use list::list_text;
-pub use load::{load, load_str};
+pub use load::{load, load_str, override_seed};
 pub use resolve::{resolve, resolve_with_progress, resolved_toml, Resolved};
 pub use scenario::Scenario;
 pub use schema::{

@@ -22,11 +22,18 @@ pub fn load(path: &Path, overrides: &[String], seed_override: Option<u64>) -> Re
         ScenarioError::new(Location::File(path.to_path_buf()), None, format!("cannot read the scenario file: {e}"))
     })?;
     let dir = path.parent().unwrap_or(Path::new(""));
-    let mut scenario = read(&text, path, dir, overrides)?;
-    if let Some(seed) = seed_override {
-        validate::seed(seed).map_err(|m| ScenarioError::new(Location::Argument(format!("--seed {seed}")), None, m))?;
-        scenario.seed = seed;
+    let scenario = read(&text, path, dir, overrides)?;
+    match seed_override {
+        Some(seed) => override_seed(scenario, seed),
+        None => Ok(scenario),
     }
+}
+
+/// Replaces the scenario's seed, as `--seed` does (errors name the argument: `--seed 5`); for scenarios
+/// read with [`load_str`].
+pub fn override_seed(mut scenario: Scenario, seed: u64) -> Result<Scenario, ScenarioError> {
+    validate::seed(seed).map_err(|m| ScenarioError::new(Location::Argument(format!("--seed {seed}")), None, m))?;
+    scenario.seed = seed;
     Ok(scenario)
 }
 

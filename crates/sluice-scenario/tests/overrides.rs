@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use sluice_core::PS_PER_MS;
-use sluice_scenario::{load, load_str, Scenario};
+use sluice_scenario::{load, load_str, override_seed, Scenario};
 use sluice_topo::TopologySpec;
 use sluice_workload::WorkloadSpec;
 
@@ -92,6 +92,17 @@ fn overrides_equal_the_edited_file() {
     let edited = TEXT.replace("k = 8", "k = 4").replace("load = 0.3", "load = 0.5");
     let from_file = load_str(&edited, "base.toml", Path::new("."), &[]).unwrap();
     assert_eq!(with_sets(&["topology.k=4", "workload.0.load=0.5"]), from_file);
+}
+
+#[test]
+fn the_seed_override_of_text_scenarios_is_checked_like_the_command_line() {
+    let s = load_str(TEXT, "text.toml", Path::new("."), &[]).unwrap();
+    assert_eq!(override_seed(s.clone(), 5).unwrap().seed, 5);
+    let err = override_seed(s, u64::MAX).unwrap_err();
+    assert!(
+        err.to_string().starts_with("--seed 18446744073709551615: seed 18446744073709551615 is too large"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -12,4 +12,4 @@ pub mod progress;
 pub mod runner;
 
 pub use estimate::{estimate, RunEstimate};
-pub use runner::{run_scenario, run_scenario_until, simulation_input, time_limit_warning, RunOutcome};
+pub use runner::{outputs, run_scenario, run_scenario_until, simulation_input, time_limit_warning, RunOutcome};

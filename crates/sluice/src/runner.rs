@@ -125,21 +125,27 @@ pub fn run_scenario_until(
     summary.wall_seconds = wall_seconds;
     if let Some(dir) = out_dir {
         let scenario_toml = resolved_toml(resolved);
-        let files = Outputs {
-            summary: &summary,
-            flows: &output.flows,
-            ports: &output.ports,
-            switches: &output.switches,
-            throughput: &output.throughput,
-            traces: &output.traces,
-            scenario_toml: &scenario_toml,
-        };
-        write_outputs_unless(dir, &files, stop).map_err(|e| match e.source.kind() {
-            std::io::ErrorKind::Interrupted => format!("interrupted while writing; {}", left_as_it_was(dir)),
-            _ => e.to_string(),
+        write_outputs_unless(dir, &outputs(&summary, &output, &scenario_toml), stop).map_err(|e| {
+            match e.source.kind() {
+                std::io::ErrorKind::Interrupted => format!("interrupted while writing; {}", left_as_it_was(dir)),
+                _ => e.to_string(),
+            }
         })?;
     }
     Ok(RunOutcome { summary, output, wall_seconds })
+}
+
+/// The output files of a run: its summary, its simulator output and the resolved scenario's TOML.
+pub fn outputs<'a>(summary: &'a Summary, output: &'a SimOutput, scenario_toml: &'a str) -> Outputs<'a> {
+    Outputs {
+        summary,
+        flows: &output.flows,
+        ports: &output.ports,
+        switches: &output.switches,
+        throughput: &output.throughput,
+        traces: &output.traces,
+        scenario_toml,
+    }
 }
 
 /// The warning for a run that stopped at its time limit with flows unfinished; `None` for any other run.
