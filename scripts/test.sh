@@ -25,5 +25,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --prof
 ./scripts/check-bare-build.sh
 # CI=true (set by CI) makes the kernel tests fail instead of skipping where they cannot run.
 cargo test --workspace --all-features --profile ci
+# The Python package (python/): built into target/python-venv and tested with pytest.
+./scripts/test-python.sh
 # Coverage-guided fuzzing of every parser, a bounded run of each target (FUZZ_SECONDS, default 60).
 ./scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
