@@ -12,7 +12,8 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet pytest pandas pyarrow matplotlib
+# --force-reinstall: the package's version does not change with its code. --no-deps: its one dependency,
+# pandas, is installed above.
 MATURIN_PEP517_ARGS="--profile ci" "$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps ./python
-"$venv/bin/python" -m pip install --quiet ./python
 cargo build --profile ci -p sluice --quiet
 "$venv/bin/python" -m pytest -q python/tests
