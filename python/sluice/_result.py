@@ -6,7 +6,7 @@ import io
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Union
 
@@ -64,14 +64,15 @@ _SCHEMAS: Dict[str, Dict[str, str]] = {
 _OPTIONAL_COLUMNS = {"throughput.csv": {"queue_bytes"}}
 
 
-@dataclass
+@dataclass(eq=False)
 class Result:
     """One run's results: the output files of a results directory, parsed.
 
     ``fct``, ``queues``, ``throughput`` and ``trace`` are DataFrames of the CSV files of the same names
     (columns as README.md documents them; empty fields are NaN or <NA>), ``summary`` is summary.json as a
-    dict, ``scenario`` the text of scenario.resolved.toml, and ``dir`` the results directory (None for a
-    run without ``out``).
+    dict, ``scenario`` the text of scenario.resolved.toml, ``dir`` the results directory (None for a run
+    without ``out``), and ``wall_seconds`` the simulation's wall time (None for loaded results). Results
+    compare by identity: compare their frames with pandas.
     """
 
     fct: pd.DataFrame
@@ -81,7 +82,7 @@ class Result:
     summary: Dict[str, Any]
     scenario: str
     dir: Optional[Path] = None
-    wall_seconds: Optional[float] = field(default=None, compare=False)
+    wall_seconds: Optional[float] = None
 
     @property
     def name(self) -> str:
