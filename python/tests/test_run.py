@@ -194,3 +194,13 @@ def test_the_time_limit_warning():
     with pytest.warns(RuntimeWarning, match="hit its time limit"):
         result = sluice.run(QUICKSTART, set={"simulation.time_limit": "0.2ms"})
     assert result.summary["run"]["hit_time_limit"] is True
+
+
+def test_set_dict_values_keep_their_python_types():
+    result = sluice.run(QUICKSTART, set={"name": "4", "output.trace_flows": [0, 1], "switch.pfc.enabled": False})
+    assert result.name == "4", "a string that reads as a number stays a string"
+    assert sorted(result.trace["flow"].unique()) == [0, 1]
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        assert tomllib.loads(result.scenario)["switch"]["pfc"]["enabled"] is False
