@@ -166,6 +166,10 @@ fn a_finished_incast_reports_its_bytes_utilisation_and_samples() {
     }
     let port: Vec<_> = rows.iter().filter(|r| r["label"] == "sw0:p0").collect();
     assert!(!port.is_empty() && port.iter().all(|r| r["bytes_kind"] == "wire"), "ports count wire bytes");
+    let queue: Vec<u64> = port.iter().map(|r| r["queue_bytes"].parse().unwrap()).collect();
+    assert!(queue.iter().any(|&q| q > 10_000), "four senders into one port build a queue: {queue:?}");
+    assert_eq!(queue.last(), Some(&0), "the queue has drained when the last flow finishes: {queue:?}");
+    assert!(rows.iter().filter(|r| r["bytes_kind"] == "payload").all(|r| r["queue_bytes"].is_empty()));
     for r in &rows {
         let (bytes, length): (f64, f64) = (r["bytes"].parse().unwrap(), r["interval_ns"].parse().unwrap());
         let gbps: f64 = r["gbps"].parse().unwrap();
