@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use sluice_results::{write_outputs_unless, Buckets, Outputs, Summary};
-use sluice_scenario::{resolved_toml, Resolved};
+use sluice_scenario::{resolved_toml_at, Resolved};
 use sluice_sim::{FlowDesc, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};
 
 /// What a finished run produced.
@@ -124,7 +124,7 @@ pub fn run_scenario_until(
     }
     summary.wall_seconds = wall_seconds;
     if let Some(dir) = out_dir {
-        let scenario_toml = resolved_toml(resolved);
+        let scenario_toml = resolved_toml_at(resolved, dir);
         let files = Outputs {
             summary: &summary,
             flows: &output.flows,
