@@ -89,7 +89,9 @@ mod validate;
 pub use error::{Location, ScenarioError};
 pub use list::list_text;
 pub use load::{apply_sets, load, load_str};
-pub use resolve::{resolve, resolve_with_progress, resolved_identity, resolved_toml, resolved_toml_at, Resolved};
+pub use resolve::{
+    canonical, resolve, resolve_with_progress, resolved_identity, resolved_toml, resolved_toml_at, Resolved,
+};
 pub use scenario::Scenario;
 pub use schema::{
     CcSpec, FlowSelection, OutputSpec, PortRef, SimulationSpec, DEFAULT_ALGORITHM, DEFAULT_BUCKETS,

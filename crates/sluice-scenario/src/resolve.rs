@@ -278,10 +278,22 @@ pub fn resolved_toml(resolved: &Resolved) -> String {
 /// copied to another machine beside the repository it came from).
 pub fn resolved_toml_at(resolved: &Resolved, dir: &Path) -> String {
     let base = &resolved.scenario.base_dir;
-    let here = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let relative = pathdiff::diff_paths(base, &here).unwrap_or_else(|| base.clone());
+    let relative = pathdiff::diff_paths(canonical(base), canonical(dir)).unwrap_or_else(|| base.clone());
     let relative = if relative.as_os_str().is_empty() { PathBuf::from(".") } else { relative };
     header(resolved) + &body(resolved, Some(relative))
+}
+
+/// `path` with links and `..` resolved, so that paths compare component by component; a path that does
+/// not exist yet is resolved through its parent.
+pub fn canonical(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(parent), Some(name)) => canonical(parent).join(name),
+        _ => absolute,
+    }
 }
 
 /// The resolved scenario without its header comment and without `base_dir`: what identifies a run

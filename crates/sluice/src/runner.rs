@@ -142,6 +142,12 @@ pub fn run_scenario_until(
     Ok(RunOutcome { summary, output, wall_seconds })
 }
 
+/// Runs `resolved` into the results directory `dir`, quietly, giving up when `stop` says so: the run
+/// function of a configuration sweep.
+pub fn run_into(resolved: &Resolved, dir: &Path, stop: &dyn Fn() -> bool) -> Result<(), String> {
+    run_scenario_until(resolved, Some(dir), &mut |_| {}, stop).map(|_| ())
+}
+
 /// The warning for a run that stopped at its time limit with flows unfinished; `None` for any other run.
 pub fn time_limit_warning(resolved: &Resolved, summary: &Summary) -> Option<String> {
     if !summary.run.hit_time_limit {
