@@ -1,7 +1,9 @@
 //! Every `sluice run`, `check`, `bench` and `sweep` command that the README, the docs, BENCHMARKS.md
 //! and the bundled scenarios' and sweeps' comments print works as written: each is checked (`sluice
 //! check` with the same scenario, overrides and seed; `sluice sweep --dry-run` with the same sweep file
-//! and picking rules), so a renamed key or a changed default cannot leave a broken example behind. Templates with placeholders (`SCENARIO`, `SWEEP`, `NAME`, `<name>`, `ARGS`, `[--set ...]`) are not commands.
+//! and picking rules), so a renamed key or a changed default cannot leave a broken example behind.
+//! Templates with placeholders (`SCENARIO`, `SWEEP`, `NAME`, `<name>`, `ARGS`, `[--set ...]`) are not
+//! commands.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
