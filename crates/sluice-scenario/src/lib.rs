@@ -33,7 +33,7 @@
 //! trace_flows = [0]
 //! trace_interval = "1us"
 //! throughput_flows = [0]
-//! throughput_ports = ["tor0:0"]
+//! throughput_ports = ["tor0:p0"]
 //! sample_interval = "10us"
 //! ```
 //!

@@ -30,7 +30,7 @@ start = "0us"
 [output]
 trace_flows = [0]
 throughput_flows = [0, 1, 2, 3]
-throughput_ports = ["sw0:0"]
+throughput_ports = ["sw0:p0"]
 sample_interval = "7us"
 "#;
 
