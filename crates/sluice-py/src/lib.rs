@@ -15,7 +15,9 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
-use sluice_scenario::{load, load_str, override_seed, resolve, resolved_toml, Location, Resolved, Scenario};
+use sluice_scenario::{
+    load, load_str, override_seed, resolve, resolved_toml, resolved_toml_at, Location, Resolved, Scenario,
+};
 
 create_exception!(
     sluice,
@@ -186,7 +188,8 @@ fn execute(request: &Request, out: Option<&Path>, force: bool, stop: &dyn Fn() -
         sluice::estimate::check_memory(&estimate, sluice::estimate::available_memory()).map_err(Failure::Run)?;
     }
     let outcome = sluice::run_scenario_until(&resolved, out, &mut |_| {}, stop).map_err(Failure::Run)?;
-    let scenario_toml = resolved_toml(&resolved);
+    // The text as the results directory holds it: there, base_dir is relative to the directory.
+    let scenario_toml = out.map_or_else(|| resolved_toml(&resolved), |dir| resolved_toml_at(&resolved, dir));
     let files = sluice_results::render_outputs(&sluice::outputs(&outcome.summary, &outcome.output, &scenario_toml));
     let warning = sluice::time_limit_warning(&resolved, &outcome.summary);
     Ok(Finished { files, warning, wall_seconds: outcome.wall_seconds })

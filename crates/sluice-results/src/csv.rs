@@ -24,7 +24,7 @@ pub const FCT_HEADER: &str =
 pub const QUEUES_HEADER: &str =
     "kind,node,port,peer,rate_bps,tx_bytes,max_bytes,avg_bytes,drops,dropped_bytes,ecn_marks,pfc_pauses_sent,pfc_paused_ns,data_drops,control_drops";
 /// Header of `throughput.csv`.
-pub const THROUGHPUT_HEADER: &str = "label,time_ns,bytes,gbps,interval_ns,bytes_kind";
+pub const THROUGHPUT_HEADER: &str = "label,time_ns,bytes,gbps,interval_ns,bytes_kind,queue_bytes";
 /// Header of `trace.csv`.
 pub const TRACE_HEADER: &str = "time_ns,flow,variable,value";
 
@@ -139,15 +139,17 @@ pub fn write_queues_csv<W: Write + ?Sized>(
 ///
 /// Columns: [`THROUGHPUT_HEADER`]; `time_ns` is the end of the interval, `interval_ns` its real length
 /// (the last one ends with the run and may be shorter), `gbps` is `bytes * 8 / interval_ns` (empty for
-/// an empty interval) and `bytes_kind` says which bytes are counted (`payload` or `wire`).
+/// an empty interval), `bytes_kind` says which bytes are counted (`payload` or `wire`) and `queue_bytes`
+/// is a port's queue at the end of the interval (empty for a flow).
 pub fn write_throughput_csv<W: Write + ?Sized>(out: &mut W, series: &[ThroughputSeries]) -> io::Result<()> {
     writeln!(out, "{THROUGHPUT_HEADER}")?;
     for s in series {
         let label = Text(&s.label);
         let kind = s.kind.name();
-        for (time, length, bytes) in s.intervals() {
+        for (i, (time, length, bytes)) in s.intervals().enumerate() {
             let gbps = (length > 0).then(|| Fixed(bytes as f64 * 8000.0 / length as f64));
-            writeln!(out, "{label},{},{bytes},{},{},{kind}", Ns(time), Opt(gbps), Ns(length))?;
+            let queue = Opt(s.queue_bytes.get(i));
+            writeln!(out, "{label},{},{bytes},{},{},{kind},{queue}", Ns(time), Opt(gbps), Ns(length))?;
         }
     }
     Ok(())
@@ -249,16 +251,22 @@ mod tests {
             kind: BytesKind::Payload,
             interval: 1_000_000,
             samples: vec![(1_000_000, 12_500), (2_000_000, 0), (2_250_000, 3_125)],
+            queue_bytes: Vec::new(),
         };
-        let port =
-            ThroughputSeries { label: "sw1:p0".into(), kind: BytesKind::Wire, interval: 5, samples: vec![(0, 1)] };
+        let port = ThroughputSeries {
+            label: "sw1:p0".into(),
+            kind: BytesKind::Wire,
+            interval: 5,
+            samples: vec![(0, 1)],
+            queue_bytes: vec![4_096],
+        };
         assert_eq!(
             csv(|out| write_throughput_csv(out, &[series, port])),
-            "label,time_ns,bytes,gbps,interval_ns,bytes_kind\n\
-             flow 3,1000.000,12500,100.000000,1000.000,payload\n\
-             flow 3,2000.000,0,0.000000,1000.000,payload\n\
-             flow 3,2250.000,3125,100.000000,250.000,payload\n\
-             sw1:p0,0.000,1,,0.000,wire\n"
+            "label,time_ns,bytes,gbps,interval_ns,bytes_kind,queue_bytes\n\
+             flow 3,1000.000,12500,100.000000,1000.000,payload,\n\
+             flow 3,2000.000,0,0.000000,1000.000,payload,\n\
+             flow 3,2250.000,3125,100.000000,250.000,payload,\n\
+             sw1:p0,0.000,1,,0.000,wire,4096\n"
         );
     }
 

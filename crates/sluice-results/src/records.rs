@@ -145,6 +145,9 @@ pub struct ThroughputSeries {
     /// `(time, bytes)` per interval: `time` is the end of the interval, which began at the previous
     /// sample's time (0 for the first), and `bytes` the bytes counted in it.
     pub samples: Vec<(Time, u64)>,
+    /// For a port, the bytes waiting in its queues (all priorities) at each sample's time, one per
+    /// sample; empty for a flow.
+    pub queue_bytes: Vec<u64>,
 }
 
 impl ThroughputSeries {
@@ -318,6 +321,7 @@ mod tests {
             kind: BytesKind::Payload,
             interval: 10,
             samples: vec![(10, 5), (20, 6), (23, 1)],
+            queue_bytes: Vec::new(),
         };
         let rows: Vec<_> = series.intervals().collect();
         assert_eq!(rows, [(10, 10, 5), (20, 10, 6), (23, 3, 1)]);

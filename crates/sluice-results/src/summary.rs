@@ -170,6 +170,14 @@ pub struct Totals {
     pub control_drops: u64,
     /// Utilisation of the switch ports that sent anything; `None` when none did.
     pub link_utilisation: Option<LinkUtilisation>,
+    /// Payload bytes the workload offered within the run: the sizes of the flows that started, long-lived
+    /// flows excepted (they have no size).
+    #[serde(default)]
+    pub offered_bytes: u64,
+    /// `offered_bytes` over the simulated time, in Gbps: the same denominator as `goodput_gbps`, so
+    /// `goodput_gbps / offered_gbps` is the fraction of the offered bytes that arrived.
+    #[serde(default)]
+    pub offered_gbps: f64,
 }
 
 /// Utilisation of switch ports: wire bytes sent over what the port could have sent in the simulated time.
@@ -300,6 +308,7 @@ fn long_lived_flow(flow: &FlowRecord, sim_time: Time) -> LongLivedFlow {
 fn totals(flows: &[FlowRecord], ports: &[PortRecord], switches: &[SwitchRecord], run: &RunInfo) -> Totals {
     let goodput_bytes = flows.iter().map(|f| f.received).sum();
     let active_time_ps = active_time(flows, run.sim_time);
+    let offered_bytes = flows.iter().filter(|f| f.started && !f.long_lived).map(|f| f.size).sum();
     Totals {
         flows: flows.len() as u64,
         bytes_sent: run.bytes_sent,
@@ -320,6 +329,8 @@ fn totals(flows: &[FlowRecord], ports: &[PortRecord], switches: &[SwitchRecord],
         data_drops: run.data_drops,
         control_drops: run.drops.saturating_sub(run.data_drops),
         link_utilisation: link_utilisation(ports, run.sim_time),
+        offered_bytes,
+        offered_gbps: round6(gbps(offered_bytes, run.sim_time)),
     }
 }
 
@@ -475,6 +486,7 @@ mod tests {
         // Unique in-order bytes: 1000 + 9999 + 10000 + 2 MB + 1.25 MB, over 1.01 ms.
         assert_eq!(t.goodput_bytes, 3_270_999);
         assert_eq!(t.goodput_gbps, 25.908903);
+        assert_eq!(t.offered_bytes, 2_070_999, "the finite flows' sizes; the long-lived flow has none");
         assert_eq!(t.ecn_marks, 7);
         assert_eq!(t.pfc_pause_time_us, 1.5);
         assert_eq!(t.max_port_queue, Some(Peak { at: "sw1:p1".into(), bytes: 9_000 }), "first maximum wins");
@@ -521,6 +533,9 @@ mod tests {
         assert_eq!((s.overall.count, s.overall.finished, s.overall.unfinished, s.overall.not_started), (3, 1, 2, 1));
         assert!(s.run.hit_time_limit);
         assert_eq!(s.totals.active_time_ps, 10 * US, "the flow that never started is never active");
+        assert_eq!(s.totals.offered_bytes, 2_000, "a flow that never started offered nothing");
+        // 2 KB = 16 kbit over 20 us = 0.8 Gbps.
+        assert_eq!(s.totals.offered_gbps, 0.8);
     }
 
     #[test]

@@ -70,6 +70,7 @@ fn data(n: u64) -> Data {
         kind: BytesKind::Payload,
         interval: 1_000_000,
         samples: vec![(1_000_000, 9_000)],
+        queue_bytes: Vec::new(),
     }];
     let mut trace = FlowTrace::new(0, vec!["cwnd"]);
     trace.push(1_000, &[1.0 / 3.0]);

@@ -33,7 +33,7 @@
 //! trace_flows = [0]
 //! trace_interval = "1us"
 //! throughput_flows = [0]
-//! throughput_ports = ["tor0:0"]
+//! throughput_ports = ["tor0:p0"]
 //! sample_interval = "10us"
 //! ```
 //!
@@ -88,8 +88,10 @@ mod validate;
 
 pub use error::{Location, ScenarioError};
 pub use list::list_text;
-pub use load::{load, load_str, override_seed};
-pub use resolve::{resolve, resolve_with_progress, resolved_toml, Resolved};
+pub use load::{apply_sets, load, load_str, override_seed};
+pub use resolve::{
+    canonical, resolve, resolve_with_progress, resolved_identity, resolved_toml, resolved_toml_at, Resolved,
+};
 pub use scenario::Scenario;
 pub use schema::{
     CcSpec, FlowSelection, OutputSpec, PortRef, SimulationSpec, DEFAULT_ALGORITHM, DEFAULT_BUCKETS,

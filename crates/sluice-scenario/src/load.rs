@@ -48,6 +48,14 @@ pub fn load_str(
     read(text, Path::new(origin_name), base_dir, overrides)
 }
 
+/// `text` with `overrides` (`--set` arguments) applied, comments and layout kept: what a scenario file
+/// holding those settings looks like. Errors name `origin` (syntax) or the override at fault; the result
+/// is not checked beyond that (load it to check it).
+pub fn apply_sets(text: &str, origin: &Path, overrides: &[String]) -> Result<String, ScenarioError> {
+    let sets = overrides.iter().map(|arg| overrides::parse(arg)).collect::<Result<Vec<SetArg>, _>>()?;
+    apply_overrides(text, origin, &sets)
+}
+
 fn read(text: &str, source: &Path, dir: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
     let sets = overrides.iter().map(|arg| overrides::parse(arg)).collect::<Result<Vec<SetArg>, _>>()?;
     let provenance = Provenance { text: text.into(), sets };

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sluice_cc::{Algorithm, Factory, ParamError};
@@ -266,13 +266,60 @@ fn switch_spec(s: &Scenario) -> SwitchSpec {
 
 /// The whole scenario as TOML with every default filled in (including the algorithm's parameters in
 /// force and the ECN thresholds), so that loading the text again gives the same scenario.
-/// `base_dir` is written as an absolute path so that the text loads from anywhere.
+/// `base_dir` is written as an absolute path so that the text loads from anywhere on this machine;
+/// [`resolved_toml_at`] writes a file that keeps working when moved with the files it names.
 pub fn resolved_toml(resolved: &Resolved) -> String {
+    let base = resolved.scenario.base_dir.clone();
+    header(resolved) + &body(resolved, Some(base))
+}
+
+/// [`resolved_toml`] for a file that will live in `dir`: `base_dir` is written relative to `dir` (when the
+/// two share a root), so that the file and the scenario's data files can move together (a results tree
+/// copied to another machine beside the repository it came from).
+pub fn resolved_toml_at(resolved: &Resolved, dir: &Path) -> String {
+    let base = &resolved.scenario.base_dir;
+    let relative = pathdiff::diff_paths(canonical(base), canonical(dir)).unwrap_or_else(|| base.clone());
+    let relative = if relative.as_os_str().is_empty() { PathBuf::from(".") } else { relative };
+    header(resolved) + &body(resolved, Some(relative))
+}
+
+/// `path` with links and `..` resolved, so that paths compare component by component; a path that does
+/// not exist yet is resolved through its parent.
+pub fn canonical(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(parent), Some(name)) => canonical(parent).join(name),
+        _ => absolute,
+    }
+}
+
+/// The resolved scenario without its header comment and without `base_dir`: what identifies a run
+/// wherever the files live (a configuration sweep hashes it to name run directories).
+pub fn resolved_identity(resolved: &Resolved) -> String {
+    body(resolved, None)
+}
+
+fn header(resolved: &Resolved) -> String {
+    let s = &resolved.scenario;
+    format!(
+        "# Scenario {:?} (from {}) with every default filled in,\n\
+         # including the parameters of {} in force and the ECN thresholds per port speed.\n\
+         # Loading this file runs the same simulation.\n\n",
+        s.name,
+        s.source.display(),
+        resolved.algorithm.name
+    )
+}
+
+fn body(resolved: &Resolved, base_dir: Option<PathBuf>) -> String {
     let s = &resolved.scenario;
     let file = ScenarioFile {
         name: Some(s.name.clone()),
         seed: s.seed,
-        base_dir: Some(PathBuf::from(s.base_dir.to_string_lossy().into_owned())),
+        base_dir: base_dir.map(|dir| PathBuf::from(dir.to_string_lossy().into_owned())),
         simulation: s.simulation.clone(),
         topology: s.topology.clone(),
         link: s.link.clone(),
@@ -283,17 +330,9 @@ pub fn resolved_toml(resolved: &Resolved) -> String {
         plane: s.plane.clone(),
         output: s.output.clone(),
     };
-    let header = format!(
-        "# Scenario {:?} (from {}) with every default filled in,\n\
-         # including the parameters of {} in force and the ECN thresholds per port speed.\n\
-         # Loading this file runs the same simulation.\n\n",
-        s.name,
-        s.source.display(),
-        resolved.algorithm.name
-    );
     match toml::to_string(&file) {
-        Ok(body) => header + &body,
-        Err(e) => format!("{header}# the scenario cannot be written as TOML: {e}\n"),
+        Ok(body) => body,
+        Err(e) => format!("# the scenario cannot be written as TOML: {e}\n"),
     }
 }
 

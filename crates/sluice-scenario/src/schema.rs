@@ -260,7 +260,8 @@ impl Default for OutputSpec {
     }
 }
 
-/// A switch or host port named in a scenario: `"tor0:1"` is port 1 of the node named `tor0`.
+/// A switch or host port named in a scenario: `"tor0:p1"` is port 1 of the node named `tor0`, the name
+/// output files give it (`"tor0:1"` is read too).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PortRef {
     /// The node's name in the topology (`"tor0"`, `"h5"`, `"sw0"`).
@@ -269,7 +270,7 @@ pub struct PortRef {
     pub port: PortNo,
 }
 
-const PORT_FORM: &str = "a port such as \"tor0:1\" (\"<node name>:<port number>\")";
+const PORT_FORM: &str = "a port such as \"tor0:p1\" (\"<node name>:p<port number>\", as output files name ports)";
 
 impl FromStr for PortRef {
     type Err = String;
@@ -277,7 +278,8 @@ impl FromStr for PortRef {
     fn from_str(text: &str) -> Result<PortRef, String> {
         let bad = || format!("invalid port {text:?}: expected {PORT_FORM}");
         let (node, port) = text.rsplit_once(':').ok_or_else(bad)?;
-        let port = port.trim().parse().map_err(|_| bad())?;
+        let port = port.trim();
+        let port = port.strip_prefix('p').unwrap_or(port).parse().map_err(|_| bad())?;
         if node.trim().is_empty() {
             return Err(bad());
         }
@@ -287,7 +289,7 @@ impl FromStr for PortRef {
 
 impl fmt::Display for PortRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.node, self.port)
+        write!(f, "{}:p{}", self.node, self.port)
     }
 }
 

@@ -240,9 +240,10 @@ fn port_references_are_checked_against_the_topology() {
     );
     assert_eq!(
         error(&with("[output]\nthroughput_ports = [\"sw0\"]\n"), &[]),
-        "bad.toml:11: output.throughput_ports.0: invalid port \"sw0\": expected a port such as \"tor0:1\" \
-         (\"<node name>:<port number>\")"
+        "bad.toml:11: output.throughput_ports.0: invalid port \"sw0\": expected a port such as \"tor0:p1\" \
+         (\"<node name>:p<port number>\", as output files name ports)"
     );
+    assert!(error(&with("[output]\nthroughput_ports = [\"sw0:px\"]\n"), &[]).contains("invalid port \"sw0:px\""));
 }
 
 #[test]

@@ -138,7 +138,7 @@ fn a_resolved_scenario_rerun_with_another_algorithm_takes_that_algorithms_thresh
 
 #[test]
 fn ports_resolve_to_node_ids() {
-    let r = resolved(MIXED, &["output.throughput_ports=[\"tor0:16\", \"core15:4\", \"h3:0\"]"]);
+    let r = resolved(MIXED, &["output.throughput_ports=[\"tor0:p16\", \"core15:4\", \"h3:p0\"]"]);
     let id = |name: &str| r.topology.nodes.iter().position(|n| n.name == name).unwrap() as u32;
     assert_eq!(r.throughput_ports, vec![(id("tor0"), 16), (id("core15"), 4), (id("h3"), 0)]);
 }

@@ -190,11 +190,14 @@ impl Sampler {
         }
         let offset = of.observe.throughput_flows.len();
         for (i, (node, port)) in of.observe.throughput_ports.iter().enumerate() {
-            let tx = match of.node_ref[*node as usize] {
-                NodeRef::Switch(sw) => of.switches[sw as usize].ports[*port as usize].stats.tx_bytes,
-                NodeRef::Host(h) => of.hosts[h as usize].nic.stats.tx_bytes,
+            let sampled = match of.node_ref[*node as usize] {
+                NodeRef::Switch(sw) => &of.switches[sw as usize].ports[*port as usize],
+                NodeRef::Host(h) => &of.hosts[h as usize].nic,
             };
-            self.series[offset + i].samples.push((now, tx - self.last_port_bytes[i]));
+            let tx = sampled.stats.tx_bytes;
+            let series = &mut self.series[offset + i];
+            series.samples.push((now, tx - self.last_port_bytes[i]));
+            series.queue_bytes.push(sampled.bytes);
             self.last_port_bytes[i] = tx;
         }
         self.last_time = now;
@@ -296,6 +299,7 @@ impl Simulation {
                 kind: BytesKind::Payload,
                 interval: o.sample_interval,
                 samples: Vec::new(),
+                queue_bytes: Vec::new(),
             });
         }
         for (node, port) in &o.throughput_ports {
@@ -305,6 +309,7 @@ impl Simulation {
                 kind: BytesKind::Wire,
                 interval: o.sample_interval,
                 samples: Vec::new(),
+                queue_bytes: Vec::new(),
             });
         }
         self.core.schedule(o.sample_interval, Event::Sample);

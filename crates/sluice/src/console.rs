@@ -15,6 +15,9 @@ pub enum Failure {
     Interrupted(String),
     /// The reader of standard output went away: nothing more is printed, exit status 0.
     ClosedPipe,
+    /// The command did its work but part of it failed (runs of a sweep): the message is printed, exit
+    /// status 1.
+    Partial(String),
 }
 
 impl Failure {
@@ -30,6 +33,10 @@ impl Failure {
                 ExitCode::from(130)
             }
             Failure::ClosedPipe => ExitCode::SUCCESS,
+            Failure::Partial(message) => {
+                note(&format!("sluice: {message}"));
+                ExitCode::from(1)
+            }
         }
     }
 

@@ -10,6 +10,9 @@ pub mod estimate;
 pub mod host_summary;
 pub mod progress;
 pub mod runner;
+pub mod sweep_command;
 
 pub use estimate::{estimate, RunEstimate};
-pub use runner::{outputs, run_scenario, run_scenario_until, simulation_input, time_limit_warning, RunOutcome};
+pub use runner::{
+    outputs, run_into, run_scenario, run_scenario_until, simulation_input, time_limit_warning, RunOutcome,
+};

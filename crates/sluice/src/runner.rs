@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use sluice_results::{write_outputs_unless, Buckets, Outputs, Summary};
-use sluice_scenario::{resolved_toml, Resolved};
+use sluice_scenario::{resolved_toml_at, Resolved};
 use sluice_sim::{FlowDesc, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};
 
 /// What a finished run produced.
@@ -124,7 +124,7 @@ pub fn run_scenario_until(
     }
     summary.wall_seconds = wall_seconds;
     if let Some(dir) = out_dir {
-        let scenario_toml = resolved_toml(resolved);
+        let scenario_toml = resolved_toml_at(resolved, dir);
         write_outputs_unless(dir, &outputs(&summary, &output, &scenario_toml), stop).map_err(|e| {
             match e.source.kind() {
                 std::io::ErrorKind::Interrupted => format!("interrupted while writing; {}", left_as_it_was(dir)),
@@ -133,6 +133,12 @@ pub fn run_scenario_until(
         })?;
     }
     Ok(RunOutcome { summary, output, wall_seconds })
+}
+
+/// Runs `resolved` into the results directory `dir`, quietly, giving up when `stop` says so: the run
+/// function of a configuration sweep.
+pub fn run_into(resolved: &Resolved, dir: &Path, stop: &dyn Fn() -> bool) -> Result<(), String> {
+    run_scenario_until(resolved, Some(dir), &mut |_| {}, stop).map(|_| ())
 }
 
 /// The output files of a run: its summary, its simulator output and the resolved scenario's TOML.

@@ -1,7 +1,9 @@
-//! Every `sluice run`, `check` and `bench` command that the README, the docs, BENCHMARKS.md and the
-//! bundled scenarios' comments print works as written: each is checked (`sluice check` with the same
-//! scenario, overrides and seed), so a renamed key or a changed default cannot leave a broken example
-//! behind. Templates with placeholders (`SCENARIO`, `<name>`, `ARGS`, `[--set ...]`) are not commands.
+//! Every `sluice run`, `check`, `bench` and `sweep` command that the README, the docs, BENCHMARKS.md
+//! and the bundled scenarios' and sweeps' comments print works as written: each is checked (`sluice
+//! check` with the same scenario, overrides and seed; `sluice sweep --dry-run` with the same sweep file
+//! and picking rules), so a renamed key or a changed default cannot leave a broken example behind.
+//! Templates with placeholders (`SCENARIO`, `SWEEP`, `NAME`, `<name>`, `ARGS`, `[--set ...]`) are not
+//! commands.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,7 +18,7 @@ fn root() -> PathBuf {
 /// The files whose text shows commands: Markdown at the top and in docs/, and every bundled scenario.
 fn documents(root: &Path) -> Vec<PathBuf> {
     let mut files = vec![root.join("README.md"), root.join("BENCHMARKS.md")];
-    let mut folders = vec![root.join("docs"), root.join("scenarios")];
+    let mut folders = vec![root.join("docs"), root.join("scenarios"), root.join("sweeps")];
     while let Some(folder) = folders.pop() {
         for entry in std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()) {
             match entry.extension().and_then(|e| e.to_str()) {
@@ -49,27 +51,36 @@ fn logical_lines(text: &str) -> Vec<String> {
 fn documented_command(line: &str) -> Option<Vec<String>> {
     // The binary by name, or through `cargo run --release -- ` as the README's main command.
     let starts = ["sluice ", "-- "].into_iter().flat_map(|program| {
-        ["run ", "check ", "bench "]
+        ["run ", "check ", "bench ", "sweep "]
             .into_iter()
             .filter_map(move |sub| line.find(&format!("{program}{sub}")).map(|at| at + program.len()))
     });
     let start = starts.min()?;
     let command = line[start..].split(['`', '#', '|']).next()?.trim();
-    if command.contains(['<', '[']) || command.contains("ARGS") || command.contains("SCENARIO") {
+    if command.contains(['<', '[']) || ["ARGS", "SCENARIO", "SWEEP", "NAME"].iter().any(|word| command.contains(word)) {
         return None;
     }
     shlex::split(command)
 }
 
-/// The `sluice check` arguments that validate what `args` would run: the scenario, `--set` and `--seed`.
+/// The command that validates what `args` would run without running it: `sluice check` with the
+/// scenario, `--set` and `--seed`; for a sweep, `sluice sweep --dry-run` with the file and its picking
+/// rules.
 fn as_check(args: &[String]) -> Vec<String> {
-    let mut check = vec!["check".to_string(), args[1].clone()];
+    let sweep = args[0] == "sweep";
+    let kept: &[&str] = if sweep { &["--best", "--subject-to"] } else { &["--set", "--seed"] };
+    let mut check = vec![if sweep { "sweep" } else { "check" }.to_string(), args[1].clone()];
     let mut rest = args[2..].iter();
     while let Some(arg) = rest.next() {
-        if arg == "--set" || arg == "--seed" {
+        if kept.contains(&arg.as_str()) {
             check.push(arg.clone());
             check.extend(rest.next().cloned());
+        } else if sweep && arg == "--yes" {
+            check.push(arg.clone());
         }
+    }
+    if sweep {
+        check.push("--dry-run".to_string());
     }
     check
 }
@@ -109,4 +120,6 @@ fn templates_and_prose_are_not_taken_for_commands() {
     let lines = logical_lines("#   sluice run a.toml --set x=1 \\\n#     --set y=2\nnext");
     assert_eq!(lines[0], "sluice run a.toml --set x=1 --set y=2");
     assert_eq!(as_check(&documented_command(&lines[0]).unwrap()), ["check", "a.toml", "--set", "x=1", "--set", "y=2"]);
+    let sweep = documented_command("sluice sweep s.toml --jobs 2 --best \"p99(slowdown)\"").unwrap();
+    assert_eq!(as_check(&sweep), ["sweep", "s.toml", "--best", "p99(slowdown)", "--dry-run"]);
 }

@@ -30,7 +30,7 @@ start = "0us"
 [output]
 trace_flows = [0]
 throughput_flows = [0, 1, 2, 3]
-throughput_ports = ["sw0:0"]
+throughput_ports = ["sw0:p0"]
 sample_interval = "7us"
 "#;
 
@@ -166,6 +166,10 @@ fn a_finished_incast_reports_its_bytes_utilisation_and_samples() {
     }
     let port: Vec<_> = rows.iter().filter(|r| r["label"] == "sw0:p0").collect();
     assert!(!port.is_empty() && port.iter().all(|r| r["bytes_kind"] == "wire"), "ports count wire bytes");
+    let queue: Vec<u64> = port.iter().map(|r| r["queue_bytes"].parse().unwrap()).collect();
+    assert!(queue.iter().any(|&q| q > 10_000), "four senders into one port build a queue: {queue:?}");
+    assert_eq!(queue.last(), Some(&0), "the queue has drained when the last flow finishes: {queue:?}");
+    assert!(rows.iter().filter(|r| r["bytes_kind"] == "payload").all(|r| r["queue_bytes"].is_empty()));
     for r in &rows {
         let (bytes, length): (f64, f64) = (r["bytes"].parse().unwrap(), r["interval_ns"].parse().unwrap());
         let gbps: f64 = r["gbps"].parse().unwrap();
@@ -254,4 +258,32 @@ fn throughput_flows_refuses_other_words_with_a_located_error() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.contains("incast.toml:18: output.throughput_flows:"), "{stderr}");
     assert!(stderr.contains("expected a list of flow ids or \"all\""), "{stderr}");
+}
+
+/// `scenario.resolved.toml` names the scenario's directory relative to itself, so a results tree moved
+/// together with the scenario's data files still re-runs to the same results.
+#[test]
+fn the_resolved_scenario_moves_with_its_files() {
+    let dir = Scratch::new("portable");
+    fs::create_dir_all(dir.path.join("study/flows")).unwrap();
+    dir.write("study/flows/list.csv", "src,dst,size_bytes,start_ns\n1,0,30000,0\n2,0,20000,1000\n");
+    let scenario = dir.write(
+        "study/list.toml",
+        "[topology]\nkind = \"star\"\nhosts = 3\nrate = \"100Gbps\"\n\
+         [[workload]]\nkind = \"flow_list\"\npath = \"flows/list.csv\"\n",
+    );
+    run(&dir, &scenario, &[]);
+    let resolved = dir.read("out/scenario.resolved.toml");
+    assert!(resolved.contains("base_dir = \"../study\""), "relative to the results directory:\n{resolved}");
+
+    let moved = Scratch::new("portable-moved");
+    fs::remove_dir_all(&moved.path).unwrap();
+    fs::rename(&dir.path, &moved.path).unwrap();
+    let output = Command::new(SLUICE)
+        .args(["run", "out/scenario.resolved.toml", "--out", "again", "--quiet"])
+        .current_dir(&moved.path)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(moved.read("again/fct.csv"), moved.read("out/fct.csv"));
 }

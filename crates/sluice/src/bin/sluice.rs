@@ -48,6 +48,8 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Run a configuration sweep on local cores: one table of metrics per run, and the best configuration.
+    Sweep(sluice::sweep_command::SweepArgs),
     /// Validate a scenario and print it with every default filled in.
     Check {
         #[command(flatten)]
@@ -202,6 +204,7 @@ fn dispatch(command: Command) -> Result<(), Failure> {
     match command {
         Command::Run { args, out, quiet, force } => run(args, out, quiet, force),
         Command::Check { args } => check(args),
+        Command::Sweep(args) => sluice::sweep_command::sweep(args),
         Command::List => out(&list_text()),
         Command::Bench { args, repeat, force } => bench(args, repeat, force),
         #[cfg(feature = "kernel")]

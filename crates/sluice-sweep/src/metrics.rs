@@ -1,0 +1,170 @@
+//! The figures of merit of one run, flattened from its `summary.json` into named table cells.
+//!
+//! Overall figures are plain names (`slowdown_p99`, `goodput_gbps`); per-bucket ones append the
+//! bucket's label after a colon (`slowdown_p99:<10KB`). Statistics over nothing (the slowdown of an empty
+//! bucket, the fairness of no long-lived flows) are empty cells, never zero.
+
+use sluice_results::{BucketStats, Summary};
+
+/// One cell of the sweep table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// Nothing to report (a failed run, a statistic over no flows).
+    Null,
+    /// An integer.
+    Int(i64),
+    /// A real number.
+    Float(f64),
+    /// A yes/no figure.
+    Bool(bool),
+    /// Text.
+    Text(String),
+}
+
+impl Cell {
+    /// The cell as a number, for picking; text and empty cells have none.
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Cell::Int(i) => Some(*i as f64),
+            Cell::Float(f) => Some(*f),
+            Cell::Bool(b) => Some(f64::from(u8::from(*b))),
+            Cell::Null | Cell::Text(_) => None,
+        }
+    }
+}
+
+fn int(value: u64) -> Cell {
+    Cell::Int(i64::try_from(value).unwrap_or(i64::MAX))
+}
+
+fn float(value: Option<f64>) -> Cell {
+    value.map_or(Cell::Null, Cell::Float)
+}
+
+/// The statistics reported for the overall row and for each bucket, by suffix-less name.
+const BUCKET_FIGURES: [&str; 9] = [
+    "count",
+    "unfinished",
+    "slowdown_avg",
+    "slowdown_p50",
+    "slowdown_p95",
+    "slowdown_p99",
+    "slowdown_p999",
+    "fct_us_avg",
+    "fct_us_p99",
+];
+
+/// The run-wide figures, by name, in table order.
+pub const RUN_FIGURES: [&str; 25] = [
+    "not_started",
+    "goodput_gbps",
+    "goodput_while_active_gbps",
+    "offered_gbps",
+    "goodput_bytes",
+    "offered_bytes",
+    "bytes_sent",
+    "retransmitted_bytes",
+    "utilisation_max",
+    "utilisation_mean",
+    "max_buffer_bytes",
+    "max_queue_bytes",
+    "drops",
+    "data_drops",
+    "control_drops",
+    "ecn_marks",
+    "pfc_pauses",
+    "pfc_pause_time_us",
+    "long_lived_gbps",
+    "jain",
+    "flows",
+    "sim_time_ps",
+    "events",
+    "hit_time_limit",
+    "active_time_ps",
+];
+
+/// Every metric name a run of a scenario with these bucket labels has, in table order.
+pub fn names(bucket_labels: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = BUCKET_FIGURES.iter().map(|s| s.to_string()).collect();
+    names.extend(RUN_FIGURES.iter().map(|s| s.to_string()));
+    for label in bucket_labels {
+        names.extend(BUCKET_FIGURES.iter().map(|figure| format!("{figure}:{label}")));
+    }
+    names
+}
+
+/// The metrics of one run, named as [`names`] lists them.
+pub fn metrics(summary: &Summary) -> Vec<(String, Cell)> {
+    let mut cells: Vec<(String, Cell)> = bucket_cells(&summary.overall, "");
+    let t = &summary.totals;
+    let run: [Cell; 25] = [
+        int(summary.overall.not_started),
+        Cell::Float(t.goodput_gbps),
+        Cell::Float(t.goodput_while_active_gbps),
+        Cell::Float(t.offered_gbps),
+        int(t.goodput_bytes),
+        int(t.offered_bytes),
+        int(t.bytes_sent),
+        int(t.retransmitted_bytes),
+        float(t.link_utilisation.as_ref().map(|u| u.max)),
+        float(t.link_utilisation.as_ref().map(|u| u.mean)),
+        t.max_switch_buffer.as_ref().map_or(Cell::Null, |p| int(p.bytes)),
+        t.max_port_queue.as_ref().map_or(Cell::Null, |p| int(p.bytes)),
+        int(t.drops),
+        int(t.data_drops),
+        int(t.control_drops),
+        int(t.ecn_marks),
+        int(t.pfc_pauses),
+        Cell::Float(t.pfc_pause_time_us),
+        Cell::Float(summary.long_lived.total_gbps),
+        float(summary.long_lived.jain_fairness),
+        int(t.flows),
+        int(summary.run.sim_time_ps),
+        int(summary.run.events),
+        Cell::Bool(summary.run.hit_time_limit),
+        int(t.active_time_ps),
+    ];
+    cells.extend(RUN_FIGURES.iter().map(|s| s.to_string()).zip(run));
+    for bucket in &summary.buckets {
+        cells.extend(bucket_cells(bucket, &format!(":{}", bucket.label)));
+    }
+    cells
+}
+
+fn bucket_cells(b: &BucketStats, suffix: &str) -> Vec<(String, Cell)> {
+    let s = b.slowdown.as_ref();
+    let f = b.fct_us.as_ref();
+    let values = [
+        int(b.count),
+        int(b.unfinished),
+        float(s.map(|s| s.avg)),
+        float(s.map(|s| s.p50)),
+        float(s.map(|s| s.p95)),
+        float(s.map(|s| s.p99)),
+        float(s.map(|s| s.p999)),
+        float(f.map(|f| f.avg)),
+        float(f.map(|f| f.p99)),
+    ];
+    BUCKET_FIGURES.iter().map(|name| format!("{name}{suffix}")).zip(values).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_results::{Buckets, RunInfo};
+
+    #[test]
+    fn every_listed_name_has_a_cell_and_empty_statistics_are_null() {
+        let buckets = Buckets::default();
+        let summary = Summary::compute(&[], &[], &[], &RunInfo::default(), &buckets);
+        let cells = metrics(&summary);
+        let cell_names: Vec<&str> = cells.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(cell_names, names(&buckets.labels()));
+        let get = |name: &str| &cells.iter().find(|(n, _)| n == name).unwrap().1;
+        assert_eq!(get("slowdown_p99"), &Cell::Null, "no flows: no slowdown, not zero");
+        assert_eq!(get("slowdown_p99:<10KB"), &Cell::Null);
+        assert_eq!(get("count:<10KB"), &Cell::Int(0));
+        assert_eq!(get("jain"), &Cell::Null);
+        assert_eq!(get("hit_time_limit"), &Cell::Bool(false));
+    }
+}
