@@ -141,10 +141,10 @@ fn data_range(values: impl Iterator<Item = f64>, scale: Scale) -> Option<(f64, f
 
 /// The shown range and ticks of an axis, from its data range.
 fn layout(axis: &Axis, data: Option<(f64, f64)>) -> ((f64, f64), Vec<(f64, String)>) {
-    let (low, high) = axis.range.or(data).unwrap_or((0.0, 1.0));
-    let range = match axis.scale {
-        Scale::Linear => linear_range(low, high),
-        Scale::Log => log_range(low, high),
+    let range = match (axis.range, data.unwrap_or((1.0, 1.0))) {
+        (Some(fixed), _) => fixed,
+        (None, (low, high)) if axis.scale == Scale::Log => log_range(low, high),
+        (None, (low, high)) => linear_range(low, high),
     };
     let ticks = match &axis.ticks {
         Some(ticks) => ticks.clone(),
@@ -164,9 +164,12 @@ fn linear_range(low: f64, high: f64) -> (f64, f64) {
     }
 }
 
+/// From the largest 1, 2 or 5 times a power of ten at or below `low` to the smallest at or above `high`.
 fn log_range(low: f64, high: f64) -> (f64, f64) {
-    let low = 10f64.powf(low.log10().floor());
-    let high = 10f64.powf(high.log10().ceil());
+    let power = |v: f64| 10f64.powf(v.log10().floor());
+    let below = [5.0, 2.0, 1.0].into_iter().map(|m| m * power(low)).find(|v| *v <= low * 1.000001);
+    let above = [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * power(high)).find(|v| *v >= high / 1.000001);
+    let (low, high) = (below.unwrap_or(power(low)), above.unwrap_or(10.0 * power(high)));
     if high > low {
         (low, high)
     } else {
@@ -188,13 +191,13 @@ fn linear_ticks((low, high): (f64, f64)) -> Vec<(f64, String)> {
 }
 
 fn log_ticks((low, high): (f64, f64)) -> Vec<(f64, String)> {
-    let (first, last) = (low.log10().round() as i32, high.log10().round() as i32);
-    let multiples: &[f64] = if last - first <= 2 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+    let (first, last) = (low.log10().floor() as i32, high.log10().ceil() as i32);
+    let multiples: &[f64] = if high / low <= 1000.0 { &[1.0, 2.0, 5.0] } else { &[1.0] };
     let mut ticks = Vec::new();
     for power in first..=last {
         for m in multiples {
             let v = m * 10f64.powi(power);
-            if v <= high * 1.000001 {
+            if v >= low / 1.000001 && v <= high * 1.000001 {
                 ticks.push((v, number(v)));
             }
         }
@@ -352,7 +355,7 @@ fn draw_line(svg: &mut String, line: &Line, x: &Mapping, y: &Mapping) {
         if segment.len() == 1 {
             // A lone point would be invisible as a path; a dot shows it.
             let (px, py) = segment[0];
-            let _ = write!(svg, "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"2.5\" fill=\"{}\"/>", line.color);
+            let _ = write!(svg, "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"4\" fill=\"{}\"/>", line.color);
         }
     }
     let _ = write!(
@@ -540,7 +543,8 @@ mod tests {
         assert_eq!(linear_range(0.0, 93.0), (0.0, 100.0));
         let ticks: Vec<f64> = linear_ticks((0.0, 100.0)).into_iter().map(|t| t.0).collect();
         assert_eq!(ticks, [0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
-        assert_eq!(log_range(1.0, 37.0), (1.0, 100.0));
+        assert_eq!(log_range(1.0, 37.0), (1.0, 50.0));
+        assert_eq!(log_range(3.12, 12.8), (2.0, 20.0));
         let labels: Vec<String> = log_ticks((1.0, 100.0)).into_iter().map(|t| t.1).collect();
         assert_eq!(labels, ["1", "2", "5", "10", "20", "50", "100"]);
     }

@@ -160,11 +160,14 @@ impl AxisValues {
                 positive && parse(self.values.last().expect("an axis has values")) >= 100.0 * parse(&self.values[0]);
             let ticks = self.values.iter().map(|v| (parse(v), v.clone())).collect();
             let scale = if wide { Scale::Log } else { Scale::Linear };
+            let (low, high) = (parse(&self.values[0]), parse(self.values.last().expect("an axis has values")));
+            // A margin keeps the end points off the frame.
+            let margin = if high > low { (high - low) * 0.08 } else { low.abs().max(1.0) * 0.5 };
             let axis = Axis::new(title, scale).with_ticks(ticks);
             if wide {
                 axis
             } else {
-                axis.with_range(parse(&self.values[0]), parse(self.values.last().expect("values")))
+                axis.with_range(low - margin, high + margin)
             }
         } else {
             let ticks = self.values.iter().enumerate().map(|(i, v)| (i as f64, v.clone())).collect();
@@ -276,11 +279,11 @@ fn heat_map(sweep: &Sweep) -> Part {
         values: cells,
         best,
     };
-    let note = if sweep.axes.len() > 2 { "Each cell is the best run over the other axes; " } else { "" };
+    let note = if sweep.axes.len() > 2 { "Each cell is the best run over the other axes. " } else { "" };
     Part::Box(Section {
         kind: Kind::Chart,
         title: format!("{} over {} and {}", sweep.metric_title, sweep.axes[0], sweep.axes[1]),
-        note: format!("{note}the best run is outlined in red; grey cells have no value."),
+        note: format!("{note}The best run is outlined in red; grey cells have no value."),
         body: render_heatmap(&map),
     })
 }
