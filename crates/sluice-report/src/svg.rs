@@ -269,7 +269,7 @@ pub fn render(plot: &Plot) -> String {
 
 fn open_svg() -> String {
     format!(
-        "<svg class=\"plot\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" \
+        "<svg class=\"plot\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" \
          font-family=\"system-ui, sans-serif\" font-size=\"12\">"
     )
 }
