@@ -285,7 +285,13 @@ pub fn traces(runs: &[Named]) -> Vec<Part> {
                 .iter()
                 .filter_map(|n| Some((n.label, n.run.traces.get(variable)?.iter().collect::<Vec<_>>())))
                 .collect();
-            let (lines, unit) = time_lines(&groups, |s| &s.points, 1.0);
+            let set = groups.iter().flat_map(|g| &g.1).any(|s| s.points.iter().any(|p| p.1.is_some()));
+            if !set {
+                return Part::Missing(format!("{variable} was never set in the traced flows: its chart is left out."));
+            }
+            let (mut lines, unit) = time_lines(&groups, |s| &s.points, 1.0);
+            // A variable keeps its value until the next row: a staircase, not a slope.
+            lines.iter_mut().for_each(|line| line.step = true);
             let plot = Plot {
                 x: Axis::new(format!("time ({unit})"), Scale::Linear),
                 y: Axis::new(variable.as_str(), Scale::Linear),

@@ -5,6 +5,10 @@ use std::collections::BTreeMap;
 /// Scenario keys that say where a run was made, not what was simulated.
 const IGNORED: [&str; 2] = ["base_dir", "output.dir"];
 
+/// Scenario tables that resolving fills in from other keys (the ECN thresholds follow the algorithm):
+/// their differences name runs only when nothing else differs.
+const DERIVED: [&str; 1] = ["switch.ecn.thresholds."];
+
 /// At most this many differing keys name a run; more are summarised as `+N more`.
 const MAX_KEYS: usize = 3;
 
@@ -38,8 +42,8 @@ fn flatten_into(prefix: &str, value: &toml::Value, keys: &mut BTreeMap<String, S
     }
 }
 
-/// One label per run: `key=value` for the keys that every run has and whose values differ, shallowest
-/// keys first (`cc.algorithm` before the thresholds it implies), at most three, then `+N more`.
+/// One label per run: `key=value` for the keys that every run has and whose values differ (derived ones
+/// only when nothing else differs), shallowest keys first, at most three, then `+N more`.
 /// Runs without a scenario, or identical ones, are named `run 1`, `run 2`, ...
 pub fn difference_labels(scenarios: &[Option<BTreeMap<String, String>>]) -> Vec<String> {
     let fallback = || (1..=scenarios.len()).map(|i| format!("run {i}")).collect();
@@ -57,6 +61,10 @@ pub fn difference_labels(scenarios: &[Option<BTreeMap<String, String>>]) -> Vec<
         .collect();
     if differing.is_empty() {
         return fallback();
+    }
+    let derived = |key: &&String| DERIVED.iter().any(|prefix| key.starts_with(prefix));
+    if differing.iter().any(|key| !derived(key)) {
+        differing.retain(|key| !derived(key));
     }
     differing.sort_by_key(|key| (key.matches('.').count(), key.as_str()));
     all.iter().map(|s| label_of(s, &differing)).collect()
