@@ -110,6 +110,29 @@ fn reports_render_in_headless_chromium() {
     assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(stdout.lines().count(), 3, "one line per report: {stdout}");
     eprintln!("screenshots: {}", shots.display());
+    check_catches_a_broken_report(&browser, &single, &scratch.0);
+}
+
+/// The check fails a report whose first chart lost its drawing and that asks for an outside image.
+fn check_catches_a_broken_report(browser: &Path, report: &Path, dir: &Path) {
+    let html = fs::read_to_string(report).unwrap();
+    let start = html.find("<svg class=\"plot\"").unwrap();
+    let end = start + html[start..].find("</svg>").unwrap();
+    let broken = format!("{}<svg class=\"plot\" viewBox=\"0 0 720 340\">{}", &html[..start], &html[end..]);
+    let broken = broken.replace("</main>", "<img src=\"http://192.0.2.1/x.png\" alt=\"\"></main>");
+    let path = dir.join("broken.html");
+    fs::write(&path, broken).unwrap();
+    let output = Command::new("python3")
+        .arg(repo().join("scripts/check_report.py"))
+        .arg(browser)
+        .arg(&path)
+        .arg(dir.join("broken.png"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("chart 'FCT slowdown vs flow size' draws no data"), "{stderr}");
+    assert!(stderr.contains("external request: http://192.0.2.1/x.png"), "{stderr}");
 }
 
 #[test]
