@@ -192,17 +192,19 @@ fn max_time<'a>(series: impl Iterator<Item = &'a Series>) -> f64 {
     series.flat_map(|s| s.points.iter().map(|p| p.0)).fold(0.0, f64::max)
 }
 
-/// One line per (run, series) over time, the time axis in µs or ms, values scaled by `scale`.
+/// One line per (run, series) over time, the time axis in µs or ms, values scaled by `scale`; lines are
+/// named with their run's label when `overlay`.
 fn time_lines<'a>(
     groups: &[(&str, Vec<&'a Series>)],
     points: fn(&Series) -> &[Point],
     scale: f64,
+    overlay: bool,
 ) -> (Vec<Line>, &'static str) {
     let (divisor, unit) = time_unit(max_time(groups.iter().flat_map(|g| g.1.iter().copied())));
     let mut lines = Vec::new();
     for (run_label, series) in groups {
         for s in series {
-            let name = if groups.len() > 1 { format!("{run_label}: {}", s.label) } else { s.label.clone() };
+            let name = if overlay { format!("{run_label}: {}", s.label) } else { s.label.clone() };
             let scaled = points(s).iter().map(|&(t, v)| (t / divisor, v.map(|v| v / scale))).collect();
             lines.push(Line::new(name, color(lines.len()), scaled));
         }
@@ -223,7 +225,7 @@ pub fn throughput(runs: &[Named]) -> Vec<Part> {
         if groups.is_empty() {
             continue;
         }
-        let (lines, unit) = time_lines(&groups, |s| &s.points, 1.0);
+        let (lines, unit) = time_lines(&groups, |s| &s.points, 1.0, runs.len() > 1);
         let plot = Plot {
             x: Axis::new(format!("time ({unit})"), Scale::Linear),
             y: Axis::new("throughput (Gbps)", Scale::Linear),
@@ -258,7 +260,7 @@ pub fn queues(runs: &[Named]) -> Part {
     if groups.is_empty() {
         return Part::Missing("No sampled port has queue samples: the queue occupancy chart is left out.".into());
     }
-    let (lines, unit) = time_lines(&groups, |s| &s.queue, 1e3);
+    let (lines, unit) = time_lines(&groups, |s| &s.queue, 1e3, runs.len() > 1);
     let plot = Plot {
         x: Axis::new(format!("time ({unit})"), Scale::Linear),
         y: Axis::new("queue (KB)", Scale::Linear),
@@ -289,7 +291,7 @@ pub fn traces(runs: &[Named]) -> Vec<Part> {
             if !set {
                 return Part::Missing(format!("{variable} was never set in the traced flows: its chart is left out."));
             }
-            let (mut lines, unit) = time_lines(&groups, |s| &s.points, 1.0);
+            let (mut lines, unit) = time_lines(&groups, |s| &s.points, 1.0, runs.len() > 1);
             // A variable keeps its value until the next row: a staircase, not a slope.
             lines.iter_mut().for_each(|line| line.step = true);
             let plot = Plot {
@@ -304,8 +306,15 @@ pub fn traces(runs: &[Named]) -> Vec<Part> {
         .collect()
 }
 
-/// A chart box: the plot and its legend.
-pub fn chart(title: &str, note: String, plot: Plot) -> Part {
+/// The most lines one chart draws: more (`throughput_flows = "all"`) would be an unreadable tangle.
+const MAX_LINES: usize = 20;
+
+/// A chart box: the plot and its legend; lines beyond [`MAX_LINES`] are left out, and the note says so.
+pub fn chart(title: &str, mut note: String, mut plot: Plot) -> Part {
+    if plot.lines.len() > MAX_LINES {
+        note.push_str(&format!(" Showing the first {MAX_LINES} of {} lines.", plot.lines.len()));
+        plot.lines.truncate(MAX_LINES);
+    }
     let body = format!("{}{}", render(&plot), legend(&plot.lines));
     Part::Box(Section { kind: Kind::Chart, title: title.into(), note, body })
 }
@@ -322,6 +331,16 @@ mod tests {
         assert_eq!(groups[0], SizeGroup { percentile: 2.5, size: 3000.0, p50: 98.0, p99: 100.0 });
         assert_eq!(groups[19].percentile, 97.5);
         assert_eq!(size_groups(&flows[..3], 20).len(), 3);
+    }
+
+    #[test]
+    fn charts_draw_at_most_twenty_lines() {
+        let lines = (0..25).map(|i| Line::new(format!("flow {i}"), color(i), vec![(0.0, Some(1.0))])).collect();
+        let plot =
+            Plot { x: Axis::new("x", Scale::Linear), y: Axis::new("y", Scale::Linear), lines, highlights: vec![] };
+        let Part::Box(section) = chart("t", "Note.".into(), plot) else { panic!("a chart is a box") };
+        assert_eq!(section.note, "Note. Showing the first 20 of 25 lines.");
+        assert_eq!(section.body.matches("<li>").count(), 20);
     }
 
     #[test]
