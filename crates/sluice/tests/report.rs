@@ -86,6 +86,7 @@ fn reports_render_in_headless_chromium() {
     let sweep = scratch.0.join("sweep.html");
     let fixture = repo().join("crates/sluice-report/tests/fixtures/sweep");
     succeed(&["report", fixture.to_str().unwrap(), "--out", sweep.to_str().unwrap()]);
+    assert!(fs::read_to_string(&single).unwrap().contains("<h2>Queue occupancy</h2>"));
     let overlay_html = fs::read_to_string(&overlay).unwrap();
     assert!(overlay_html.contains("cc.algorithm=dcqcn p99") && overlay_html.contains("cc.algorithm=dctcp p99"));
 
