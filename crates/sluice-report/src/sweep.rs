@@ -97,13 +97,14 @@ fn choose_metric(table: &Table, metrics: &[String], objective: Option<&(String, 
 
 fn read_rows(table: &Table, axes: &[String], metric: &str) -> Result<Vec<SweepRow>, ReportError> {
     let columns: Vec<usize> = axes.iter().map(|a| table.require(a)).collect::<Result<_, _>>()?;
-    let (status, metric) = (table.require("status")?, table.require(metric)?);
+    let (error, metric) = (table.require("error")?, table.require(metric)?);
     table
         .rows()
         .iter()
         .map(|row| {
             let values = columns.iter().map(|&c| table.text(row, c).to_string()).collect();
-            let ok = table.text(row, status) == "ok";
+            // A run that failed has an error message; whatever metrics it left are not drawn.
+            let ok = table.text(row, error).is_empty();
             Ok((values, if ok { table.number(row, metric)? } else { None }))
         })
         .collect()
@@ -125,7 +126,7 @@ fn best_row(json: &Value, table: &Table, rows: &[SweepRow], lower_is_better: boo
     valued.max_by(better).map(|(i, _)| i)
 }
 
-/// The values one axis takes, in order (numerically when all are numbers), and their x positions.
+/// The values one axis takes, in order, and whether they are all numbers.
 struct AxisValues {
     values: Vec<String>,
     numeric: bool,
@@ -133,14 +134,17 @@ struct AxisValues {
 
 impl AxisValues {
     fn of(rows: &[SweepRow], axis: usize) -> AxisValues {
-        let mut values: Vec<String> = rows.iter().map(|r| r.0[axis].clone()).collect();
+        let mut values: Vec<String> = Vec::new();
+        for row in rows {
+            if !values.contains(&row.0[axis]) {
+                values.push(row.0[axis].clone());
+            }
+        }
         let numeric = values.iter().all(|v| v.parse::<f64>().is_ok_and(f64::is_finite));
+        // Numbers in numeric order; anything else ("64KB", "dctcp") in the sweep's own order.
         if numeric {
             values.sort_by(|a, b| parse(a).total_cmp(&parse(b)));
-        } else {
-            values.sort();
         }
-        values.dedup();
         AxisValues { values, numeric }
     }
 

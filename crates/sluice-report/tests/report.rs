@@ -133,3 +133,41 @@ fn bad_input_is_located_and_writes_nothing() {
     assert_eq!(files_in(&dir), ["empty", "run"]);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_one_axis_sweep_without_objective_marks_its_lowest_metric() {
+    let dir = scratch("one-axis");
+    let sweep = dir.join("sweep");
+    std::fs::create_dir(&sweep).unwrap();
+    let json = r#"{"axes": ["cc.params.k"], "metrics": ["slowdown_p99", "drops"], "objective": null, "best": null}"#;
+    std::fs::write(sweep.join("sweep.json"), json).unwrap();
+    let csv = "run,hash,status,error,cc.params.k,slowdown_p99,drops\n\
+               0,aa,ok,,10KB,4.5,0\n1,bb,ok,,30KB,2.5,0\n2,cc,error,out of memory,60KB,1.5,0\n3,dd,ok,,90KB,3.0,1\n";
+    std::fs::write(sweep.join("sweep.csv"), csv).unwrap();
+    let html = render_report(&[sweep], &[]).unwrap();
+    // The failed run's leftover value is not the best: run 1 is.
+    assert!(html.contains("best: run 1 (bb): cc.params.k=30KB: slowdown_p99 = 2.5"), "{html}");
+    assert_eq!(html.matches("<tr class=\"best\"><td>1</td>").count(), 1);
+    assert!(html.contains("The heat map needs two axes; this sweep has one."));
+    assert!(html.contains("<h2>slowdown_p99 vs cc.params.k</h2>"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_bad_sweep_file_is_located() {
+    let dir = scratch("bad-sweep");
+    let sweep = dir.join("sweep");
+    std::fs::create_dir(&sweep).unwrap();
+    let json = r#"{"axes": ["a"], "metrics": ["m"], "objective": {"expr": "m", "goal": "least"}, "best": null}"#;
+    std::fs::write(sweep.join("sweep.json"), json).unwrap();
+    let err = render_report(std::slice::from_ref(&sweep), &[]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("{}: `objective.goal` must be \"min\" or \"max\"", sweep.join("sweep.json").display())
+    );
+    std::fs::write(sweep.join("sweep.json"), json.replace("least", "min")).unwrap();
+    std::fs::write(sweep.join("sweep.csv"), "run,hash,status,error,a,m\n0,aa,ok,,1,2\n1,bb,ok,,2,lots\n").unwrap();
+    let err = render_report(std::slice::from_ref(&sweep), &[]).unwrap_err();
+    assert_eq!(err.to_string(), format!("{}:3: column `m`: `lots` is not a number", sweep.join("sweep.csv").display()));
+    std::fs::remove_dir_all(dir).unwrap();
+}
