@@ -53,16 +53,20 @@ pub fn legend(lines: &[Line]) -> String {
 }
 
 /// An HTML table: a header row and data rows of already escaped cells; `highlight` marks one row.
+/// Columns of numbers are right-aligned, columns with any text left-aligned.
 pub fn table(header: &[&str], rows: &[Vec<String>], highlight: Option<usize>) -> String {
+    let number = |cell: &String| cell.is_empty() || cell == "–" || cell.parse::<f64>().is_ok();
+    let text_column = |c: usize| rows.iter().any(|row| row.get(c).is_some_and(|cell| !number(cell)));
+    let aligns: Vec<&str> = (0..header.len()).map(|c| if text_column(c) { " class=\"t\"" } else { "" }).collect();
     let mut html = String::from("<div class=\"scroll\"><table><thead><tr>");
-    for cell in header {
-        let _ = write!(html, "<th>{}</th>", escape(cell));
+    for (cell, align) in header.iter().zip(&aligns) {
+        let _ = write!(html, "<th{align}>{}</th>", escape(cell));
     }
     html.push_str("</tr></thead><tbody>");
     for (i, row) in rows.iter().enumerate() {
         html.push_str(if highlight == Some(i) { "<tr class=\"best\">" } else { "<tr>" });
-        for cell in row {
-            let _ = write!(html, "<td>{cell}</td>");
+        for (cell, align) in row.iter().zip(&aligns) {
+            let _ = write!(html, "<td{align}>{cell}</td>");
         }
         html.push_str("</tr>");
     }
@@ -84,7 +88,7 @@ svg.plot{width:100%;height:auto;display:block}\
 .legend li{display:flex;align-items:center;gap:6px}\
 .scroll{overflow-x:auto}table{border-collapse:collapse;font-size:.85rem;width:100%}\
 th,td{padding:3px 8px;border-bottom:1px solid #e4e7eb;text-align:right;white-space:nowrap}\
-th:first-child,td:first-child{text-align:left}thead th{background:#f0f2f5}\
+th.t,td.t{text-align:left}thead th{background:#f0f2f5}\
 tr.best td{background:#fde2e2;font-weight:bold}";
 
 /// The whole page: `title`, the runs listed in the header, then the parts in order.

@@ -93,7 +93,7 @@ fn a_sweep_report_marks_the_best_run() {
     assert_eq!(html.matches("<circle class=\"best\"").count(), 2);
     assert_eq!(html.matches("<rect class=\"best\"").count(), 1);
     assert_eq!(html.matches("<tr class=\"best\"><td>3</td>").count(), 1);
-    assert!(html.contains("<td>time limit hit, 3 flows unfinished</td>"));
+    assert!(html.contains("<td class=\"t\">time limit hit, 3 flows unfinished</td>"));
 }
 
 #[test]
