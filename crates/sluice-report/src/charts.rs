@@ -309,7 +309,7 @@ pub fn traces(runs: &[Named]) -> Vec<Part> {
 /// The most lines one chart draws: more (`throughput_flows = "all"`) would be an unreadable tangle.
 const MAX_LINES: usize = 20;
 
-/// A chart box: the plot and its legend; lines beyond [`MAX_LINES`] are left out, and the note says so.
+/// A chart box: the plot and its legend; lines beyond the twentieth are left out, and the note says so.
 pub fn chart(title: &str, mut note: String, mut plot: Plot) -> Part {
     if plot.lines.len() > MAX_LINES {
         note.push_str(&format!(" Showing the first {MAX_LINES} of {} lines.", plot.lines.len()));
