@@ -154,7 +154,7 @@ pub fn bucket_table(runs: &[Named]) -> Part {
             rows.push(row);
         }
     }
-    let mut body = table(&header, &rows, None);
+    let mut body = table(&header, &rows, &[]);
     body.push_str(&totals_table(runs));
     Part::Box(Section {
         kind: Kind::Table,
@@ -176,7 +176,7 @@ fn totals_table(runs: &[Named]) -> String {
             row
         })
         .collect();
-    format!("<h3>Totals</h3>{}", table(&header, &rows, None))
+    format!("<h3>Totals</h3>{}", table(&header, &rows, &[]))
 }
 
 /// Time axis unit for times up to `max_ns`: µs below a millisecond, else ms.

@@ -52,9 +52,9 @@ pub fn legend(lines: &[Line]) -> String {
     html
 }
 
-/// An HTML table: a header row and data rows of already escaped cells; `highlight` marks one row.
+/// An HTML table: a header row and data rows of already escaped cells; `highlight` marks rows.
 /// Columns of numbers are right-aligned, columns with any text left-aligned.
-pub fn table(header: &[&str], rows: &[Vec<String>], highlight: Option<usize>) -> String {
+pub fn table(header: &[&str], rows: &[Vec<String>], highlight: &[usize]) -> String {
     let number = |cell: &String| cell.is_empty() || cell == "–" || cell.parse::<f64>().is_ok();
     let text_column = |c: usize| rows.iter().any(|row| row.get(c).is_some_and(|cell| !number(cell)));
     let aligns: Vec<&str> = (0..header.len()).map(|c| if text_column(c) { " class=\"t\"" } else { "" }).collect();
@@ -64,7 +64,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>], highlight: Option<usize>) ->
     }
     html.push_str("</tr></thead><tbody>");
     for (i, row) in rows.iter().enumerate() {
-        html.push_str(if highlight == Some(i) { "<tr class=\"best\">" } else { "<tr>" });
+        html.push_str(if highlight.contains(&i) { "<tr class=\"best\">" } else { "<tr>" });
         for (cell, align) in row.iter().zip(&aligns) {
             let _ = write!(html, "<td{align}>{cell}</td>");
         }

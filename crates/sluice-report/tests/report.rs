@@ -88,7 +88,7 @@ fn a_sweep_report_marks_the_best_run() {
     assert!(html.contains("<h2>objective slowdown_p99 vs cc.algorithm</h2>"));
     assert!(html.contains("<h2>objective slowdown_p99 vs workload.0.load</h2>"));
     assert!(html.contains("<h2>objective slowdown_p99 over cc.algorithm and workload.0.load</h2>"));
-    assert!(html.contains("best: run 3 (5d1c0e7a9b3f2468): cc.algorithm=dctcp, workload.0.load=0.3"));
+    assert!(html.contains("best: cc.algorithm=dctcp, workload.0.load=0.3 (run 3): objective slowdown_p99 = 3.12"));
     // A ring in each of the two axis charts, an outline in the heat map, one highlighted table row.
     assert_eq!(html.matches("<circle class=\"best\"").count(), 2);
     assert_eq!(html.matches("<rect class=\"best\"").count(), 1);
@@ -146,7 +146,7 @@ fn a_one_axis_sweep_without_objective_marks_its_lowest_metric() {
     std::fs::write(sweep.join("sweep.csv"), csv).unwrap();
     let html = render_report(&[sweep], &[]).unwrap();
     // The failed run's leftover value is not the best: run 1 is.
-    assert!(html.contains("best: run 1 (bb): cc.params.k=30KB: slowdown_p99 = 2.5"), "{html}");
+    assert!(html.contains("best: cc.params.k=30KB (run 1): slowdown_p99 = 2.5"), "{html}");
     assert_eq!(html.matches("<tr class=\"best\"><td>1</td>").count(), 1);
     assert!(html.contains("The heat map needs two axes; this sweep has one."));
     assert!(html.contains("<h2>slowdown_p99 vs cc.params.k</h2>"));
@@ -169,5 +169,37 @@ fn a_bad_sweep_file_is_located() {
     std::fs::write(sweep.join("sweep.csv"), "run,hash,status,error,a,m\n0,aa,ok,,1,2\n1,bb,ok,,2,lots\n").unwrap();
     let err = render_report(std::slice::from_ref(&sweep), &[]).unwrap_err();
     assert_eq!(err.to_string(), format!("{}:3: column `m`: `lots` is not a number", sweep.join("sweep.csv").display()));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn seeds_are_averaged_and_zipped_keys_are_one_axis() {
+    let dir = scratch("seeds");
+    let sweep = dir.join("sweep");
+    std::fs::create_dir(&sweep).unwrap();
+    let json = r#"{"axes": ["cc.algorithm", "switch.pfc.enabled", "workload.0.load"],
+        "axis_groups": [{"label": "algorithm", "keys": ["cc.algorithm", "switch.pfc.enabled"]},
+                        {"label": "workload.0.load", "keys": ["workload.0.load"]}],
+        "metrics": ["slowdown_p99:<10KB"], "objective": {"expr": "p99(slowdown, <10KB)", "goal": "min"}, "best": null}"#;
+    std::fs::write(sweep.join("sweep.json"), json).unwrap();
+    let csv = "run,hash,status,error,cc.algorithm,switch.pfc.enabled,workload.0.load,seed,slowdown_p99:<10KB\n\
+               0,a,ok,,dcqcn,true,0.3,1,2.0\n1,b,ok,,dcqcn,true,0.3,2,4.0\n\
+               2,c,ok,,dctcp,false,0.3,1,1.0\n3,d,ok,,dctcp,false,0.3,2,4.0\n\
+               4,e,ok,,dcqcn,true,0.5,1,1.0\n5,f,failed,no route,dcqcn,true,0.5,2,\n\
+               6,g,ok,,dctcp,false,0.5,1,5.0\n7,h,ok,,dctcp,false,0.5,2,6.0\n";
+    std::fs::write(sweep.join("sweep.csv"), csv).unwrap();
+    let html = render_report(&[sweep], &[]).unwrap();
+    // dctcp at 0.3 averages 2.5 over its seeds, below dcqcn's 3; dcqcn at 0.5 has a failed run.
+    assert!(html.contains("8 runs, 4 configurations over algorithm, workload.0.load"));
+    assert!(
+        html.contains(
+            "best: algorithm=dctcp / false, workload.0.load=0.3 (runs 2, 3): objective p99(slowdown, &lt;10KB) = 2.5"
+        ),
+        "{html}"
+    );
+    assert_eq!(html.matches("<tr class=\"best\">").count(), 2);
+    assert!(html.contains("<h2>objective p99(slowdown, &lt;10KB) vs algorithm</h2>"));
+    assert!(html.contains(">dctcp / false</text>"));
+    assert!(html.contains("<title>algorithm=dcqcn / true: 3</title>"));
     std::fs::remove_dir_all(dir).unwrap();
 }

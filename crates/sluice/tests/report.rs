@@ -1,5 +1,5 @@
-//! `sluice report` end to end: reports of a quickstart run, of two overlaid runs and of the sweep fixture
-//! open in headless Chromium with every box drawn and no console error (scripts/check_report.py);
+//! `sluice report` end to end: reports of a quickstart run, of two overlaid runs, of the sweep fixture and
+//! of a small real sweep open in headless Chromium with every box drawn and no console error (scripts/check_report.py);
 //! bad input exits with status 2 and writes nothing.
 //!
 //! Without Chromium (Debian's `chromium`, or the browser named by `SLUICE_CHROMIUM`) or python3 the
@@ -54,6 +54,23 @@ fn quickstart(out: &Path, extra: &[&str]) {
     succeed(&args);
 }
 
+/// Runs a small `sluice sweep` of the quickstart scenario (two algorithms with PFC zipped to them, two
+/// loads, two seeds) in `dir` and returns its output directory.
+fn run_sweep(dir: &Path) -> PathBuf {
+    let scenario = repo().join("scenarios/quickstart.toml").canonicalize().unwrap();
+    let file = dir.join("sweep.toml");
+    let text = format!(
+        "scenario = {:?}\nseeds = 2\nbest = \"p99(slowdown, <10KB)\"\n\n[[axis]]\nname = \"algorithm\"\n\
+         zip = {{ \"cc.algorithm\" = [\"dcqcn\", \"dctcp\"], \"switch.pfc.enabled\" = [true, false] }}\n\n\
+         [[axis]]\nkey = \"workload.0.load\"\nvalues = [0.3, 0.5]\n",
+        scenario.display().to_string()
+    );
+    fs::write(&file, text).unwrap();
+    let out = dir.join("sweep");
+    succeed(&["sweep", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--jobs", "2"]);
+    out
+}
+
 /// The browser to test with, or why there is none.
 fn chromium() -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os("SLUICE_CHROMIUM") {
@@ -86,6 +103,10 @@ fn reports_render_in_headless_chromium() {
     let sweep = scratch.0.join("sweep.html");
     let fixture = repo().join("crates/sluice-report/tests/fixtures/sweep");
     succeed(&["report", fixture.to_str().unwrap(), "--out", sweep.to_str().unwrap()]);
+    let real_sweep = run_sweep(&scratch.0);
+    succeed(&["report", real_sweep.to_str().unwrap()]);
+    let real_html = fs::read_to_string(real_sweep.join("report.html")).unwrap();
+    assert!(real_html.contains("8 runs, 4 configurations over algorithm, workload.0.load"), "{real_html}");
     assert!(fs::read_to_string(&single).unwrap().contains("<h2>Queue occupancy</h2>"));
     let overlay_html = fs::read_to_string(&overlay).unwrap();
     assert!(overlay_html.contains("cc.algorithm=dcqcn p99") && overlay_html.contains("cc.algorithm=dctcp p99"));
@@ -103,13 +124,16 @@ fn reports_render_in_headless_chromium() {
     fs::create_dir_all(&shots).unwrap();
     let mut check = Command::new("python3");
     check.arg(repo().join("scripts/check_report.py")).arg(&browser);
-    for (report, name) in [(&single, "single.png"), (&overlay, "overlay.png"), (&sweep, "sweep.png")] {
+    let real = real_sweep.join("report.html");
+    let reports =
+        [(&single, "single.png"), (&overlay, "overlay.png"), (&sweep, "sweep.png"), (&real, "real-sweep.png")];
+    for (report, name) in reports {
         check.arg(report).arg(shots.join(name));
     }
     let output = check.output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    assert_eq!(stdout.lines().count(), 3, "one line per report: {stdout}");
+    assert_eq!(stdout.lines().count(), 4, "one line per report: {stdout}");
     eprintln!("screenshots: {}", shots.display());
     check_catches_a_broken_report(&browser, &single, &scratch.0);
 }
