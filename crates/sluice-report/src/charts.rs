@@ -192,24 +192,58 @@ fn max_time<'a>(series: impl Iterator<Item = &'a Series>) -> f64 {
     series.flat_map(|s| s.points.iter().map(|p| p.0)).fold(0.0, f64::max)
 }
 
+/// A time series longer than twice this is thinned to this many runs of consecutive points.
+const THIN_BUCKETS: usize = 1500;
+
+/// The note added to a chart whose series were thinned.
+const THINNED: &str = " Long series are thinned to the lowest and highest value of each stretch of samples.";
+
 /// One line per (run, series) over time, the time axis in µs or ms, values scaled by `scale`; lines are
-/// named with their run's label when `overlay`.
+/// named with their run's label when `overlay`. Also says whether a series had to be thinned.
 fn time_lines<'a>(
     groups: &[(&str, Vec<&'a Series>)],
     points: fn(&Series) -> &[Point],
     scale: f64,
     overlay: bool,
-) -> (Vec<Line>, &'static str) {
+) -> (Vec<Line>, &'static str, bool) {
     let (divisor, unit) = time_unit(max_time(groups.iter().flat_map(|g| g.1.iter().copied())));
     let mut lines = Vec::new();
+    let mut thinned = false;
     for (run_label, series) in groups {
         for s in series {
             let name = if overlay { format!("{run_label}: {}", s.label) } else { s.label.clone() };
-            let scaled = points(s).iter().map(|&(t, v)| (t / divisor, v.map(|v| v / scale))).collect();
-            lines.push(Line::new(name, color(lines.len()), scaled));
+            let scaled: Vec<Point> = points(s).iter().map(|&(t, v)| (t / divisor, v.map(|v| v / scale))).collect();
+            thinned |= scaled.len() > 2 * THIN_BUCKETS;
+            lines.push(Line::new(name, color(lines.len()), thin(&scaled, THIN_BUCKETS)));
         }
     }
-    (lines, unit)
+    (lines, unit, thinned)
+}
+
+/// Thins a series of more than `2 * buckets` points to the lowest and highest point of each of `buckets`
+/// stretches of consecutive points, in time order, so that peaks and dips survive; a stretch with a gap
+/// starts with one.
+pub fn thin(points: &[Point], buckets: usize) -> Vec<Point> {
+    if points.len() <= 2 * buckets {
+        return points.to_vec();
+    }
+    let mut thinned = Vec::with_capacity(2 * buckets + 1);
+    for stretch in points.chunks(points.len().div_ceil(buckets)) {
+        if stretch.iter().any(|p| p.1.is_none()) {
+            thinned.push((stretch[0].0, None));
+        }
+        let set = stretch.iter().enumerate().filter_map(|(i, p)| Some((i, p.1?)));
+        let lowest = set.clone().min_by(|a, b| a.1.total_cmp(&b.1));
+        let highest = set.max_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some(low), Some(high)) = (lowest, highest) {
+            let (first, second) = if low.0 <= high.0 { (low.0, high.0) } else { (high.0, low.0) };
+            thinned.push(stretch[first]);
+            if second != first {
+                thinned.push(stretch[second]);
+            }
+        }
+    }
+    thinned
 }
 
 /// Throughput over time, one chart per kind of bytes (payload of flows, wire bytes of ports).
@@ -225,14 +259,17 @@ pub fn throughput(runs: &[Named]) -> Vec<Part> {
         if groups.is_empty() {
             continue;
         }
-        let (lines, unit) = time_lines(&groups, |s| &s.points, 1.0, runs.len() > 1);
+        let (lines, unit, thinned) = time_lines(&groups, |s| &s.points, 1.0, runs.len() > 1);
         let plot = Plot {
             x: Axis::new(format!("time ({unit})"), Scale::Linear),
             y: Axis::new("throughput (Gbps)", Scale::Linear),
             lines,
             highlights: Vec::new(),
         };
-        let note = "From throughput.csv: each point is one sampling interval, plotted at its end.".into();
+        let mut note = String::from("From throughput.csv: each point is one sampling interval, plotted at its end.");
+        if thinned {
+            note.push_str(THINNED);
+        }
         parts.push(chart(title, note, plot));
     }
     if parts.is_empty() {
@@ -260,14 +297,18 @@ pub fn queues(runs: &[Named]) -> Part {
     if groups.is_empty() {
         return Part::Missing("No sampled port has queue samples: the queue occupancy chart is left out.".into());
     }
-    let (lines, unit) = time_lines(&groups, |s| &s.queue, 1e3, runs.len() > 1);
+    let (lines, unit, thinned) = time_lines(&groups, |s| &s.queue, 1e3, runs.len() > 1);
     let plot = Plot {
         x: Axis::new(format!("time ({unit})"), Scale::Linear),
         y: Axis::new("queue (KB)", Scale::Linear),
         lines,
         highlights: Vec::new(),
     };
-    chart("Queue occupancy", "Each sampled port's queue at the end of every sampling interval.".into(), plot)
+    let mut note = String::from("Each sampled port's queue at the end of every sampling interval.");
+    if thinned {
+        note.push_str(THINNED);
+    }
+    chart("Queue occupancy", note, plot)
 }
 
 /// One chart per traced congestion-control variable.
@@ -291,7 +332,7 @@ pub fn traces(runs: &[Named]) -> Vec<Part> {
             if !set {
                 return Part::Missing(format!("{variable} was never set in the traced flows: its chart is left out."));
             }
-            let (mut lines, unit) = time_lines(&groups, |s| &s.points, 1.0, runs.len() > 1);
+            let (mut lines, unit, thinned) = time_lines(&groups, |s| &s.points, 1.0, runs.len() > 1);
             // A variable keeps its value until the next row: a staircase, not a slope.
             lines.iter_mut().for_each(|line| line.step = true);
             let plot = Plot {
@@ -300,7 +341,10 @@ pub fn traces(runs: &[Named]) -> Vec<Part> {
                 lines,
                 highlights: Vec::new(),
             };
-            let note = "From trace.csv; gaps are times the variable was unset.".into();
+            let mut note = String::from("From trace.csv; gaps are times the variable was unset.");
+            if thinned {
+                note.push_str(THINNED);
+            }
             chart(&format!("CC variable: {variable}"), note, plot)
         })
         .collect()
@@ -341,6 +385,16 @@ mod tests {
         let Part::Box(section) = chart("t", "Note.".into(), plot) else { panic!("a chart is a box") };
         assert_eq!(section.note, "Note. Showing the first 20 of 25 lines.");
         assert_eq!(section.body.matches("<li>").count(), 20);
+    }
+
+    #[test]
+    fn thinning_keeps_peaks_dips_and_gaps_in_time_order() {
+        let points: Vec<Point> = (0..12).map(|i| (i as f64, Some([5.0, 9.0, 1.0][i % 3]))).collect();
+        assert_eq!(thin(&points, 6), points, "short series are kept");
+        assert_eq!(thin(&points, 2), vec![(2.0, Some(1.0)), (4.0, Some(9.0)), (8.0, Some(1.0)), (10.0, Some(9.0))]);
+        let mut gappy = points.clone();
+        gappy[7].1 = None;
+        assert_eq!(thin(&gappy, 2)[2..], [(6.0, None), (8.0, Some(1.0)), (10.0, Some(9.0))]);
     }
 
     #[test]
