@@ -47,7 +47,7 @@ fn succeed(args: &[&str]) -> String {
 fn quickstart(out: &Path, extra: &[&str]) {
     let scenario = repo().join("scenarios/quickstart.toml");
     let mut args = vec!["run", scenario.to_str().unwrap(), "--quiet", "--out", out.to_str().unwrap()];
-    args.extend(["--set", "output.throughput_ports=[\"tor0:0\",\"tor0:2\"]", "--set", "output.trace_flows=[0]"]);
+    args.extend(["--set", "output.throughput_ports=[\"tor0:p0\",\"tor0:p2\"]", "--set", "output.trace_flows=[0]"]);
     for setting in extra {
         args.extend(["--set", setting]);
     }
