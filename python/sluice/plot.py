@@ -163,7 +163,7 @@ def queue(result: Result, labels: Optional[Iterable[str]] = None) -> "Figure":
 
 
 def trace(result: Result, flow: int, variable: str) -> "Figure":
-    """One congestion-control variable (``cwnd``, ``rate``, ``alpha``...) of one traced flow over time,
+    """One congestion-control variable (``cwnd``, ``rate_bps``, ``alpha``...) of one traced flow over time,
     from trace.csv. Raises ValueError naming what was traced when the flow or variable was not."""
     table = result.trace
     rows = table[(table["flow"] == flow) & (table["variable"] == variable)]

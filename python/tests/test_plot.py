@@ -69,7 +69,7 @@ def test_queue_with_and_without_queue_samples(runs):
 
 def test_trace(runs):
     result = runs["dcqcn"]
-    fig = plot.trace(result, 0, "rate")
+    fig = plot.trace(result, 0, "rate_bps")
     assert isinstance(fig, Figure) and lines(fig) == 1
     with pytest.raises(ValueError, match="flow 0 traces"):
         plot.trace(result, 0, "no_such_variable")

@@ -448,6 +448,8 @@ pub trait CongestionControl: Send {
     }
 
     /// Reports the algorithm's state variables for per-flow traces, as `(name, value)` pairs in a fixed
-    /// order (the first call fixes the column set).
+    /// order (the first call fixes the column set). A name carries its unit when it has one: times in
+    /// nanoseconds end in `_ns`, rates in bit/s end in `_bps`; windows (`cwnd`, `token_window`) are
+    /// bytes; `u64::MAX` means unset.
     fn trace(&self, _out: &mut dyn FnMut(&'static str, f64)) {}
 }

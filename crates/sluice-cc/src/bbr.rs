@@ -79,7 +79,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use sluice_core::{Rate, Time, PS_PER_MS, PS_PER_S};
+use sluice_core::{Rate, Time, PS_PER_MS, PS_PER_NS, PS_PER_S};
 
 use crate::api::{Ack, CongestionControl, Ctx, Events, FlowInfo, Loss, LossKind, Needs, ReportEvery, ReportPolicy};
 use crate::registry::{merge_params, Algorithm, ConfigFactory, Control, Factory, ParamError};
@@ -835,10 +835,10 @@ impl CongestionControl for Bbr {
     /// `btl_bw` (bit/s), `rtprop` (ps, 0 while unknown), `pacing_gain`, `pacing_rate` (bit/s), `cwnd`
     /// (bytes), `state` (0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT).
     fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        out("btl_bw", self.btl_bw() as f64);
-        out("rtprop", self.rtprop.unwrap_or(0) as f64);
+        out("btl_bw_bps", self.btl_bw() as f64);
+        out("rtprop_ns", self.rtprop.unwrap_or(0) as f64 / PS_PER_NS as f64);
         out("pacing_gain", self.pacing_gain());
-        out("pacing_rate", self.pacing_rate as f64);
+        out("pacing_rate_bps", self.pacing_rate as f64);
         out("cwnd", self.cwnd as f64);
         out("state", self.mode as u8 as f64);
     }

@@ -45,7 +45,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use sluice_core::{Rate, Time, PS_PER_S};
+use sluice_core::{Rate, Time, PS_PER_NS, PS_PER_S};
 
 use crate::api::{
     Ack, CongestionControl, Ctx, Events, Feedback, FlowInfo, Loss, LossKind, Needs, ReportPolicy, PATH_AI, PATH_DECWIN,
@@ -349,6 +349,6 @@ impl CongestionControl for Bolt {
     fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         out("cwnd", self.cwnd as f64);
         out("src_queue", self.last_queue as f64);
-        out("rtt", self.rtt.unwrap_or(0) as f64);
+        out("rtt_ns", self.rtt.unwrap_or(0) as f64 / PS_PER_NS as f64);
     }
 }

@@ -336,6 +336,6 @@ impl CongestionControl for Cubic {
         out("cwnd", self.window.cwnd() as f64);
         out("ssthresh", self.window.ssthresh() as f64);
         out("wmax", self.w_max());
-        out("k", self.k * PS_PER_S as f64);
+        out("k_ns", self.k * 1e9);
     }
 }

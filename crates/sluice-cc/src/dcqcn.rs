@@ -504,8 +504,8 @@ impl CongestionControl for Dcqcn {
 
     /// `rate` (Rc) and `target` (Rt) in bit/s, then `alpha`.
     fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        out("rate", self.rc as f64);
-        out("target", self.rt as f64);
+        out("rate_bps", self.rc as f64);
+        out("target_bps", self.rt as f64);
         out("alpha", self.alpha);
     }
 }

@@ -20,7 +20,7 @@
 //! dropping at switches.
 
 use serde::{Deserialize, Serialize};
-use sluice_core::{Rate, Time, PS_PER_S, PS_PER_US};
+use sluice_core::{Rate, Time, PS_PER_NS, PS_PER_S, PS_PER_US};
 
 use crate::api::{FlowInfo, Needs, TimerId};
 use crate::receiver::{Arrival, ReceiverControl, RxCtx, RxEvents};
@@ -276,9 +276,9 @@ impl ReceiverControl for ExpressPass {
     }
 
     fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        out("credit_rate", self.cur as f64);
+        out("credit_rate_bps", self.cur as f64);
         out("w", self.w);
-        out("rtt", self.rtt);
+        out("rtt_ns", self.rtt / PS_PER_NS as f64);
     }
 }
 

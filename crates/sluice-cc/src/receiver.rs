@@ -298,7 +298,9 @@ pub trait ReceiverControl: Send {
     fn on_host(&mut self, _signal: &HostSignal, _ctx: &mut RxCtx) {}
 
     /// Reports the algorithm's state variables for per-flow traces, as `(name, value)` pairs in a fixed
-    /// order (the first call fixes the column set).
+    /// order (the first call fixes the column set). A name carries its unit when it has one: times in
+    /// nanoseconds end in `_ns`, rates in bit/s end in `_bps`; windows (`cwnd`, `token_window`) are
+    /// bytes; `u64::MAX` means unset.
     fn trace(&self, _out: &mut dyn FnMut(&'static str, f64)) {}
 
     /// One of this flow's packets finished processing and left the processing queue.

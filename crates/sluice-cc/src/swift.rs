@@ -40,7 +40,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use sluice_core::{Rate, Time, PS_PER_S, PS_PER_US};
+use sluice_core::{Rate, Time, PS_PER_NS, PS_PER_S, PS_PER_US};
 
 use crate::api::{Ack, CongestionControl, Ctx, Events, FlowInfo, Loss, LossKind, Needs, ReportPolicy};
 use crate::registry::{merge_params, Algorithm, ConfigFactory, Control, Factory, ParamError};
@@ -436,7 +436,7 @@ impl CongestionControl for Swift {
     fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         out("fcwnd", self.fabric.cwnd);
         out("ecwnd", self.endpoint.cwnd);
-        out("target_delay", self.target);
-        out("rtt", self.last_rtt.unwrap_or(0) as f64);
+        out("target_delay_ns", self.target / PS_PER_NS as f64);
+        out("rtt_ns", self.last_rtt.unwrap_or(0) as f64 / PS_PER_NS as f64);
     }
 }

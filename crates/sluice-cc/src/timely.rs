@@ -34,7 +34,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use sluice_core::{Rate, Time, PS_PER_US};
+use sluice_core::{Rate, Time, PS_PER_NS, PS_PER_US};
 
 use crate::api::{Ack, CongestionControl, Ctx, Events, FlowInfo, Needs, ReportPolicy};
 use crate::registry::{merge_params, Algorithm, ConfigFactory, Control, Factory, ParamError};
@@ -307,8 +307,8 @@ impl CongestionControl for Timely {
 
     /// `rate` in bit/s, `rtt_diff` in picoseconds, then the normalized `gradient`.
     fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        out("rate", self.rate as f64);
-        out("rtt_diff", self.rtt_diff);
+        out("rate_bps", self.rate as f64);
+        out("rtt_diff_ns", self.rtt_diff / PS_PER_NS as f64);
         out("gradient", self.gradient);
     }
 }

@@ -33,7 +33,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use sluice_core::{Rate, Time};
+use sluice_core::{Rate, Time, PS_PER_NS};
 
 use crate::api::{Ack, CongestionControl, Ctx, Events, FlowInfo, Loss, Needs};
 use crate::registry::{merge_params, Algorithm, ConfigFactory, Control, Factory, ParamError};
@@ -291,7 +291,7 @@ impl CongestionControl for Vegas {
     fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         out("cwnd", self.window.cwnd() as f64);
         out("ssthresh", self.window.ssthresh() as f64);
-        out("base_rtt", self.base_rtt.unwrap_or(0) as f64);
+        out("base_rtt_ns", self.base_rtt.unwrap_or(0) as f64 / PS_PER_NS as f64);
         out("diff", self.diff);
     }
 }

@@ -94,8 +94,8 @@ fn starts_with_ten_packets_paced_at_high_gain_over_the_base_rtt() {
     assert_eq!(cc.report_policy(), ReportPolicy::default(), "per-ACK reports in STARTUP");
     assert_eq!((cc.rtprop(), cc.btl_bw()), (Some(RTT), 0));
     let names: Vec<&str> = trace(&cc).iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, ["btl_bw", "rtprop", "pacing_gain", "pacing_rate", "cwnd", "state"]);
-    assert_eq!(trace(&cc)[1].1, RTT as f64);
+    assert_eq!(names, ["btl_bw_bps", "rtprop_ns", "pacing_gain", "pacing_rate_bps", "cwnd", "state"]);
+    assert_eq!(trace(&cc)[1].1, RTT as f64 / 1000.0, "the base RTT in ns");
     assert_eq!(trace(&cc)[2].1, HIGH_GAIN);
     assert_eq!(trace(&cc)[5].1, 0.0);
 

@@ -63,7 +63,7 @@ fn registry_entry_events_and_trace() {
     let (cc, _) = started(BoltConfig::default());
     assert_eq!(cc.events(), Events::ACK | Events::FEEDBACK | Events::LOSS | Events::PACKET_FLAGS);
     assert_eq!(cc.report_policy(), ReportPolicy::default());
-    assert_eq!(trace(&cc), vec![("cwnd", BDP as f64), ("src_queue", 0.0), ("rtt", 0.0)]);
+    assert_eq!(trace(&cc), vec![("cwnd", BDP as f64), ("src_queue", 0.0), ("rtt_ns", 0.0)]);
 }
 
 #[test]

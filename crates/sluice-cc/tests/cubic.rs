@@ -79,7 +79,7 @@ fn registers_as_a_window_algorithm_and_starts_with_ten_segments() {
     assert_eq!((cc.name(), cc.events()), ("cubic", Events::ACK | Events::LOSS));
     assert_eq!(cc.cwnd(), 10 * MSS);
     let names: Vec<&str> = trace(&cc).iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, ["cwnd", "ssthresh", "wmax", "k"]);
+    assert_eq!(names, ["cwnd", "ssthresh", "wmax", "k_ns"]);
 }
 
 #[test]
@@ -95,7 +95,8 @@ fn loss_at_100_segments_leaves_70_and_k_is_4_217_seconds() {
     assert_near(cc.k(), 4.217_163_326_508_746, 1e-12, "K");
     let t = trace(&cc);
     assert_eq!(t[2], ("wmax", 100_000.0));
-    assert_near(t[3].1, 4.217_163_326_508_746e12, 1.0, "k in picoseconds");
+    assert_eq!(t[3].0, "k_ns");
+    assert_near(t[3].1, 4.217_163_326_508_746e9, 1e-3, "k in nanoseconds");
 }
 
 #[test]

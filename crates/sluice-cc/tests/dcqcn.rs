@@ -69,7 +69,7 @@ fn starts_at_line_rate_with_an_unlimited_or_bdp_window() {
     // 100 Gb/s x 10 us / 8 = 125000 bytes.
     assert_eq!(ctx.decisions().cwnd, Some(125_000));
     let names: Vec<&str> = trace(&cc).iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, ["rate", "target", "alpha"]);
+    assert_eq!(names, ["rate_bps", "target_bps", "alpha"]);
 }
 
 #[test]

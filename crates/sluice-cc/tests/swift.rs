@@ -58,7 +58,7 @@ fn registry_entry_events_and_trace() {
     assert_eq!(cc.events(), Events::ACK | Events::LOSS);
     assert_eq!(cc.report_policy(), ReportPolicy::default());
     let names: Vec<&str> = trace(&cc).iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, ["fcwnd", "ecwnd", "target_delay", "rtt"]);
+    assert_eq!(names, ["fcwnd", "ecwnd", "target_delay_ns", "rtt_ns"]);
 }
 
 #[test]
@@ -101,8 +101,8 @@ fn target_delay_adds_hops_and_flow_scaling() {
     let (mut cc, _) = started(SwiftConfig { init_cwnd: Some(4.0), ..c });
     ack(&mut cc, us(1), 1000, us(30), 0);
     assert!(close(cc.target_delay(), us(67) as f64));
-    assert_eq!(trace(&cc)[2], ("target_delay", cc.target_delay()));
-    assert_eq!(trace(&cc)[3], ("rtt", us(30) as f64));
+    assert_eq!(trace(&cc)[2], ("target_delay_ns", cc.target_delay() / 1000.0));
+    assert_eq!(trace(&cc)[3], ("rtt_ns", 30_000.0));
 }
 
 #[test]

@@ -67,7 +67,7 @@ fn declares_rate_control_on_acks_reported_per_ack() {
     assert_eq!(d.cc.events(), Events::ACK);
     assert_eq!(d.cc.report_policy(), ReportPolicy::default());
     let names: Vec<&str> = trace(&d.cc).iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, ["rate", "rtt_diff", "gradient"]);
+    assert_eq!(names, ["rate_bps", "rtt_diff_ns", "gradient"]);
     assert_eq!(ALGORITHM.name, "timely");
     assert_eq!(ALGORITHM.control, sluice_cc::Control::Rate);
     assert_eq!(ALGORITHM.needs, sluice_cc::Needs::default());
@@ -112,8 +112,8 @@ fn positive_gradient_cuts_by_beta_times_the_smoothed_gradient() {
     assert_eq!(d.cc.rtt_diff(), 6_343_750.0);
     assert!((d.cc.gradient() - 0.3171875).abs() < 1e-12);
     let t = trace(&d.cc);
-    assert_eq!(t[0], ("rate", 48_506_250_000.0));
-    assert_eq!(t[1], ("rtt_diff", 6_343_750.0));
+    assert_eq!(t[0], ("rate_bps", 48_506_250_000.0));
+    assert_eq!(t[1], ("rtt_diff_ns", 6_343.75));
 }
 
 #[test]

@@ -62,7 +62,7 @@ fn registers_as_a_window_algorithm_and_starts_with_ten_segments() {
     assert_eq!(vegas::ALGORITHM.needs, Needs::default());
     let cc = started(VegasConfig::default());
     assert_eq!((cc.name(), cc.events(), cc.cwnd()), ("vegas", Events::ACK | Events::LOSS, 10 * MSS));
-    assert_eq!(trace(&cc), [("cwnd", 10_000.0), ("ssthresh", u64::MAX as f64), ("base_rtt", 0.0), ("diff", 0.0)]);
+    assert_eq!(trace(&cc), [("cwnd", 10_000.0), ("ssthresh", u64::MAX as f64), ("base_rtt_ns", 0.0), ("diff", 0.0)]);
 }
 
 #[test]
@@ -81,7 +81,7 @@ fn adds_a_segment_below_alpha_holds_between_and_removes_one_above_beta() {
     acks_within_round(&mut cc, 22_000, 31_000, 41_000, us(20));
     assert_eq!(on_ack(&mut cc, MSS, 32_000, 41_000, us(20)), Some(10_000));
     assert_eq!((cc.ssthresh(), cc.diff()), (10_000, 5.5));
-    assert_eq!(trace(&cc), [("cwnd", 10_000.0), ("ssthresh", 10_000.0), ("base_rtt", 1e7), ("diff", 5.5)]);
+    assert_eq!(trace(&cc), [("cwnd", 10_000.0), ("ssthresh", 10_000.0), ("base_rtt_ns", 1e4), ("diff", 5.5)]);
 }
 
 #[test]

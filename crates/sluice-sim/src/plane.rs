@@ -12,7 +12,7 @@ use sluice_plane::trigger::Urgency;
 use sluice_plane::{Batcher, Filters, Fold, Message, Mode, PlaneConfig, PlaneCore, PlaneCounters, Trigger};
 
 use crate::engine::{Core, Event};
-use crate::flow::{Flow, FlowTrace};
+use crate::flow::Flow;
 use crate::host::{Host, HostEnv};
 
 /// A flow's plane state: its fold, when it reports, and its filters.
@@ -61,28 +61,10 @@ pub fn run_cc(
             core.schedule(at, Event::CcTimer { flow: id, id: i as u8, gen: f.timer_gen[i] });
         }
     }
-    if let Some(trace) = f.trace.as_mut() {
-        record_trace(trace, f.cc.as_deref(), core.now);
+    if let (Some(trace), Some(cc)) = (f.trace.as_mut(), f.cc.as_deref()) {
+        trace.record(core.now, &mut |out| cc.trace(out));
     }
     Some(d)
-}
-
-fn record_trace(trace: &mut FlowTrace, cc: Option<&dyn CongestionControl>, now: Time) {
-    let Some(cc) = cc else { return };
-    if trace.last.is_some_and(|t| now < t + trace.interval) {
-        return;
-    }
-    trace.last = Some(now);
-    let mut names = Vec::new();
-    let mut values = Vec::new();
-    cc.trace(&mut |name, value| {
-        names.push(name);
-        values.push(value);
-    });
-    if trace.names.is_empty() {
-        trace.names = names;
-    }
-    trace.rows.push((now, values));
 }
 
 /// Applies decisions that reached the datapath: window, rate (capped at line rate) and probe requests.

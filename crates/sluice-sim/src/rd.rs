@@ -839,6 +839,10 @@ impl Host {
     fn rd_apply(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32, d: &RxDecisions) {
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
+        // The receiver's controller holds a token algorithm's state: it is what a trace shows.
+        if let (Some(trace), Some(rx)) = (f.trace.as_mut(), rd.rx.as_deref()) {
+            trace.record(core.now, &mut |out| rx.trace(out));
+        }
         if d.stop_tokens {
             rd.stopped = true;
         }

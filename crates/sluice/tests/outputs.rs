@@ -235,6 +235,25 @@ fn an_unset_ssthresh_is_an_empty_trace_value() {
     }
 }
 
+/// Token algorithms keep their state at the receiver; traces show it, with units in the names.
+#[test]
+fn token_algorithms_trace_their_receivers() {
+    let dir = Scratch::new("token-trace");
+    let scenario = dir.write("incast.toml", INCAST);
+    for (algorithm, variable) in [("expresspass", "credit_rate_bps"), ("homa", "token_window"), ("tocc", "alpha")] {
+        run(&dir, &scenario, &["--set", &format!("cc.algorithm={algorithm}"), "--set", "switch.pfc.enabled=false"]);
+        let rows = csv_rows(&dir.read("out/trace.csv"));
+        let values: Vec<f64> =
+            rows.iter().filter(|r| r["variable"] == variable).map(|r| r["value"].parse().unwrap()).collect();
+        assert!(values.len() > 1, "{algorithm} traces {variable} over time: {rows:?}");
+        assert!(rows.iter().all(|r| r["flow"] == "0"), "only the traced flow");
+    }
+    run(&dir, &scenario, &["--set", "cc.algorithm=expresspass", "--set", "switch.pfc.enabled=false"]);
+    let rows = csv_rows(&dir.read("out/trace.csv"));
+    let rtt: f64 = rows.iter().find(|r| r["variable"] == "rtt_ns").unwrap()["value"].parse().unwrap();
+    assert!((4_000.0..100_000.0).contains(&rtt), "a star's RTT in nanoseconds, not picoseconds: {rtt}");
+}
+
 #[test]
 fn throughput_flows_all_samples_every_flow() {
     let dir = Scratch::new("all");

@@ -68,6 +68,18 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Write one self-contained HTML report of charts for result directories (overlaid) or a sweep.
+    Report {
+        /// Result directories of `sluice run`, or one sweep directory.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// The HTML file (default: report.html in the single DIR, else in the current directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Name a result directory in legends instead of what differs between the runs (one per DIR).
+        #[arg(long = "label", value_name = "NAME")]
+        labels: Vec<String>,
+    },
     /// Drive Linux kernel TCP: register sluice's BPF congestion control and run the library's algorithms
     /// for the flows that choose it (root).
     #[cfg(feature = "kernel")]
@@ -207,6 +219,10 @@ fn dispatch(command: Command) -> Result<(), Failure> {
         Command::Sweep(args) => sluice::sweep_command::sweep(args),
         Command::List => out(&list_text()),
         Command::Bench { args, repeat, force } => bench(args, repeat, force),
+        Command::Report { dirs, out: path, labels } => out(&format!(
+            "report: {}\n",
+            sluice_report::write_report(&dirs, path.as_deref(), &labels).map_err(String::from)?.display()
+        )),
         #[cfg(feature = "kernel")]
         Command::Agent(args) => Ok(agent::run(args)?),
         #[cfg(not(feature = "kernel"))]
