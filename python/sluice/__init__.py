@@ -18,10 +18,24 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _native
-from ._native import RunError, ScenarioError
+from ._native import RunError, ScenarioError, SweepError
 from ._result import Result, load, result_of
+from ._sweep import SweepResult, load_sweep, sweep
 
-__all__ = ["run", "check", "load", "algorithms", "list_text", "Result", "ScenarioError", "RunError"]
+__all__ = [
+    "run",
+    "check",
+    "load",
+    "sweep",
+    "load_sweep",
+    "algorithms",
+    "list_text",
+    "Result",
+    "SweepResult",
+    "ScenarioError",
+    "RunError",
+    "SweepError",
+]
 
 Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 Sets = Union[Mapping[str, Any], Sequence[str], None]

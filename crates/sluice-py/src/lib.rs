@@ -6,6 +6,7 @@
 //! in parallel. Results come back as the bytes of the output files; the Python side turns them into
 //! DataFrames, the same way it reads a results directory.
 
+mod sweep;
 mod to_toml;
 
 use std::path::{Path, PathBuf};
@@ -272,6 +273,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add("RunError", py.get_type::<RunError>())?;
+    m.add("SweepError", py.get_type::<sweep::SweepError>())?;
+    m.add_class::<sweep::SweepPlan>()?;
+    m.add_function(wrap_pyfunction!(sweep::run_point, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;

@@ -19,7 +19,9 @@ pub mod summary;
 pub mod table;
 
 pub use buckets::{Buckets, BucketsError};
-pub use output::{render_outputs, write_outputs, write_outputs_unless, OutputError, Outputs};
+pub use output::{
+    render_outputs, write_outputs, write_outputs_unless, write_rendered, OutputError, Outputs, FILE_NAMES,
+};
 pub use records::{
     ideal_fct, slowdown, BytesKind, FlowRecord, FlowTrace, PortRecord, RunInfo, SwitchRecord, ThroughputSeries,
     TraceRow,

@@ -85,6 +85,31 @@ pub fn write_outputs(dir: &Path, files: &Outputs<'_>) -> Result<(), OutputError>
 /// while writing, found by its process id on Linux) are cleaned up: a temporary directory is removed, and
 /// a previous output that was moved aside is put back when `dir` is missing (else removed).
 pub fn write_outputs_unless(dir: &Path, files: &Outputs<'_>, stop: &dyn Fn() -> bool) -> Result<(), OutputError> {
+    write_dir(dir, stop, &|tmp| write_files(tmp, files, stop))
+}
+
+/// Writes output files rendered elsewhere ([`render_outputs`], on another machine of a cluster) into
+/// `dir`, atomically as [`write_outputs`] does. Only the names of [`FILE_NAMES`] are accepted.
+pub fn write_rendered(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<(), OutputError> {
+    if let Some((name, _)) = files.iter().find(|(name, _)| !FILE_NAMES.contains(&name.as_str())) {
+        let source = io::Error::new(io::ErrorKind::InvalidInput, format!("{name:?} is not an output file's name"));
+        return Err(OutputError { path: dir.to_path_buf(), action: "write", source });
+    }
+    write_dir(dir, &|| false, &|tmp| {
+        for (name, bytes) in files {
+            let path = tmp.join(name);
+            fs::write(&path, bytes).map_err(fail("write", &path))?;
+        }
+        Ok(())
+    })
+}
+
+/// Fills a fresh temporary sibling of `dir` with `fill` and puts it in place of `dir`.
+fn write_dir(
+    dir: &Path,
+    stop: &dyn Fn() -> bool,
+    fill: &dyn Fn(&Path) -> Result<(), OutputError>,
+) -> Result<(), OutputError> {
     let (parent, name) = split(dir)?;
     clean_after_dead_writers(&parent, &name, dir)?;
     ensure_replaceable(dir)?;
@@ -92,9 +117,7 @@ pub fn write_outputs_unless(dir: &Path, files: &Outputs<'_>, stop: &dyn Fn() -> 
     let tmp = sibling(&parent, &name, "tmp");
     remove_stale(&tmp)?;
     fs::create_dir(&tmp).map_err(fail("create directory", &tmp))?;
-    let result = write_files(&tmp, files, stop)
-        .and_then(|()| unless_stopped(stop, dir))
-        .and_then(|()| install(&tmp, dir, &parent, &name));
+    let result = fill(&tmp).and_then(|()| unless_stopped(stop, dir)).and_then(|()| install(&tmp, dir, &parent, &name));
     if result.is_err() {
         let _ = fs::remove_dir_all(&tmp);
     }

@@ -4,10 +4,10 @@ use std::cell::Cell;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use sluice_results::output::FILE_NAMES;
+use sluice_results::FILE_NAMES;
 use sluice_results::{
-    render_outputs, write_outputs, write_outputs_unless, Buckets, BytesKind, FlowRecord, FlowTrace, Outputs,
-    PortRecord, RunInfo, Summary, SwitchRecord, ThroughputSeries,
+    render_outputs, write_outputs, write_outputs_unless, write_rendered, Buckets, BytesKind, FlowRecord, FlowTrace,
+    Outputs, PortRecord, RunInfo, Summary, SwitchRecord, ThroughputSeries,
 };
 
 /// A fresh, empty scratch directory for one test.
@@ -206,6 +206,27 @@ fn rendered_files_are_the_written_bytes() {
         assert!(!bytes.is_empty(), "{name} is empty");
         assert_eq!(fs::read(out.join(name)).unwrap(), bytes, "{name} differs");
     }
+}
+
+#[test]
+fn rendered_files_written_elsewhere_are_the_same_directory() {
+    let root = scratch("write_rendered");
+    let d = data(20);
+    let files = outputs(&d, "seed = 1\n");
+    write_outputs(&root.join("direct"), &files).unwrap();
+    let rendered: Vec<(String, Vec<u8>)> =
+        render_outputs(&files).into_iter().map(|(n, b)| (n.to_string(), b)).collect();
+    write_rendered(&root.join("relayed"), &rendered).unwrap();
+    for name in FILE_NAMES {
+        assert_eq!(
+            fs::read(root.join("direct").join(name)).unwrap(),
+            fs::read(root.join("relayed").join(name)).unwrap()
+        );
+    }
+    let stray = vec![("../escape".to_string(), b"x".to_vec())];
+    let err = write_rendered(&root.join("stray"), &stray).unwrap_err();
+    assert!(err.to_string().contains("not an output file's name"), "{err}");
+    assert!(!root.join("stray").exists() && !root.join("escape").exists());
 }
 
 #[test]

@@ -134,7 +134,7 @@ fn run_one(
 
 /// A point reused from another point of this sweep is only as good as that run: if it failed, so did
 /// this one.
-fn settle_duplicates(outcomes: &mut [Outcome], out: &Path) {
+pub fn settle_duplicates(outcomes: &mut [Outcome], out: &Path) {
     for outcome in outcomes.iter_mut() {
         if let Outcome::Reused(hash) = outcome {
             if !complete(&run_dir(out, hash)) {

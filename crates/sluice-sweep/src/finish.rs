@@ -214,12 +214,9 @@ fn best_scenario(sweep: &Sweep, best: &Best, out: &Path) -> Result<String, Strin
         sluice_scenario::apply_sets(&sweep.scenario_text, &sweep.scenario_path, &sets).map_err(|e| e.to_string())?;
     let objective = sweep.objective.as_ref().map_or(String::new(), |o| o.text.clone());
     let header = format!(
-        "# The best configuration of sweep {:?}: {objective} = {} (run {}, runs/{}).\n# Run it with: sluice run {}\n\n",
-        sweep.name,
-        best.value,
-        best.run,
-        best.hash,
-        out.join("best.toml").display()
+        "# The best configuration of sweep {:?}: {objective} = {} (run {}, runs/{}).\n\
+         # `sluice run` this file to run it; file names in it resolve as in the base scenario.\n\n",
+        sweep.name, best.value, best.run, best.hash
     );
     Ok(header + &text)
 }

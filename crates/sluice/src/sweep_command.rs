@@ -15,7 +15,7 @@ use crate::console::{catch_interrupts, interrupted, note, out, Failure};
 pub struct SweepArgs {
     /// The sweep file (TOML): a base scenario, fixed settings, axes, seeds (see README).
     pub sweep: PathBuf,
-    /// Output directory (default: results/<sweep name>).
+    /// Output directory (default: `results/NAME`, NAME being the sweep's name).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Runs at a time (default: the number of cores).
@@ -41,6 +41,11 @@ pub struct SweepArgs {
     /// Run even if the estimated memory of the runs at a time exceeds what the machine has available.
     #[arg(long)]
     pub force: bool,
+    /// Run the runs as Ray tasks on the Ray cluster at ADDRESS ("auto": the cluster this machine belongs
+    /// to; HOST:PORT; "local": start one here), through the sluice Python package (SLUICE_PYTHON names
+    /// the interpreter that has it and Ray; default python3).
+    #[arg(long, value_name = "ADDRESS")]
+    pub ray: Option<String>,
 }
 
 /// Runs `sluice sweep`.
@@ -49,6 +54,9 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let sweep = Sweep::load(&args.sweep, &options).map_err(|e| Failure::Error(e.to_string()))?;
     if args.dry_run {
         return out(&dry_run(&sweep));
+    }
+    if let Some(address) = &args.ray {
+        return on_ray(&args, address);
     }
     let dir = args.out.clone().unwrap_or_else(|| sweep.default_out());
     let jobs = jobs_that_fit(&sweep, args.jobs, args.force, args.quiet)?;
@@ -89,6 +97,38 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     match finished.failures.len() {
         0 => Ok(()),
         n => Err(Failure::Partial(failures(&finished, n))),
+    }
+}
+
+/// Hands the checked sweep to the Python package's Ray driver (`python -m sluice.ray_sweep`), which runs
+/// each run as a Ray task and writes the same files a local sweep writes.
+fn on_ray(args: &SweepArgs, address: &str) -> Result<(), Failure> {
+    let python = std::env::var("SLUICE_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let probe = std::process::Command::new(&python).args(["-c", "import sluice._sweep, ray"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        return Err(Failure::Error(format!(
+            "--ray needs the sluice Python package and Ray in {python}: `pip install ./python ray`, or set \
+             SLUICE_PYTHON to the interpreter that has them"
+        )));
+    }
+    let mut command = std::process::Command::new(&python);
+    command.args(["-m", "sluice.ray_sweep"]).arg(&args.sweep).args(["--address", address]);
+    if let Some(dir) = &args.out {
+        command.arg("--out").arg(dir);
+    }
+    if let Some(best) = &args.best {
+        command.args(["--best", best]);
+    }
+    for constraint in &args.subject_to {
+        command.args(["--subject-to", constraint]);
+    }
+    command.args(args.yes.then_some("--yes")).args(args.quiet.then_some("--quiet"));
+    let status = command.status().map_err(|e| Failure::Error(format!("cannot start {python}: {e}")))?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(1) => Err(Failure::Partial("some runs of the Ray sweep failed (listed above)".into())),
+        Some(130) | None => Err(Failure::Interrupted("the Ray sweep was interrupted; finished runs are kept".into())),
+        Some(code) => Err(Failure::Error(format!("the Ray sweep failed (exit status {code}, see above)"))),
     }
 }
 
