@@ -91,11 +91,7 @@ impl SweepPlan {
     /// Run `index` made ready for a worker: `(hash, scenario text, error, complete)`. The text is the
     /// resolved scenario as its run directory will hold it; `complete` says the directory already holds
     /// its results. A run whose scenario does not resolve has only `error`.
-    fn prepare(
-        &self,
-        py: Python<'_>,
-        index: usize,
-    ) -> PyResult<PreparedRun> {
+    fn prepare(&self, py: Python<'_>, index: usize) -> PyResult<PreparedRun> {
         if index >= self.sweep.points.len() {
             return Err(PyIndexError::new_err(format!("run {index} of a sweep of {}", self.sweep.points.len())));
         }
