@@ -191,12 +191,12 @@ def host():
                 "case": case,
                 "policy": policy,
                 "goodput_gbps": round(acked * 8 / 2e-3 / 1e9, 2),
-                "mean_delay_to_memory_us": round(h["host_mean_delay_us"], 2),
+                "mean_delay_to_memory_us": round(h["host_mean_delay_ns"] / 1e3, 2),
                 "nic_drops": h["host_drops"],
                 "host_ecn_marks": h["host_ecn_marks"],
                 "switch_ecn_marks": t["ecn_marks"],
                 "retransmitted_mb": round(t["retransmitted_bytes"] / 1e6, 3),
-                "pfc_pause_us": round(t["pfc_pause_time_us"], 1),
+                "pfc_pause_us": round(t["pfc_pause_time_ns"] / 1e3, 1),
             })
     write_csv("host-congestion.csv", rows)
     series = {}

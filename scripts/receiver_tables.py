@@ -129,7 +129,7 @@ def converge(root, docs):
             vals = [v for (t, v) in pts if 100 <= t <= first_finish]
             means.append(sum(vals) / max(len(vals), 1))
         jain = sum(means) ** 2 / (len(means) * sum(m * m for m in means)) if means else 0
-        done = s["run"]["sim_time_ps"] / 1e6
+        done = s["run"]["sim_time_ns"] / 1e3
         lines.append(
             f"| {name} | {sum(means) / max(len(means), 1):.2f} | {min(window):.2f} | {max(window):.2f} | "
             f"{jain:.4f} | {s['totals']['max_switch_buffer']['bytes'] / 1e6:.2f} | {done:.0f} |"

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use sluice_core::{Time, PS_PER_US};
+use sluice_core::{Time, PS_PER_NS};
 
 use crate::buckets::Buckets;
 use crate::records::{FlowRecord, PortRecord, RunInfo, SwitchRecord};
@@ -36,12 +36,12 @@ pub struct Summary {
 }
 
 /// Run identity and size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
     /// Seed of the run.
     pub seed: u64,
-    /// End of simulated time, in picoseconds.
-    pub sim_time_ps: u64,
+    /// End of simulated time, in nanoseconds (to the picosecond: three decimals).
+    pub sim_time_ns: f64,
     /// Events processed.
     pub events: u64,
     /// Packet transmissions over links.
@@ -67,8 +67,8 @@ pub struct BucketStats {
     pub unfinished: u64,
     /// Slowdown of the finished flows; `None` if none finished.
     pub slowdown: Option<SlowdownStats>,
-    /// Completion time of the finished flows in microseconds; `None` if none finished.
-    pub fct_us: Option<FctStats>,
+    /// Completion time of the finished flows in nanoseconds; `None` if none finished.
+    pub fct_ns: Option<FctStats>,
     /// The part of `unfinished` that never started: their start time lay beyond the end of the run.
     pub not_started: u64,
 }
@@ -88,7 +88,7 @@ pub struct SlowdownStats {
     pub p999: f64,
 }
 
-/// Mean and 99th percentile (nearest rank) of flow completion time, in microseconds.
+/// Mean and 99th percentile (nearest rank) of flow completion time, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct FctStats {
     /// Mean.
@@ -151,8 +151,8 @@ pub struct Totals {
     pub ecn_marks: u64,
     /// PFC pause frames sent.
     pub pfc_pauses: u64,
-    /// Time transmitters spent paused by PFC, summed over ports, in microseconds.
-    pub pfc_pause_time_us: f64,
+    /// Time transmitters spent paused by PFC, summed over ports, in nanoseconds.
+    pub pfc_pause_time_ns: f64,
     /// Largest switch buffer occupancy; `None` without switch records.
     pub max_switch_buffer: Option<Peak>,
     /// Largest port queue; `None` without port records.
@@ -160,9 +160,9 @@ pub struct Totals {
     /// Payload bytes the receivers took in order, each once: what their applications got.
     pub goodput_bytes: u64,
     /// Length of the union of the flows' active intervals (start to finish, or to the end of the run),
-    /// in picoseconds.
-    pub active_time_ps: u64,
-    /// `goodput_bytes` over `active_time_ps`, in Gbps; 0 when no flow was active.
+    /// in nanoseconds.
+    pub active_time_ns: f64,
+    /// `goodput_bytes` over `active_time_ns`, in Gbps; 0 when no flow was active.
     pub goodput_while_active_gbps: f64,
     /// Data packets dropped.
     pub data_drops: u64,
@@ -221,7 +221,7 @@ impl Summary {
         Summary {
             run: RunSummary {
                 seed: run.seed,
-                sim_time_ps: run.sim_time,
+                sim_time_ns: ns(run.sim_time),
                 events: run.events,
                 packet_hops: run.packet_hops,
                 hit_time_limit: run.hit_time_limit,
@@ -240,15 +240,15 @@ impl Summary {
 fn bucket_stats(label: String, (min_bytes, max_bytes): (u64, Option<u64>), flows: &[&FlowRecord]) -> BucketStats {
     let not_started = flows.iter().filter(|f| !f.started && f.finish.is_none()).count() as u64;
     let mut slowdowns = Vec::with_capacity(flows.len());
-    let mut fcts_us = Vec::with_capacity(flows.len());
+    let mut fcts_ns = Vec::with_capacity(flows.len());
     for flow in flows {
         if let (Some(fct), Some(slowdown)) = (flow.fct(), flow.slowdown()) {
             slowdowns.push(slowdown);
-            fcts_us.push(fct as f64 / PS_PER_US as f64);
+            fcts_ns.push(ns(fct));
         }
     }
     slowdowns.sort_by(f64::total_cmp);
-    fcts_us.sort_by(f64::total_cmp);
+    fcts_ns.sort_by(f64::total_cmp);
     let finished = slowdowns.len() as u64;
     BucketStats {
         label,
@@ -258,7 +258,7 @@ fn bucket_stats(label: String, (min_bytes, max_bytes): (u64, Option<u64>), flows
         finished,
         unfinished: flows.len() as u64 - finished,
         slowdown: slowdown_stats(&slowdowns),
-        fct_us: fct_stats(&fcts_us),
+        fct_ns: fct_stats(&fcts_ns),
         not_started,
     }
 }
@@ -270,6 +270,11 @@ fn slowdown_stats(sorted: &[f64]) -> Option<SlowdownStats> {
 
 fn fct_stats(sorted: &[f64]) -> Option<FctStats> {
     Some(FctStats { avg: round6(mean(sorted)?), p99: round6(percentile(sorted, 990)?) })
+}
+
+/// `ps` picoseconds in nanoseconds: every time in a summary is in nanoseconds, as in the CSV files.
+fn ns(ps: Time) -> f64 {
+    ps as f64 / PS_PER_NS as f64
 }
 
 /// Gbps of `bytes` transferred over `duration` picoseconds (0 for an empty duration).
@@ -320,11 +325,11 @@ fn totals(flows: &[FlowRecord], ports: &[PortRecord], switches: &[SwitchRecord],
         drops: run.drops,
         ecn_marks: ports.iter().map(|p| p.ecn_marks).sum(),
         pfc_pauses: run.pfc_pauses,
-        pfc_pause_time_us: round6(run.pfc_pause_time as f64 / PS_PER_US as f64),
+        pfc_pause_time_ns: ns(run.pfc_pause_time),
         max_switch_buffer: peak(switches.iter().map(|s| (s.node.clone(), s.max_buffer))),
         max_port_queue: peak(ports.iter().map(|p| (p.label(), p.max_queue))),
         goodput_bytes,
-        active_time_ps,
+        active_time_ns: ns(active_time_ps),
         goodput_while_active_gbps: round6(gbps(goodput_bytes, active_time_ps)),
         data_drops: run.data_drops,
         control_drops: run.drops.saturating_sub(run.data_drops),
@@ -387,7 +392,7 @@ fn peak(items: impl Iterator<Item = (String, u64)>) -> Option<Peak> {
 mod tests {
     use super::*;
 
-    const US: Time = PS_PER_US;
+    const US: Time = sluice_core::PS_PER_US;
 
     fn flow(id: u64, size: u64, fct_us: Option<u64>, ideal_us: u64) -> FlowRecord {
         FlowRecord {
@@ -469,7 +474,7 @@ mod tests {
         // Overall slowdowns sorted: 1, 1.5, 2, 4.
         let all = s.overall.slowdown.unwrap();
         assert_eq!((all.avg, all.p50, all.p95, all.p99), (2.125, 1.5, 4.0, 4.0));
-        assert_eq!(s.overall.fct_us, Some(FctStats { avg: 2.5, p99: 4.0 }));
+        assert_eq!(s.overall.fct_ns, Some(FctStats { avg: 2_500.0, p99: 4_000.0 }));
     }
 
     #[test]
@@ -488,7 +493,7 @@ mod tests {
         assert_eq!(t.goodput_gbps, 25.908903);
         assert_eq!(t.offered_bytes, 2_070_999, "the finite flows' sizes; the long-lived flow has none");
         assert_eq!(t.ecn_marks, 7);
-        assert_eq!(t.pfc_pause_time_us, 1.5);
+        assert_eq!(t.pfc_pause_time_ns, 1_500.0);
         assert_eq!(t.max_port_queue, Some(Peak { at: "sw1:p1".into(), bytes: 9_000 }), "first maximum wins");
         assert_eq!(t.max_switch_buffer, Some(Peak { at: "sw1".into(), bytes: 14_000 }));
         assert_eq!(s.wall_seconds, 0.5);
@@ -517,7 +522,7 @@ mod tests {
         c.received = 0;
         let run = RunInfo { sim_time: 40 * US, ..RunInfo::default() };
         let t = Summary::compute(&[a, b, c], &[], &[], &run, &Buckets::default()).totals;
-        assert_eq!(t.active_time_ps, 20 * US, "10..20 and 30..40 us");
+        assert_eq!(t.active_time_ns, 20_000.0, "10..20 and 30..40 us");
         // 250 KB = 2 Mbit over 20 us = 100 Gbps; over the whole 40 us it is 50 Gbps.
         assert_eq!(t.goodput_while_active_gbps, 100.0);
         assert_eq!(t.goodput_gbps, 50.0);
@@ -532,7 +537,7 @@ mod tests {
         let s = Summary::compute(&flows, &[], &[], &run, &Buckets::default());
         assert_eq!((s.overall.count, s.overall.finished, s.overall.unfinished, s.overall.not_started), (3, 1, 2, 1));
         assert!(s.run.hit_time_limit);
-        assert_eq!(s.totals.active_time_ps, 10 * US, "the flow that never started is never active");
+        assert_eq!(s.totals.active_time_ns, 10_000.0, "the flow that never started is never active");
         assert_eq!(s.totals.offered_bytes, 2_000, "a flow that never started offered nothing");
         // 2 KB = 16 kbit over 20 us = 0.8 Gbps.
         assert_eq!(s.totals.offered_gbps, 0.8);

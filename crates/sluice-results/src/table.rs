@@ -44,6 +44,11 @@ pub fn render_table(summary: &Summary) -> String {
     out
 }
 
+/// Nanoseconds of a summary in picoseconds, for [`human_time`].
+fn ps(ns: f64) -> Time {
+    (ns * 1e3).round() as Time
+}
+
 fn push_row(out: &mut String, label_width: usize, label: &str, cells: &[String]) {
     let _ = write!(out, "{label:<label_width$}");
     for ((_, width), cell) in COLUMNS.iter().zip(cells) {
@@ -63,8 +68,8 @@ fn bucket_cells(b: &BucketStats) -> Vec<String> {
         fixed(s.map(|s| s.p95), 2),
         fixed(s.map(|s| s.p99), 2),
         fixed(s.map(|s| s.p999), 2),
-        fixed(b.fct_us.map(|f| f.avg), 2),
-        fixed(b.fct_us.map(|f| f.p99), 2),
+        fixed(b.fct_ns.map(|f| f.avg / 1e3), 2),
+        fixed(b.fct_ns.map(|f| f.p99 / 1e3), 2),
     ]
 }
 
@@ -82,7 +87,7 @@ fn total_lines(s: &Summary) -> Vec<(&'static str, String)> {
                 t.goodput_gbps,
                 t.goodput_while_active_gbps,
                 t.bytes_sent_over_sim_time_gbps,
-                human_time(s.run.sim_time_ps)
+                human_time(ps(s.run.sim_time_ns))
             ),
         ),
         ("link use", utilisation_line(t.link_utilisation.as_ref())),
@@ -99,7 +104,7 @@ fn total_lines(s: &Summary) -> Vec<(&'static str, String)> {
         ("ECN marks", t.ecn_marks.to_string()),
         (
             "PFC pauses",
-            format!("{} pauses, {} paused", t.pfc_pauses, human_time((t.pfc_pause_time_us * 1e6).round() as Time)),
+            format!("{} pauses, {} paused", t.pfc_pauses, human_time(ps(t.pfc_pause_time_ns))),
         ),
         ("retransmitted", human_bytes(t.retransmitted_bytes)),
         ("unfinished", unfinished_line(s)),

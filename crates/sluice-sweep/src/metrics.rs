@@ -50,8 +50,8 @@ const BUCKET_FIGURES: [&str; 9] = [
     "slowdown_p95",
     "slowdown_p99",
     "slowdown_p999",
-    "fct_us_avg",
-    "fct_us_p99",
+    "fct_ns_avg",
+    "fct_ns_p99",
 ];
 
 /// The run-wide figures, by name, in table order.
@@ -73,14 +73,14 @@ pub const RUN_FIGURES: [&str; 25] = [
     "control_drops",
     "ecn_marks",
     "pfc_pauses",
-    "pfc_pause_time_us",
+    "pfc_pause_time_ns",
     "long_lived_gbps",
     "jain",
     "flows",
-    "sim_time_ps",
+    "sim_time_ns",
     "events",
     "hit_time_limit",
-    "active_time_ps",
+    "active_time_ns",
 ];
 
 /// Every metric name a run of a scenario with these bucket labels has, in table order.
@@ -115,14 +115,14 @@ pub fn metrics(summary: &Summary) -> Vec<(String, Cell)> {
         int(t.control_drops),
         int(t.ecn_marks),
         int(t.pfc_pauses),
-        Cell::Float(t.pfc_pause_time_us),
+        Cell::Float(t.pfc_pause_time_ns),
         Cell::Float(summary.long_lived.total_gbps),
         float(summary.long_lived.jain_fairness),
         int(t.flows),
-        int(summary.run.sim_time_ps),
+        Cell::Float(summary.run.sim_time_ns),
         int(summary.run.events),
         Cell::Bool(summary.run.hit_time_limit),
-        int(t.active_time_ps),
+        Cell::Float(t.active_time_ns),
     ];
     cells.extend(RUN_FIGURES.iter().map(|s| s.to_string()).zip(run));
     for bucket in &summary.buckets {
@@ -133,7 +133,7 @@ pub fn metrics(summary: &Summary) -> Vec<(String, Cell)> {
 
 fn bucket_cells(b: &BucketStats, suffix: &str) -> Vec<(String, Cell)> {
     let s = b.slowdown.as_ref();
-    let f = b.fct_us.as_ref();
+    let f = b.fct_ns.as_ref();
     let values = [
         int(b.count),
         int(b.unfinished),

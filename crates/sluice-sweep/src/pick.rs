@@ -11,7 +11,7 @@
 //!
 //! A column is a table column's name (`goodput_gbps`, `cc.params.g`, or any name in backquotes:
 //! `` `slowdown_p99:<10KB` ``). `p99(slowdown, <10KB)` is shorthand for `slowdown_p99:<10KB`, and
-//! `avg(fct)` for `fct_us_avg`; the statistics are `avg`, `p50`, `p95`, `p99` and `p999`.
+//! `avg(fct)` for `fct_ns_avg`; the statistics are `avg`, `p50`, `p95`, `p99` and `p999`.
 //!
 //! Runs of one configuration with several seeds are judged together: each column is averaged over the
 //! configuration's runs first. A configuration with a failed run, or with an empty cell in a column the
@@ -287,7 +287,7 @@ impl<'a> Parser<'a> {
         let figure = self.word();
         let column = match (figure, stat) {
             ("slowdown", _) => format!("slowdown_{stat}"),
-            ("fct", "avg" | "p99") => format!("fct_us_{stat}"),
+            ("fct", "avg" | "p99") => format!("fct_ns_{stat}"),
             _ => return Err(format!("`{stat}({figure}`: the figure is `slowdown` or `fct` (fct has avg and p99)")),
         };
         let bucket = if self.eat(",") {
@@ -324,7 +324,7 @@ mod tests {
         let o = objective("max goodput_gbps / offered_gbps", "--best").unwrap();
         assert_eq!(o.goal, Goal::Max);
         assert_eq!(o.expr.columns(), ["goodput_gbps", "offered_gbps"]);
-        assert_eq!(objective("avg(fct)", "--best").unwrap().expr, Expr::Column("fct_us_avg".into()));
+        assert_eq!(objective("avg(fct)", "--best").unwrap().expr, Expr::Column("fct_ns_avg".into()));
         assert_eq!(
             objective("`slowdown_p50:>=1MB`", "--best").unwrap().expr,
             Expr::Column("slowdown_p50:>=1MB".into())

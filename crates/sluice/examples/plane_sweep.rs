@@ -230,7 +230,7 @@ fn aggregation(opts: &Options) {
         .collect();
     let done = run_all(jobs, opts.jobs, opts.seed);
     let Some(first) = done.first() else { return };
-    let rate = |s: &Summary, name: &str| counter(s, name) / (s.run.sim_time_ps as f64 * 1e-12) / 1e6;
+    let rate = |s: &Summary, name: &str| counter(s, name) / (s.run.sim_time_ns * 1e-9) / 1e6;
     let base = rate(&first.summary, "batches");
     // Two of the three hosts send; the receiver's plane core is idle.
     let senders = 2.0;
@@ -243,11 +243,11 @@ fn aggregation(opts: &Options) {
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for d in &done {
         let s = &d.summary;
-        let sim = s.run.sim_time_ps as f64;
+        let sim = s.run.sim_time_ns;
         let decisions = counter(s, "decisions");
         let dup = counter(s, "filtered_duplicate");
         // Every message (and timer) the plane core handled cost one service time.
-        let handled = (counter(s, "busy_time") / d.service_time.max(1) as f64).round();
+        let handled = (counter(s, "busy_time_ns") * 1e3 / d.service_time.max(1) as f64).round();
         let messages = counter(s, "decision_messages");
         println!(
             "| {} | {:.2} | {:.2} | {:.2} | {} | {:.3} | {:.1}% | {} | {} | {} ({:.1}%) | {} | {:.1}% | {} | {} | {} \
@@ -258,7 +258,7 @@ fn aggregation(opts: &Options) {
             rate(s, "batches"),
             pct(rate(s, "batches"), base),
             counter(s, "efficiency"),
-            100.0 * counter(s, "busy_time") / (sim * senders),
+            100.0 * counter(s, "busy_time_ns") / (sim * senders),
             decisions,
             messages,
             dup,

@@ -11,8 +11,8 @@ pub fn host_summary(resolved: &Resolved, output: &SimOutput) -> Option<serde_jso
     }
     let c = &output.counters;
     let seconds = output.run.sim_time.max(1) as f64 / sluice_core::PS_PER_S as f64;
-    let mean_delay_us =
-        if c.host_dma_packets == 0 { 0.0 } else { c.host_dma_delay_sum as f64 / c.host_dma_packets as f64 / 1e6 };
+    let mean_delay_ns =
+        if c.host_dma_packets == 0 { 0.0 } else { c.host_dma_delay_sum as f64 / c.host_dma_packets as f64 / 1e3 };
     Some(serde_json::json!({
         "endpoint_processed_bytes": c.endpoint_processed_bytes,
         "endpoint_goodput_gbps": sluice_results::round6(c.endpoint_processed_bytes as f64 * 8.0 / seconds / 1e9),
@@ -20,6 +20,6 @@ pub fn host_summary(resolved: &Resolved, output: &SimOutput) -> Option<serde_jso
         "host_drops": c.host_drops,
         "host_ecn_marks": c.host_ecn_marks,
         "host_dma_packets": c.host_dma_packets,
-        "host_mean_delay_us": sluice_results::round6(mean_delay_us),
+        "host_mean_delay_ns": sluice_results::round6(mean_delay_ns),
     }))
 }

@@ -69,6 +69,9 @@ fn plane_summary(resolved: &Resolved, output: &SimOutput) -> serde_json::Value {
         map.insert("mode".into(), mode);
         map.insert("efficiency".into(), sluice_results::round6(c.efficiency()).into());
         map.insert("busy_fraction".into(), sluice_results::round6(c.busy_time as f64 / (sim_time * hosts)).into());
+        // Every time in summary.json is in nanoseconds.
+        map.remove("busy_time");
+        map.insert("busy_time_ns".into(), (c.busy_time as f64 / sluice_core::PS_PER_NS as f64).into());
     }
     value
 }

@@ -443,7 +443,7 @@ fn runs_cut_short_report_unfinished_flows() {
     let summary: serde_json::Value = serde_json::from_str(&read(&dir.join("out/summary.json"))).unwrap();
     assert_eq!(summary["totals"]["flows"].as_u64(), Some(rows.len() as u64));
     assert_eq!(summary["overall"]["unfinished"].as_u64(), Some(unfinished as u64));
-    assert_eq!(summary["run"]["sim_time_ps"].as_u64(), Some(50_000_000), "the run stops at the duration");
+    assert_eq!(summary["run"]["sim_time_ns"].as_f64(), Some(50_000.0), "the run stops at the duration");
 }
 
 #[test]

@@ -129,7 +129,7 @@ fn goodput_counts_each_delivered_byte_once() {
         s["long_lived"]["flows"].as_array().unwrap().iter().map(|f| f["delivered_bytes"].as_u64().unwrap()).sum();
     // The receiver holds at least what its sender heard of, and at most one window more.
     assert!(goodput >= acked && goodput - acked < 1_000_000, "goodput {goodput} B, acknowledged {acked} B");
-    let seconds = u64_at(&s, &["run", "sim_time_ps"]) as f64 * 1e-12;
+    let seconds = f64_at(&s, &["run", "sim_time_ns"]) * 1e-9;
     let expected = goodput as f64 * 8.0 / seconds / 1e9;
     assert!((f64_at(t, &["goodput_gbps"]) - expected).abs() < 1e-5, "goodput_gbps is goodput_bytes over time: {t}");
 }
@@ -144,7 +144,7 @@ fn a_finished_incast_reports_its_bytes_utilisation_and_samples() {
     assert_eq!(u64_at(t, &["goodput_bytes"]), 400_000, "four flows of 100 KB: {t}");
     assert_eq!(s["run"]["hit_time_limit"], false);
     // Every flow is active from 0 to its finish, so the union ends at the last finish: the run's end.
-    assert_eq!(u64_at(t, &["active_time_ps"]), u64_at(&s, &["run", "sim_time_ps"]));
+    assert_eq!(f64_at(t, &["active_time_ns"]), f64_at(&s, &["run", "sim_time_ns"]));
     let util = &t["link_utilisation"];
     assert_eq!(util["max_at"], "sw0:p0", "the port into the receiver is the busiest: {util}");
     let max = f64_at(util, &["max"]);
@@ -152,7 +152,7 @@ fn a_finished_incast_reports_its_bytes_utilisation_and_samples() {
     assert!(f64_at(util, &["mean"]) < max, "{util}");
 
     let rows = csv_rows(&dir.read("out/throughput.csv"));
-    let sim_end_ns = u64_at(&s, &["run", "sim_time_ps"]) as f64 / 1000.0;
+    let sim_end_ns = f64_at(&s, &["run", "sim_time_ns"]);
     for flow in 0..4 {
         let label = format!("flow {flow}");
         let series: Vec<_> = rows.iter().filter(|r| r["label"] == label).collect();
