@@ -29,10 +29,9 @@ impl<'de> Visitor<'de> for UnitVisitor {
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
-        u64::try_from(v)
-            .ok()
-            .and_then(|v| v.checked_mul(self.integer_scale))
-            .ok_or_else(|| E::custom(format!("invalid value {v}: expected {} or a non-negative number", self.expecting)))
+        u64::try_from(v).ok().and_then(|v| v.checked_mul(self.integer_scale)).ok_or_else(|| {
+            E::custom(format!("invalid value {v}: expected {} or a non-negative number", self.expecting))
+        })
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {

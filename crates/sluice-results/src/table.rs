@@ -102,10 +102,7 @@ fn total_lines(s: &Summary) -> Vec<(&'static str, String)> {
             ),
         ),
         ("ECN marks", t.ecn_marks.to_string()),
-        (
-            "PFC pauses",
-            format!("{} pauses, {} paused", t.pfc_pauses, human_time(ps(t.pfc_pause_time_ns))),
-        ),
+        ("PFC pauses", format!("{} pauses, {} paused", t.pfc_pauses, human_time(ps(t.pfc_pause_time_ns)))),
         ("retransmitted", human_bytes(t.retransmitted_bytes)),
         ("unfinished", unfinished_line(s)),
         ("long-lived", format!("{} flows, {:.3} Gbps total, Jain index {jain}", ll.count, ll.total_gbps)),
