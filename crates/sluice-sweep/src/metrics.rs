@@ -128,7 +128,37 @@ pub fn metrics(summary: &Summary) -> Vec<(String, Cell)> {
     for bucket in &summary.buckets {
         cells.extend(bucket_cells(bucket, &format!(":{}", bucket.label)));
     }
+    cells.extend(extra_cells(summary));
     cells
+}
+
+/// The numbers of summary.json's further sections (`host`, `plane`, `receiver_driven`, ...), named
+/// `section.key`, in the file's order: what only some runs report (the endpoint model's goodput, the
+/// token transport's drop ratio).
+fn extra_cells(summary: &Summary) -> Vec<(String, Cell)> {
+    let mut cells = Vec::new();
+    for (section, value) in &summary.extra {
+        match value {
+            serde_json::Value::Object(map) => {
+                let named = map.iter().filter_map(|(key, value)| Some((format!("{section}.{key}"), number(value)?)));
+                cells.extend(named);
+            }
+            other => cells.extend(number(other).map(|cell| (section.clone(), cell))),
+        }
+    }
+    cells
+}
+
+/// The sections of summary.json that only some runs have; their columns are known once a run reports
+/// them, so picking rules may name any `section.key` of these.
+pub const EXTRA_SECTIONS: [&str; 3] = ["host", "plane", "receiver_driven"];
+
+fn number(value: &serde_json::Value) -> Option<Cell> {
+    match value {
+        serde_json::Value::Number(n) => Some(n.as_i64().map_or_else(|| float(n.as_f64()), Cell::Int)),
+        serde_json::Value::Bool(b) => Some(Cell::Bool(*b)),
+        _ => None,
+    }
 }
 
 fn bucket_cells(b: &BucketStats, suffix: &str) -> Vec<(String, Cell)> {
@@ -166,5 +196,17 @@ mod tests {
         assert_eq!(get("count:<10KB"), &Cell::Int(0));
         assert_eq!(get("jain"), &Cell::Null);
         assert_eq!(get("hit_time_limit"), &Cell::Bool(false));
+    }
+
+    #[test]
+    fn further_sections_become_dotted_columns() {
+        let mut summary = Summary::compute(&[], &[], &[], &RunInfo::default(), &Buckets::default());
+        let host = serde_json::json!({ "endpoint_goodput_gbps": 48.5, "endpoint_drops": 3, "mode": "native" });
+        summary.extra.insert("host".into(), host);
+        let cells = metrics(&summary);
+        let get = |name: &str| cells.iter().find(|(n, _)| n == name).map(|(_, c)| c.clone());
+        assert_eq!(get("host.endpoint_goodput_gbps"), Some(Cell::Float(48.5)));
+        assert_eq!(get("host.endpoint_drops"), Some(Cell::Int(3)));
+        assert_eq!(get("host.mode"), None, "text is not a metric");
     }
 }

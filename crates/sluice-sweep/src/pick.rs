@@ -151,13 +151,18 @@ fn error(argument: &str, text: &str, message: String) -> SweepError {
     SweepError::argument(format!("{argument} \"{text}\""), message)
 }
 
-/// Checks that every column the expressions read exists; the error lists what does.
+/// Checks that every column the expressions read exists (or belongs to a section only some runs report,
+/// [`crate::metrics::EXTRA_SECTIONS`]); the error lists what does.
 pub fn check_columns<'a>(
     exprs: impl IntoIterator<Item = (&'a Expr, String)>,
     known: &[String],
 ) -> Result<(), SweepError> {
     for (expr, argument) in exprs {
-        if let Some(unknown) = expr.columns().into_iter().find(|c| !known.iter().any(|k| k == c)) {
+        let is_known = |c: &str| {
+            known.iter().any(|k| k == c)
+                || crate::metrics::EXTRA_SECTIONS.iter().any(|s| c.strip_prefix(s).is_some_and(|r| r.starts_with('.')))
+        };
+        if let Some(unknown) = expr.columns().into_iter().find(|c| !is_known(c)) {
             return Err(SweepError::argument(
                 argument,
                 format!("unknown metric `{unknown}`; the columns are: {}", known.join(", ")),

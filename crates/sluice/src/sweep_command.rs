@@ -136,9 +136,9 @@ fn on_ray(args: &SweepArgs, address: &str) -> Result<(), Failure> {
 fn dry_run(sweep: &Sweep) -> String {
     let mut text = format!("sweep {}: {} runs of {}\n", sweep.name, sweep.points.len(), sweep.scenario_path.display());
     for (i, point) in sweep.points.iter().enumerate() {
-        let seed = point.seed.map_or(String::new(), |s| format!(" --seed {s}"));
-        let sets: Vec<String> = point.sets().iter().map(|s| format!("--set '{s}'")).collect();
-        text += &format!("{i}: {}{seed}\n", sets.join(" "));
+        let mut args: Vec<String> = point.sets().iter().map(|s| format!("--set '{s}'")).collect();
+        args.extend(point.seed.map(|s| format!("--seed {s}")));
+        text += &format!("{i}: {}\n", args.join(" "));
     }
     text
 }
