@@ -1,8 +1,7 @@
 //! Serde adapters so that configuration structs hold integer units but read and write their text forms.
 //!
 //! Use with `#[serde(with = "sluice_core::serde_units::duration")]` (also `rate`, `size`, and the
-//! `opt_*` variants for `Option` fields). Each also accepts a bare integer in the unit of the output
-//! files: bytes for sizes, bit/s for rates, nanoseconds for durations.
+//! `opt_*` variants for `Option` fields). Sizes also accept a bare integer (bytes).
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::Serializer;
@@ -13,8 +12,7 @@ use crate::units::{format_duration, format_rate, format_size, parse_duration, pa
 struct UnitVisitor {
     parse: fn(&str) -> Result<u64, UnitError>,
     expecting: &'static str,
-    /// Internal units per unit of a bare integer.
-    integer_scale: u64,
+    allow_integer: bool,
 }
 
 impl<'de> Visitor<'de> for UnitVisitor {
@@ -29,9 +27,11 @@ impl<'de> Visitor<'de> for UnitVisitor {
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
-        u64::try_from(v).ok().and_then(|v| v.checked_mul(self.integer_scale)).ok_or_else(|| {
-            E::custom(format!("invalid value {v}: expected {} or a non-negative number", self.expecting))
-        })
+        if self.allow_integer && v >= 0 {
+            Ok(v as u64)
+        } else {
+            Err(E::custom(format!("invalid value {v}: expected {} (a number needs a unit)", self.expecting)))
+        }
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
@@ -47,7 +47,7 @@ macro_rules! unit_module {
 
             /// Reads the text form.
             pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-                d.deserialize_any(UnitVisitor { parse: $parse, expecting: $expecting, integer_scale: $int })
+                d.deserialize_any(UnitVisitor { parse: $parse, expecting: $expecting, allow_integer: $int })
             }
 
             /// Writes the text form.
@@ -76,13 +76,6 @@ macro_rules! unit_module {
     };
 }
 
-unit_module!(
-    duration,
-    opt_duration,
-    parse_duration,
-    format_duration,
-    "a duration such as \"1us\" or a number of nanoseconds",
-    crate::units::PS_PER_NS
-);
-unit_module!(rate, opt_rate, parse_rate, format_rate, "a rate such as \"100Gbps\" or a number of bit/s", 1);
-unit_module!(size, opt_size, parse_size, format_size, "a size such as \"32MB\" or a number of bytes", 1);
+unit_module!(duration, opt_duration, parse_duration, format_duration, "a duration such as \"1us\"", false);
+unit_module!(rate, opt_rate, parse_rate, format_rate, "a rate such as \"100Gbps\"", false);
+unit_module!(size, opt_size, parse_size, format_size, "a size such as \"32MB\" or a number of bytes", true);
