@@ -58,9 +58,11 @@ pub fn run_dir(out: &Path, hash: &str) -> PathBuf {
     out.join("runs").join(hash)
 }
 
-/// Whether `dir` holds a complete run (results directories appear whole, so `summary.json` tells).
+/// Whether `dir` holds a complete run that this build can read: results directories appear whole, so a
+/// `summary.json` tells, unless it is of another format (written by an older sluice), which runs again.
 pub fn complete(dir: &Path) -> bool {
-    dir.join("summary.json").is_file()
+    let text = std::fs::read_to_string(dir.join("summary.json"));
+    text.is_ok_and(|t| serde_json::from_str::<sluice_results::Summary>(&t).is_ok())
 }
 
 /// Runs every run of `sweep` with `jobs` threads, results under `out/runs/`. `stop` is polled by

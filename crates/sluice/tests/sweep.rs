@@ -141,6 +141,11 @@ fn a_second_sweep_resumes_and_any_job_count_gives_the_same_files() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(stdout(&again).contains("8 runs: 1 ran, 7 reused, 0 failed"), "{}", stdout(&again));
     assert_eq!(fs::read(dir.join("one/sweep.csv")).unwrap(), fs::read(dir.join("two/sweep.csv")).unwrap());
+    // A run directory of another format (an older sluice's summary.json) is run again, not reused.
+    fs::write(runs[1].join("summary.json"), "{\"run\": {\"sim_time_ps\": 1}}").unwrap();
+    let newer = sluice(&dir, &["sweep", "sweep.toml", "--out", "two"]);
+    assert!(stdout(&newer).contains("8 runs: 1 ran, 7 reused, 0 failed"), "{}", stdout(&newer));
+    assert_eq!(fs::read(dir.join("one/sweep.csv")).unwrap(), fs::read(dir.join("two/sweep.csv")).unwrap());
 }
 
 #[test]
