@@ -179,10 +179,7 @@ pub fn write(sweep: &Sweep, finished: &Finished, out: &Path) -> Result<(), Strin
 
 /// `sweep.json`: what a reader of the table needs to know about it.
 fn describe(sweep: &Sweep, finished: &Finished) -> serde_json::Value {
-    let objective = sweep.objective.as_ref().map(|o| {
-        let goal = if o.goal == Goal::Min { "min" } else { "max" };
-        json!({ "expr": o.text, "goal": goal })
-    });
+    let objective = sweep.objective.as_ref().map(|o| json!({ "expr": o.text, "goal": o.goal.name() }));
     let best = finished.best.as_ref().map(|b| {
         let settings: serde_json::Map<String, serde_json::Value> =
             b.settings.iter().map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or_default())).collect();

@@ -65,6 +65,16 @@ pub struct Constraint {
     pub right: Expr,
 }
 
+impl Goal {
+    /// `min` or `max`, as written before an objective.
+    pub fn name(self) -> &'static str {
+        match self {
+            Goal::Min => "min",
+            Goal::Max => "max",
+        }
+    }
+}
+
 impl Objective {
     /// The expression as written, without a leading `min` or `max`.
     pub fn expr_text(&self) -> &str {

@@ -203,7 +203,7 @@ fn summary(sweep: &Sweep, finished: &Finished, outcomes: &[Outcome], dir: &std::
             let settings: Vec<String> = best.settings.iter().map(|(k, v)| format!("{k} = {v}")).collect();
             text += &format!(
                 "best ({} {}): {} at {}\nbest scenario: {}\n",
-                if o.goal == sluice_sweep::pick::Goal::Min { "min" } else { "max" },
+                o.goal.name(),
                 o.expr_text(),
                 best.value,
                 if settings.is_empty() { "the base scenario".to_string() } else { settings.join(", ") },
