@@ -77,6 +77,9 @@ def test_bad_sweeps_raise_sweep_error_with_the_located_text(tmp_path):
     with pytest.raises(sluice.SweepError, match="unknown metric `p98`"):
         sluice.sweep(write_sweep(tmp_path), out=tmp_path / "out", best="p98")
     assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match="jobs must be at least 1"):
+        sluice.sweep(write_sweep(tmp_path), out=tmp_path / "out", jobs=0)
+    assert not (tmp_path / "out").exists()
     with pytest.raises(ValueError, match="backend"):
         sluice.sweep(write_sweep(tmp_path), backend="dask")
 

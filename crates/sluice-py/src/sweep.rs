@@ -76,8 +76,11 @@ impl SweepPlan {
     /// the finished runs kept.
     #[pyo3(signature = (jobs=None))]
     fn run_local<'py>(&self, py: Python<'py>, jobs: Option<usize>) -> PyResult<Bound<'py, PyDict>> {
+        if jobs == Some(0) {
+            return Err(PyValueError::new_err("jobs must be at least 1"));
+        }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let jobs = jobs.unwrap_or(cores).max(1);
+        let jobs = jobs.unwrap_or(cores);
         let finished = detached(py, |stop| {
             let outcomes = run_local(&self.sweep, &self.out, jobs, &sluice::run_into, stop, &|_| {});
             (!stop()).then(|| self.finish_outcomes(outcomes))

@@ -18,9 +18,9 @@ pub struct SweepArgs {
     /// Output directory (default: `results/NAME`, NAME being the sweep's name).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Runs at a time (default: the number of cores).
-    #[arg(long, short)]
-    pub jobs: Option<usize>,
+    /// Runs at a time, at least 1 (default: the number of cores).
+    #[arg(long, short, value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
     /// The objective that picks the best configuration, e.g. "p99(slowdown, <10KB)" or
     /// "max goodput_gbps" (overrides the file's `best`).
     #[arg(long)]
@@ -145,9 +145,9 @@ fn dry_run(sweep: &Sweep) -> String {
 
 /// Lowers the number of runs at a time until their estimated memory fits; refuses when one run alone
 /// does not fit, unless forced.
-fn jobs_that_fit(sweep: &Sweep, wanted: Option<usize>, force: bool, quiet: bool) -> Result<usize, Failure> {
+fn jobs_that_fit(sweep: &Sweep, wanted: Option<u32>, force: bool, quiet: bool) -> Result<usize, Failure> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let jobs = wanted.unwrap_or(cores).max(1).min(sweep.points.len().max(1));
+    let jobs = wanted.map_or(cores, |j| j as usize).min(sweep.points.len().max(1));
     if force {
         return Ok(jobs);
     }

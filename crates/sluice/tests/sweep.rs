@@ -198,6 +198,16 @@ fn bad_sweeps_are_refused_with_located_errors_and_nothing_written() {
 }
 
 #[test]
+fn a_job_count_of_zero_is_refused() {
+    let dir = scratch("jobs0");
+    sweep_file(&dir, "");
+    let o = sluice(&dir, &["sweep", "sweep.toml", "--out", "out", "--jobs", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("invalid value '0' for '--jobs <JOBS>'"), "{}", stderr(&o));
+    assert!(!dir.join("out").exists());
+}
+
+#[test]
 fn a_dry_run_lists_the_runs() {
     let dir = scratch("dry");
     sweep_file(&dir, "[[axis]]\nkey = \"workload.0.load\"\nrange = { start = 0.2, stop = 0.4, step = 0.1 }\n");
