@@ -142,15 +142,21 @@ pub enum LossKind {
 }
 
 /// A detected loss (coalescent: losses of one reporting period arrive as one, with their count).
+///
+/// `in_flight` and `snd_nxt` are the datapath's after its own reaction. A go-back-N datapath (the
+/// simulator's default recovery) has rewound its next byte to the hole when it reports a NACK, so
+/// `snd_nxt` is the hole and nothing beyond it counts in flight: a window algorithm that halves the
+/// flight at the loss (RFC 5681 FlightSize) takes the highest byte sent from its ACKs, as Reno, AIMD and
+/// DCTCP do.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Loss {
     /// How the loss was detected (the first one of the period).
     pub kind: LossKind,
     /// Loss signals merged into this one.
     pub count: u32,
-    /// Bytes in flight when the loss was detected.
+    /// Bytes in flight when the loss was reported (after a go-back-N rewind: up to the hole).
     pub in_flight: u64,
-    /// Next byte the sender will send for the first time.
+    /// Next byte the sender will send (after a go-back-N rewind: the hole).
     pub snd_nxt: u64,
 }
 

@@ -21,12 +21,13 @@
 //!    next ACK, so no fraction is lost and no float accumulates.
 //!
 //! On loss (RFC 5681 §3.2, RFC 6582):
-//! - fast retransmit or NACK: `ssthresh = max(in_flight / 2, min_cwnd)`, `cwnd = ssthresh` (no
+//! - fast retransmit or NACK: `ssthresh = max(FlightSize / 2, min_cwnd)`, `cwnd = ssthresh` (no
 //!   3-MSS dup-ACK inflation: the datapath does not inflate the window per duplicate ACK), then fast
-//!   recovery until the `snd_nxt` at the loss is acknowledged; further losses in that window are
-//!   ignored. A loss ends CWR: loss is the stronger signal and reduces even right after an ECN cut, as
+//!   recovery until the highest byte sent before the loss is acknowledged; further losses in that
+//!   window are ignored. FlightSize is the bytes sent beyond the cumulative ACK point, also on a
+//!   go-back-N datapath that has already rewound its next byte to the hole when it reports the loss. A loss ends CWR: loss is the stronger signal and reduces even right after an ECN cut, as
 //!   in Linux.
-//! - timeout: `ssthresh = max(in_flight / 2, min_cwnd)`, `cwnd = 1 mss`, then slow start; losses of data
+//! - timeout: `ssthresh = max(FlightSize / 2, min_cwnd)`, `cwnd = 1 mss`, then slow start; losses of data
 //!   sent before the timeout do not reduce again (RFC 6582 `recover`). With `clamp_alpha_on_loss`,
 //!   alpha is set to 1 (Linux `dctcp_clamp_alpha_on_loss`, applied on entering the Loss state, i.e. on
 //!   timeout).
@@ -139,9 +140,11 @@ pub struct Dctcp {
     bytes_marked: u64,
     window_end: u64,
     snd_una: u64,
+    /// Highest byte sent so far, whatever the datapath has rewound its next byte to since.
+    high_sent: u64,
     /// `snd_nxt` at the last ECN cut while in CWR.
     cwr_end: Option<u64>,
-    /// `snd_nxt` at the last loss reduction (RFC 6582 `recover`).
+    /// The highest byte sent at the last loss reduction (RFC 6582 `recover`).
     recover: u64,
     fast_recovery: bool,
 }
@@ -161,6 +164,7 @@ impl Dctcp {
             bytes_marked: 0,
             window_end: 0,
             snd_una: 0,
+            high_sent: 0,
             cwr_end: None,
             recover: 0,
             fast_recovery: false,
@@ -247,11 +251,19 @@ impl Dctcp {
         }
     }
 
-    fn reduce_for_loss(&mut self, loss: &Loss) {
-        self.ssthresh = (loss.in_flight / 2).max(self.min_cwnd());
+    /// The flight size at a loss (RFC 5681 FlightSize): the datapath's in-flight bytes, or everything
+    /// sent beyond the cumulative ACK point when a go-back-N datapath has already rewound its next byte
+    /// to the hole (and so counts nothing beyond it in flight).
+    fn loss_flight(&mut self, loss: &Loss) -> u64 {
+        self.high_sent = self.high_sent.max(loss.snd_nxt);
+        loss.in_flight.max(self.high_sent.saturating_sub(self.snd_una))
+    }
+
+    fn reduce_for_loss(&mut self, flight: u64) {
+        self.ssthresh = (flight / 2).max(self.min_cwnd());
         self.ca_remainder = 0;
         self.cwr_end = None;
-        self.recover = loss.snd_nxt;
+        self.recover = self.high_sent;
     }
 }
 
@@ -275,6 +287,7 @@ impl CongestionControl for Dctcp {
     fn on_ack(&mut self, ack: &Ack<'_>, ctx: &mut Ctx) {
         let before = self.cwnd;
         self.snd_una = self.snd_una.max(ack.snd_una);
+        self.high_sent = self.high_sent.max(ack.snd_nxt).max(self.snd_una);
         self.update_alpha(ack);
         self.end_finished_reductions();
         if ack.ecn_echo && self.cwr_end.is_none() && !self.in_loss_window() {
@@ -293,12 +306,14 @@ impl CongestionControl for Dctcp {
                 if self.in_loss_window() {
                     return;
                 }
-                self.reduce_for_loss(loss);
+                let flight = self.loss_flight(loss);
+                self.reduce_for_loss(flight);
                 self.cwnd = self.ssthresh;
                 self.fast_recovery = true;
             }
             LossKind::Timeout => {
-                self.reduce_for_loss(loss);
+                let flight = self.loss_flight(loss);
+                self.reduce_for_loss(flight);
                 self.cwnd = self.mss;
                 self.fast_recovery = false;
                 if self.config.clamp_alpha_on_loss {

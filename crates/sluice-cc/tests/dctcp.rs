@@ -169,6 +169,21 @@ fn fast_retransmit_halves_in_flight_and_holds_the_window_until_recovered() {
 }
 
 #[test]
+fn loss_counts_the_data_outstanding_before_a_go_back_n_rewind() {
+    let mut cc = started(config(30, Some(10), 1.0));
+    on_ack(&mut cc, MSS, 1000, 30_000, false);
+    // A go-back-N datapath rewinds snd_nxt to the hole before reporting: in_flight 0, snd_nxt 1000. The
+    // flight is still the 29000 bytes sent beyond the ACK point: ssthresh = cwnd = 14500, not 2 MSS.
+    assert_eq!(on_loss(&mut cc, LossKind::Nack, 0, 1000), Some(14_500));
+    // The loss window runs to 30000, the highest byte sent: the NACKs of the same window do not cut again.
+    assert_eq!(on_loss(&mut cc, LossKind::Nack, 0, 2000), None);
+    assert_eq!(on_ack(&mut cc, 28_000, 29_000, 29_000, false), None);
+    assert!(cc.in_fast_recovery());
+    on_ack(&mut cc, MSS, 30_000, 31_000, false);
+    assert!(!cc.in_fast_recovery());
+}
+
+#[test]
 fn loss_reduces_even_in_cwr() {
     let mut cc = started(config(10, None, 1.0));
     assert_eq!(on_ack(&mut cc, MSS, 1000, 10_000, true), Some(5000)); // alpha 1: halve

@@ -75,6 +75,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod fault;
 mod generate;
 mod limits;
 mod list;
@@ -87,6 +88,7 @@ mod schema;
 mod validate;
 
 pub use error::{Location, ScenarioError};
+pub use fault::{FaultSpec, FaultWhat};
 pub use list::list_text;
 pub use load::{apply_sets, load, load_str, override_seed};
 pub use resolve::{

@@ -150,6 +150,7 @@ fn into_scenario(file: ScenarioFile, source: &Path, dir: &Path, provenance: Prov
         cc: file.cc,
         plane: file.plane,
         output,
+        faults: file.fault,
         source: source.to_path_buf(),
         base_dir,
         provenance,

@@ -9,10 +9,12 @@ use std::sync::Arc;
 use sluice_cc::{Algorithm, Factory, ParamError};
 use sluice_core::Rate;
 use sluice_sim::config::{EcnThresholds, SwitchConfig};
+use sluice_sim::fault::FaultConfig;
 use sluice_topo::{NodeId, PortNo, RouteProgress, Routes, TopoError, Topology};
 use sluice_workload::{FlowSpec, WorkloadError};
 
 use crate::error::ScenarioError;
+use crate::fault::FaultSpec;
 use crate::scenario::Scenario;
 use crate::schema::{PortRef, ScenarioFile, SwitchSpec, ThresholdSpec};
 
@@ -40,6 +42,8 @@ pub struct Resolved {
     pub flows: Vec<FlowSpec>,
     /// `output.throughput_ports`, as (node id, port number).
     pub throughput_ports: Vec<(NodeId, PortNo)>,
+    /// The `[[fault]]` entries, resolved against the topology and the flows.
+    pub faults: Vec<FaultConfig>,
 }
 
 impl fmt::Debug for Resolved {
@@ -90,14 +94,34 @@ pub fn resolve_with_progress(
     check_flow_ids(scenario, flows.len())?;
     crate::validate::sample_count(scenario, flows.len()).map_err(|(key, message)| scenario.error_at(&key, message))?;
     let throughput_ports = ports(scenario, &topology)?;
+    let (fault_specs, faults) = faults(scenario, &topology, &flows)?;
     let mut filled = scenario.clone();
+    filled.faults = fault_specs;
     filled.ecn_algorithms = vec![ecn_tag; switch.ecn.thresholds.len()];
     filled.ecn_unused = ecn.unused;
     filled.switch = switch;
     filled.cc.params = toml::Table::new();
     filled.cc.tables.insert(algorithm.name.to_string(), toml::Value::Table(factory.resolved()));
     let routes = topology.routes_with_progress(routes_progress);
-    Ok(Resolved { scenario: filled, topology, routes, algorithm, factory, line_rate, flows, throughput_ports })
+    Ok(Resolved { scenario: filled, topology, routes, algorithm, factory, line_rate, flows, throughput_ports, faults })
+}
+
+/// Resolves the `[[fault]]` entries: their ports (a flow fault's default: the last hop) and flows.
+fn faults(
+    s: &Scenario,
+    topology: &Topology,
+    flows: &[FlowSpec],
+) -> Result<(Vec<FaultSpec>, Vec<FaultConfig>), ScenarioError> {
+    let mut specs = Vec::with_capacity(s.faults.len());
+    let mut configs = Vec::with_capacity(s.faults.len());
+    for (i, fault) in s.faults.iter().enumerate() {
+        let (spec, config) = fault
+            .resolve(topology, flows.len(), |flow| flows[flow].dst)
+            .map_err(|(key, message)| s.error_at(&crate::fault::key(i, &key), message))?;
+        specs.push(spec);
+        configs.push(config);
+    }
+    Ok((specs, configs))
 }
 
 fn topo_error(s: &Scenario, e: TopoError) -> ScenarioError {
@@ -233,7 +257,7 @@ fn ports(s: &Scenario, topology: &Topology) -> Result<Vec<(NodeId, PortNo)>, Sce
     Ok(out)
 }
 
-fn port_id(topology: &Topology, port: &PortRef) -> Result<(NodeId, PortNo), String> {
+pub(crate) fn port_id(topology: &Topology, port: &PortRef) -> Result<(NodeId, PortNo), String> {
     let Some(node) = topology.nodes.iter().position(|n| n.name == port.node) else {
         let examples: Vec<&str> = topology.nodes.iter().rev().take(3).map(|n| n.name.as_str()).collect();
         return Err(format!(
@@ -329,6 +353,7 @@ fn body(resolved: &Resolved, base_dir: Option<PathBuf>) -> String {
         cc: s.cc.clone(),
         plane: s.plane.clone(),
         output: s.output.clone(),
+        fault: s.faults.clone(),
     };
     match toml::to_string(&file) {
         Ok(body) => body,

@@ -11,6 +11,7 @@ use sluice_workload::WorkloadSpec;
 use toml_edit::ImDocument;
 
 use crate::error::{Location, ScenarioError};
+use crate::fault::FaultSpec;
 use crate::locate::{self, dotted, KeyPath};
 use crate::overrides::SetArg;
 use crate::schema::{CcSpec, OutputSpec, SimulationSpec};
@@ -52,6 +53,8 @@ pub struct Scenario {
     pub plane: sluice_plane::PlaneConfig,
     /// `[output]`, with `dir` filled in.
     pub output: OutputSpec,
+    /// `[[fault]]` entries, in file order; after [`crate::resolve`], each with its port filled in.
+    pub faults: Vec<FaultSpec>,
     /// The scenario file (or the origin name given to [`crate::load_str`]).
     pub source: PathBuf,
     /// Absolute directory that relative file names (flow lists, CDF files, topology files) resolve
@@ -74,6 +77,7 @@ impl PartialEq for Scenario {
             && self.workloads == other.workloads
             && self.cc == other.cc
             && self.output == other.output
+            && self.faults == other.faults
             && self.base_dir == other.base_dir
     }
 }

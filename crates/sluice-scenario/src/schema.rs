@@ -50,6 +50,9 @@ pub(crate) struct ScenarioFile {
     pub plane: sluice_plane::PlaneConfig,
     #[serde(default)]
     pub output: OutputSpec,
+    /// `[[fault]]` entries, in file order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fault: Vec<crate::fault::FaultSpec>,
 }
 
 /// Default seed: 1, so that a scenario without a seed is still reproducible.

@@ -17,9 +17,17 @@ type Check = fn(&Scenario) -> Result<(), Problem>;
 
 /// Runs every check, reporting the first failure at the line (or `--set`) that wrote the key.
 pub(crate) fn scenario(s: &Scenario) -> Result<(), ScenarioError> {
-    let checks: [Check; 9] = [top_level, times, simulation, link, switch, workloads, algorithm, plane, output];
+    let checks: [Check; 10] = [top_level, times, simulation, link, switch, workloads, algorithm, plane, output, faults];
     for check in checks {
         check(s).map_err(|(key, message)| s.error_at(&key, message))?;
+    }
+    Ok(())
+}
+
+/// Each `[[fault]]` entry takes the fields of its kind, with sound values.
+fn faults(s: &Scenario) -> Result<(), Problem> {
+    for (i, fault) in s.faults.iter().enumerate() {
+        fault.check().map_err(|(key, message)| (crate::fault::key(i, &key), message))?;
     }
     Ok(())
 }

@@ -57,7 +57,7 @@ fn unknown_keys_list_the_allowed_ones() {
     assert_eq!(
         error(&format!("topo = 1\n{BASE}"), &[]),
         "bad.toml:1: topo: unknown field `topo`, expected one of `name`, `seed`, `base_dir`, `simulation`, \
-         `topology`, `link`, `switch`, `host`, `workload`, `cc`, `plane`, `output`"
+         `topology`, `link`, `switch`, `host`, `workload`, `cc`, `plane`, `output`, `fault`"
     );
     assert_eq!(
         error(&BASE.replace("hosts = 4", "hosts = 4\nhostz = 3"), &[]),

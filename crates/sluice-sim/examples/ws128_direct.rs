@@ -39,6 +39,7 @@ fn main() {
         stop: StopRule { duration: None, time_limit: 1_000_000_000_000 },
         observe: Observe::default(),
         plane: Default::default(),
+        faults: Vec::new(),
     };
     let t = Instant::now();
     let out = Simulation::new(input).run(&mut |_| {});

@@ -11,6 +11,7 @@
 pub mod config;
 pub mod endpoint;
 pub mod engine;
+pub mod fault;
 pub mod flow;
 pub mod host;
 pub mod hostbus;

@@ -10,6 +10,7 @@ use sluice_topo::{NodeKind, Routes, Topology};
 
 use crate::config::{EcnThresholds, HostConfig, LinkConfig, SwitchConfig};
 use crate::engine::{Core, Counters, Event};
+use crate::fault::{FaultConfig, FaultStats, PortFaults};
 use crate::flow::{Flow, FlowTrace};
 use crate::host::{Host, HostEnv};
 use crate::plane::{apply, run_cc};
@@ -88,6 +89,8 @@ pub struct SimInput {
     pub observe: Observe,
     /// Where the CC algorithm runs and what moving it off the datapath costs.
     pub plane: PlaneConfig,
+    /// Faults injected at switch ports (see [`crate::fault`]).
+    pub faults: Vec<FaultConfig>,
 }
 
 /// A snapshot for progress displays.
@@ -126,6 +129,8 @@ pub struct SimOutput {
     pub peak_packets: usize,
     /// What the CC plane did, summed over hosts.
     pub plane: PlaneCounters,
+    /// What each injected fault did, in the order of [`SimInput::faults`].
+    pub faults: Vec<FaultStats>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -158,6 +163,8 @@ pub struct Simulation {
     flow_src: Vec<u32>,
     /// Receiver-driven transport settings, when a token algorithm runs.
     rd: Option<crate::rd::RdEnv>,
+    /// How many faults the scenario injects.
+    fault_count: usize,
 }
 
 #[derive(Debug, Default)]
@@ -221,6 +228,7 @@ impl Simulation {
             stop,
             observe,
             plane,
+            faults,
         } = input;
         // An algorithm that needs Bolt's switches gets them, whoever built the settings.
         switch.bolt.enabled |= needs.bolt;
@@ -246,7 +254,9 @@ impl Simulation {
                 }
                 NodeKind::Switch => {
                     node_ref.push(NodeRef::Switch(switches.len() as u32));
-                    switches.push(Switch::new(id as u32, ports, &fabric, seed));
+                    let mut sw = Switch::new(id as u32, ports, &fabric, seed);
+                    sw.faults = PortFaults::for_switch(id as u32, &faults, seed);
+                    switches.push(sw);
                 }
             }
         }
@@ -280,6 +290,7 @@ impl Simulation {
             samples: Sampler::default(),
             flow_src,
             rd,
+            fault_count: faults.len(),
         };
         sim.start_sampling();
         sim
@@ -460,6 +471,7 @@ impl Simulation {
             counters: c,
             peak_packets: self.core.arena.peak(),
             plane: plane_counters,
+            faults: crate::fault::collect(self.fault_count, self.switches.iter().filter_map(|s| s.faults.as_deref())),
         }
     }
 }

@@ -8,6 +8,7 @@ use sluice_topo::Routes;
 
 use crate::config::{LinkConfig, LoadBalance, MarkAt, SwitchConfig};
 use crate::engine::{Core, Event};
+use crate::fault::{PortFaults, Seen, Verdict};
 use crate::packet::{Kind, Packet, FLAG_CE, FLAG_DECWIN, FLAG_ECT, FLAG_FIRST, FLAG_INCWIN, FLAG_LAST};
 use crate::port::Port;
 
@@ -66,6 +67,8 @@ pub struct Switch {
     rng: Rng,
     /// Receiver-driven state (token limiters), when a token algorithm runs with them.
     pub(crate) rd: Option<Box<crate::rd_switch::RdSwitch>>,
+    /// Faults injected at this switch's ports, when the scenario has any here.
+    pub(crate) faults: Option<Box<PortFaults>>,
 }
 
 /// Bolt state of one egress port (the authors' ns-3 `PfifoBoltQueueDisc` counters).
@@ -113,11 +116,16 @@ impl Switch {
             pool: cfg.buffer.saturating_sub(reserved),
             rng: Rng::named(seed, &format!("switch.{node}")),
             rd: None,
+            faults: None,
         }
     }
 
     /// Handles packet `id` arriving on `in_port`.
     pub fn receive(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, id: u32) {
+        if self.faults.as_mut().is_some_and(|f| f.lost_on_arrival(core.now, in_port)) {
+            self.drop_packet(core, in_port as usize, id);
+            return;
+        }
         let p = *core.arena.get(id);
         let out = self.route(fabric, p.flow, p.dst) as usize;
         if let Some(env) = fabric.rd {
@@ -139,8 +147,7 @@ impl Switch {
         if self.ports[out].bytes == 0 && self.ports[out].idle(core.now) && self.ports[out].paused & (1 << queue) == 0 {
             // An idle port with empty queues sends at once: the packet would be admitted and dequeued at
             // the same instant, with no occupancy and no mark (RED marks nothing at queue length 0).
-            self.stamp_int(core, fabric, out, id, p.kind);
-            self.ports[out].transmit(core, id, p.wire);
+            self.depart(core, fabric, out, id, p.kind, p.wire);
             return;
         }
         if !self.admit(core, fabric, in_port as usize, out, queue, p.wire) {
@@ -389,6 +396,32 @@ impl Switch {
         }
     }
 
+    /// Puts packet `id` on the wire of port `out` (stamping INT), unless a fault there drops it, which
+    /// returns `false`; a fault may mark it CE first.
+    #[inline(always)]
+    fn depart(&mut self, core: &mut Core, fabric: &Fabric, out: usize, id: u32, kind: Kind, wire: u32) -> bool {
+        if let Some(faults) = self.faults.as_mut() {
+            let p = core.arena.get(id);
+            let markable = p.flags & FLAG_ECT != 0 && p.flags & FLAG_CE == 0;
+            let seen = Seen { flow: p.flow, data: kind == Kind::Data, markable };
+            match faults.on_egress(core.now, out as u16, seen) {
+                Verdict::Drop => {
+                    self.drop_packet(core, out, id);
+                    return false;
+                }
+                Verdict::Mark => {
+                    core.arena.get_mut(id).flags |= FLAG_CE;
+                    self.ports[out].stats.ecn_marks += 1;
+                    core.counters.ecn_marks += 1;
+                }
+                Verdict::Pass => {}
+            }
+        }
+        self.stamp_int(core, fabric, out, id, kind);
+        self.ports[out].transmit(core, id, wire);
+        true
+    }
+
     /// The transmitter of `port` freed (a `PortFree` event).
     pub fn port_free(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
         self.ports[port as usize].free_pending = false;
@@ -413,19 +446,23 @@ impl Switch {
             }
             return;
         }
-        let Some(queue) = self.ports[out].select(&cfg.scheduler, fabric.link.mtu, &core.arena) else {
-            return;
-        };
-        let head = self.ports[out].queues[queue][0];
-        let p = *core.arena.get(head);
-        let id = self.ports[out].dequeue(core.now, queue, p.wire);
-        self.release(core, fabric, p.ingress as usize, queue, p.wire as u64);
-        if cfg.ecn.enabled && cfg.ecn.mark_at == MarkAt::Dequeue {
-            let left = self.ports[out].queue_bytes[queue];
-            self.maybe_mark(core, out, id, left);
+        // A packet that a fault drops leaves the transmitter idle for the next one.
+        loop {
+            let Some(queue) = self.ports[out].select(&cfg.scheduler, fabric.link.mtu, &core.arena) else {
+                return;
+            };
+            let head = self.ports[out].queues[queue][0];
+            let p = *core.arena.get(head);
+            let id = self.ports[out].dequeue(core.now, queue, p.wire);
+            self.release(core, fabric, p.ingress as usize, queue, p.wire as u64);
+            if cfg.ecn.enabled && cfg.ecn.mark_at == MarkAt::Dequeue {
+                let left = self.ports[out].queue_bytes[queue];
+                self.maybe_mark(core, out, id, left);
+            }
+            if self.depart(core, fabric, out, id, p.kind, p.wire) {
+                break;
+            }
         }
-        self.stamp_int(core, fabric, out, id, p.kind);
-        self.ports[out].transmit(core, id, p.wire);
         if self.ports[out].has_eligible() {
             self.ports[out].wake_when_free(core, self.node, port);
         }

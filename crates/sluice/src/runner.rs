@@ -52,6 +52,7 @@ pub fn simulation_input(resolved: &Resolved) -> SimInput {
         stop: StopRule { duration: s.simulation.duration, time_limit: s.simulation.time_limit },
         observe,
         plane: s.plane.clone(),
+        faults: resolved.faults.clone(),
     }
 }
 
@@ -74,6 +75,20 @@ fn plane_summary(resolved: &Resolved, output: &SimOutput) -> serde_json::Value {
         map.insert("busy_time_ns".into(), (c.busy_time as f64 / sluice_core::PS_PER_NS as f64).into());
     }
     value
+}
+
+/// What each `[[fault]]` entry did, in scenario order: its kind, its port and the packets it dropped and
+/// marked.
+fn fault_summary(resolved: &Resolved, output: &SimOutput) -> serde_json::Value {
+    let entries = resolved.scenario.faults.iter().zip(&output.faults).map(|(spec, stats)| {
+        serde_json::json!({
+            "kind": spec.kind,
+            "port": spec.port.as_ref().map(|p| p.to_string()),
+            "dropped": stats.dropped,
+            "marked": stats.marked,
+        })
+    });
+    serde_json::Value::Array(entries.collect())
 }
 
 /// The token transport's counters with the study's ratios: tokens dropped and wasted per token issued,
@@ -124,6 +139,9 @@ pub fn run_scenario_until(
     }
     if let Some(host) = crate::host_summary::host_summary(resolved, &output) {
         summary.extra.insert("host".into(), host);
+    }
+    if !output.faults.is_empty() {
+        summary.extra.insert("faults".into(), fault_summary(resolved, &output));
     }
     summary.wall_seconds = wall_seconds;
     if let Some(dir) = out_dir {

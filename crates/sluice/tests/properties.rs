@@ -1,6 +1,7 @@
 //! Property tests of the simulator on random small scenarios: random topology (star, dumbbell, fat-tree
 //! k=2 or 4, leaf-spine), workload (incast, permutation, short Poisson), algorithm (any of the
-//! registry), PFC on or off and switch buffer size. Each case is a small run; `PROPTEST_CASES` sets how
+//! registry), PFC on or off, switch buffer size, and chosen data packets of flow 0 dropped or CE-marked
+//! on their last hop (`[[fault]]`, for workloads that always have a flow 0). Each case is a small run; `PROPTEST_CASES` sets how
 //! many (default 256) and `PROPTEST_RNG_SEED` which (default fixed).
 //!
 //! What is checked, from the run's counters (`RunInfo`, the engine's `Counters`) and records:
@@ -96,6 +97,8 @@ struct Case {
     pfc: bool,
     buffer_kb: u32,
     seed: u64,
+    /// Drop (true) or mark (false) these data packets of flow 0.
+    fault: Option<(bool, Vec<u64>)>,
 }
 
 impl Case {
@@ -110,7 +113,18 @@ impl Case {
             buffer = self.buffer_kb,
             pfc = self.pfc,
             algorithm = self.algorithm,
-        )
+        ) + &self.fault_toml()
+    }
+
+    /// The fault entry, for workloads that always generate flow 0 (a Poisson window may generate none).
+    fn fault_toml(&self) -> String {
+        match (&self.fault, &self.workload) {
+            (None, _) | (_, Workload::Poisson { .. }) => String::new(),
+            (Some((drop, packets)), _) => format!(
+                "\n[[fault]]\nkind = \"{}\"\nflow = 0\npackets = {packets:?}\n",
+                if *drop { "drop" } else { "mark" }
+            ),
+        }
     }
 }
 
@@ -150,8 +164,9 @@ fn cases() -> impl Strategy<Value = Case> {
         any::<bool>(),
         prop_oneof![Just(64u32), Just(256), Just(1024), Just(32 * 1024)],
         0u64..1000,
+        proptest::option::of((any::<bool>(), proptest::collection::vec(0u64..200, 1..4))),
     )
-        .prop_map(|(topology, rate, workload, algorithm, pfc, buffer_kb, seed)| Case {
+        .prop_map(|(topology, rate, workload, algorithm, pfc, buffer_kb, seed, fault)| Case {
             topology,
             rate,
             workload,
@@ -159,6 +174,7 @@ fn cases() -> impl Strategy<Value = Case> {
             pfc,
             buffer_kb,
             seed,
+            fault,
         })
 }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use sluice_core::{parse_duration, parse_rate, Time};
 use sluice_results::{PortRecord, ThroughputSeries};
+use sluice_sim::fault::FaultConfig;
 use sluice_sim::{FlowDesc, HostConfig, LinkConfig, Observe, SimInput, SimOutput, Simulation, StopRule, SwitchConfig};
 use sluice_topo::TopologySpec;
 
@@ -42,6 +43,7 @@ pub struct Run {
     pub stop: StopRule,
     pub observe: Observe,
     pub seed: u64,
+    pub faults: Vec<FaultConfig>,
 }
 
 impl Run {
@@ -57,6 +59,7 @@ impl Run {
             stop: StopRule { duration: None, time_limit: parse_duration("1s").unwrap() },
             observe: Observe::default(),
             seed: 1,
+            faults: Vec::new(),
         }
     }
 
@@ -110,6 +113,7 @@ impl Run {
             stop: self.stop,
             observe: self.observe,
             plane: Default::default(),
+            faults: self.faults,
         };
         Simulation::new(input).run(&mut |_| {})
     }
