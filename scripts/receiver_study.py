@@ -7,7 +7,7 @@ docs/img/fairness-*.svg (sluice.plot).
 
 Usage (from the repository root, with the package installed: pip install ./python matplotlib):
 
-    python3 scripts/receiver_study.py             # every sweep (about 20 minutes on 2 cores)
+    python3 scripts/receiver_study.py             # every sweep (about 25 minutes on 2 cores, 22 of them long)
     python3 scripts/receiver_study.py converge    # one sweep: workloads | incast | ablation | long |
                                                   #            converge | fairness
 
