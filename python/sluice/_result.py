@@ -58,6 +58,19 @@ _SCHEMAS: Dict[str, Dict[str, str]] = {
         "queue_bytes": _INT,
     },
     "trace.csv": {"time_ns": "", "flow": _INT, "variable": _TEXT, "value": ""},
+    "packets.csv": {
+        "time_ns": "",
+        "event": _TEXT,
+        "port": _TEXT,
+        "queue": _INT,
+        "flow": _INT,
+        "kind": _TEXT,
+        "seq": _INT,
+        "payload_bytes": _INT,
+        "wire_bytes": _INT,
+        "ecn": _TEXT,
+        "queue_bytes": _INT,
+    },
 }
 
 # Columns that not every version of the simulator writes: left out of empty frames.
@@ -71,8 +84,9 @@ class Result:
     ``fct``, ``queues``, ``throughput`` and ``trace`` are DataFrames of the CSV files of the same names
     (columns as README.md documents them; empty fields are NaN or <NA>), ``summary`` is summary.json as a
     dict, ``scenario`` the text of scenario.resolved.toml, ``dir`` the results directory (None for a run
-    without ``out``), and ``wall_seconds`` the simulation's wall time (None for loaded results). Results
-    compare by identity: compare their frames with pandas.
+    without ``out``), ``wall_seconds`` the simulation's wall time (None for loaded results), and
+    ``packets`` the packet trace (packets.csv) of a run that asked for one (``[output.packet_trace]``),
+    else None. Results compare by identity: compare their frames with pandas.
     """
 
     fct: pd.DataFrame
@@ -83,6 +97,7 @@ class Result:
     scenario: str
     dir: Optional[Path] = None
     wall_seconds: Optional[float] = None
+    packets: Optional[pd.DataFrame] = None
 
     @property
     def name(self) -> str:
@@ -133,6 +148,7 @@ def result_of(files: Mapping[str, Optional[bytes]], directory: Optional[Path]) -
     """A Result from the output files' bytes (a file left out gives an empty frame)."""
     summary = files.get("summary.json")
     scenario = files.get("scenario.resolved.toml")
+    packets = files.get("packets.csv")
     return Result(
         fct=frame("fct.csv", files.get("fct.csv")),
         queues=frame("queues.csv", files.get("queues.csv")),
@@ -141,6 +157,7 @@ def result_of(files: Mapping[str, Optional[bytes]], directory: Optional[Path]) -
         summary=json.loads(summary) if summary else {},
         scenario=scenario.decode("utf-8") if scenario else "",
         dir=directory,
+        packets=frame("packets.csv", packets) if packets is not None else None,
     )
 
 
@@ -159,6 +176,7 @@ def load(dir: Union[str, "os.PathLike[str]"]) -> Result:
     files = {name: _read(directory / name) for name in _FILES}
     if all(data is None for data in files.values()):
         raise FileNotFoundError(f"{directory}: not a results directory (none of {', '.join(_FILES)})")
+    files["packets.csv"] = _read(directory / "packets.csv")
     return result_of(files, directory)
 
 

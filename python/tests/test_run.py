@@ -204,3 +204,21 @@ def test_set_dict_values_keep_their_python_types():
         import tomllib
 
         assert tomllib.loads(result.scenario)["switch"]["pfc"]["enabled"] is False
+
+
+def test_a_packet_trace_comes_back_as_a_frame_and_loads_from_its_directory(tmp_path):
+    trace = {"output.packet_trace.flows": [0]}
+    result = sluice.run(QUICKSTART, set=trace, out=tmp_path / "out")
+    packets = result.packets
+    assert list(packets.columns) == [
+        "time_ns", "event", "port", "queue", "flow", "kind", "seq", "payload_bytes", "wire_bytes", "ecn",
+        "queue_bytes",
+    ]
+    assert packets["port"].str.match(r"^(tor|agg|core)\d+:p\d+$").all()
+    assert (packets["flow"] == 0).all()
+    assert "send" in set(packets["event"]) and set(packets["kind"]) >= {"data", "ack"}
+    assert packets["time_ns"].is_monotonic_increasing
+    assert result.summary["extra"]["packet_trace"]["rows"] == len(packets)
+    pd.testing.assert_frame_equal(sluice.load(tmp_path / "out").packets, packets)
+    assert sluice.run(QUICKSTART).packets is None
+    assert sluice.load(tmp_path / "out").fct.equals(result.fct)

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 
 use sluice_core::Time;
 
-use crate::records::{FlowRecord, FlowTrace, PortRecord, SwitchRecord, ThroughputSeries};
+use crate::records::{FlowRecord, FlowTrace, PacketTrace, PortRecord, SwitchRecord, ThroughputSeries};
 use crate::stats::round6;
 
 /// Header of `fct.csv`.
@@ -27,6 +27,8 @@ pub const QUEUES_HEADER: &str =
 pub const THROUGHPUT_HEADER: &str = "label,time_ns,bytes,gbps,interval_ns,bytes_kind,queue_bytes";
 /// Header of `trace.csv`.
 pub const TRACE_HEADER: &str = "time_ns,flow,variable,value";
+/// Header of `packets.csv`.
+pub const PACKETS_HEADER: &str = "time_ns,event,port,queue,flow,kind,seq,payload_bytes,wire_bytes,ecn,queue_bytes";
 
 /// A picosecond time written as nanoseconds with three decimals.
 struct Ns(Time);
@@ -177,6 +179,22 @@ pub fn write_trace_csv<W: Write + ?Sized>(out: &mut W, traces: &[FlowTrace]) -> 
     Ok(())
 }
 
+/// Writes `packets.csv`: one row per traced event, in time order; a PFC event leaves the packet's
+/// columns empty.
+pub fn write_packets_csv<W: Write + ?Sized>(out: &mut W, trace: &PacketTrace) -> io::Result<()> {
+    writeln!(out, "{PACKETS_HEADER}")?;
+    for row in &trace.rows {
+        let port = Text(&trace.ports[row.port as usize]);
+        write!(out, "{},{},{port},{},", Ns(row.time), row.event.name(), row.queue)?;
+        match row.packet {
+            Some(p) => write!(out, "{},{},{},{},{},{}", p.flow, p.kind, p.seq, p.payload, p.wire, p.ecn)?,
+            None => write!(out, ",,,,,")?,
+        }
+        writeln!(out, ",{}", row.queue_bytes)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +204,33 @@ mod tests {
         let mut out = Vec::new();
         write(&mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn packets_csv_writes_packet_and_pfc_rows() {
+        use crate::records::{PacketEvent, PacketFields, PacketRow, PacketTrace};
+        let data = PacketFields { flow: 3, kind: "data", seq: 2000, payload: 1000, wire: 1082, ecn: "ce" };
+        let trace = PacketTrace {
+            ports: vec!["sw0:p1".into(), "tor,1:p0".into()],
+            rows: vec![
+                PacketRow {
+                    time: 1_500,
+                    event: PacketEvent::Mark,
+                    port: 0,
+                    packet: Some(data),
+                    queue_bytes: 4328,
+                    queue: 3,
+                },
+                PacketRow { time: 2_000, event: PacketEvent::Paused, port: 1, packet: None, queue_bytes: 0, queue: 3 },
+            ],
+            skipped: 0,
+        };
+        let text = csv(|w| write_packets_csv(w, &trace));
+        assert_eq!(
+            text,
+            format!("{PACKETS_HEADER}\n1.500,mark,sw0:p1,3,3,data,2000,1000,1082,ce,4328\n2.000,paused,\"tor,1:p0\",3,,,,,,,0\n")
+        );
+        assert!(text.lines().all(|l| l.matches(',').count() >= 10));
     }
 
     #[test]

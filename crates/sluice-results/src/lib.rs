@@ -21,10 +21,11 @@ pub mod table;
 pub use buckets::{Buckets, BucketsError};
 pub use output::{
     render_outputs, write_outputs, write_outputs_unless, write_rendered, OutputError, Outputs, FILE_NAMES,
+    OPTIONAL_FILE_NAMES,
 };
 pub use records::{
-    ideal_fct, slowdown, BytesKind, FlowRecord, FlowTrace, PortRecord, RunInfo, SwitchRecord, ThroughputSeries,
-    TraceRow,
+    ideal_fct, slowdown, BytesKind, FlowRecord, FlowTrace, PacketEvent, PacketFields, PacketRow, PacketTrace,
+    PortRecord, RunInfo, SwitchRecord, ThroughputSeries, TraceRow,
 };
 pub use stats::{jain_fairness, mean, percentile, round6};
 pub use summary::{

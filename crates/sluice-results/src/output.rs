@@ -13,13 +13,21 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::csv::{write_fct_csv, write_queues_csv, write_throughput_csv, write_trace_csv};
-use crate::records::{FlowRecord, FlowTrace, PortRecord, SwitchRecord, ThroughputSeries};
+use crate::csv::{write_fct_csv, write_packets_csv, write_queues_csv, write_throughput_csv, write_trace_csv};
+use crate::records::{FlowRecord, FlowTrace, PacketTrace, PortRecord, SwitchRecord, ThroughputSeries};
 use crate::summary::Summary;
 
 /// Names of the files [`write_outputs`] writes, in the order it writes them.
 pub const FILE_NAMES: [&str; 6] =
     ["fct.csv", "summary.json", "queues.csv", "throughput.csv", "trace.csv", "scenario.resolved.toml"];
+
+/// The output files written only when the run asks for them: `packets.csv`, the packet trace.
+pub const OPTIONAL_FILE_NAMES: [&str; 1] = ["packets.csv"];
+
+/// Whether `name` is one of the files sluice writes into an output directory.
+fn is_output_file(name: &str) -> bool {
+    FILE_NAMES.contains(&name) || OPTIONAL_FILE_NAMES.contains(&name)
+}
 
 /// Everything that goes into a run's output directory.
 #[derive(Debug, Clone, Copy)]
@@ -38,6 +46,8 @@ pub struct Outputs<'a> {
     pub traces: &'a [FlowTrace],
     /// The fully resolved scenario, written unchanged as `scenario.resolved.toml`.
     pub scenario_toml: &'a str,
+    /// Written as `packets.csv` when the run traced packets (see [`write_packets_csv`]).
+    pub packets: Option<&'a PacketTrace>,
 }
 
 /// A failure to write the output directory, naming the path involved.
@@ -91,7 +101,7 @@ pub fn write_outputs_unless(dir: &Path, files: &Outputs<'_>, stop: &dyn Fn() -> 
 /// Writes output files rendered elsewhere ([`render_outputs`], on another machine of a cluster) into
 /// `dir`, atomically as [`write_outputs`] does. Only the names of [`FILE_NAMES`] are accepted.
 pub fn write_rendered(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<(), OutputError> {
-    if let Some((name, _)) = files.iter().find(|(name, _)| !FILE_NAMES.contains(&name.as_str())) {
+    if let Some((name, _)) = files.iter().find(|(name, _)| !is_output_file(name)) {
         let source = io::Error::new(io::ErrorKind::InvalidInput, format!("{name:?} is not an output file's name"));
         return Err(OutputError { path: dir.to_path_buf(), action: "write", source });
     }
@@ -174,7 +184,7 @@ fn ensure_replaceable(dir: &Path) -> Result<(), OutputError> {
     for entry in entries {
         let entry = entry.map_err(fail("list", dir))?;
         let file_name = entry.file_name();
-        let ours = file_name.to_str().is_some_and(|n| FILE_NAMES.contains(&n));
+        let ours = file_name.to_str().is_some_and(is_output_file);
         let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
         if !ours || !is_file {
             let message = format!(
@@ -226,8 +236,9 @@ type Fill<'f> = Box<dyn Fn(&mut dyn Write) -> io::Result<()> + 'f>;
 
 /// The fill function of every file of [`FILE_NAMES`], in that order: the one description of the files'
 /// content, shared by [`write_outputs`] and [`render_outputs`].
-fn fills<'f>(files: &'f Outputs<'_>) -> [Fill<'f>; 6] {
-    [
+/// Each file to write, with its name: every one of [`FILE_NAMES`], then the optional ones the run has.
+fn fills<'f>(files: &'f Outputs<'_>) -> Vec<(&'static str, Fill<'f>)> {
+    let always: [Fill<'f>; 6] = [
         Box::new(|w| write_fct_csv(w, files.flows)),
         Box::new(|w| {
             serde_json::to_writer_pretty(&mut *w, files.summary)?;
@@ -237,26 +248,30 @@ fn fills<'f>(files: &'f Outputs<'_>) -> [Fill<'f>; 6] {
         Box::new(|w| write_throughput_csv(w, files.throughput)),
         Box::new(|w| write_trace_csv(w, files.traces)),
         Box::new(|w| w.write_all(files.scenario_toml.as_bytes())),
-    ]
+    ];
+    let mut fills: Vec<(&'static str, Fill<'f>)> = FILE_NAMES.into_iter().zip(always).collect();
+    if let Some(packets) = files.packets {
+        fills.push((OPTIONAL_FILE_NAMES[0], Box::new(move |w| write_packets_csv(w, packets))));
+    }
+    fills
 }
 
 /// Every output file's content in memory, byte for byte what [`write_outputs`] writes, paired with its
 /// name from [`FILE_NAMES`] (for front ends that hand results over without a directory).
 pub fn render_outputs(files: &Outputs<'_>) -> Vec<(&'static str, Vec<u8>)> {
-    FILE_NAMES
-        .iter()
-        .zip(fills(files))
+    fills(files)
+        .into_iter()
         .map(|(name, fill)| {
             let mut bytes = Vec::new();
             // Writing into a Vec cannot fail: its io::Write never returns an error.
             let _ = fill(&mut bytes);
-            (*name, bytes)
+            (name, bytes)
         })
         .collect()
 }
 
 fn write_files(dir: &Path, files: &Outputs<'_>, stop: &dyn Fn() -> bool) -> Result<(), OutputError> {
-    for (name, fill) in FILE_NAMES.iter().zip(fills(files)) {
+    for (name, fill) in fills(files) {
         unless_stopped(stop, dir)?;
         write_file(dir, name, &*fill)?;
     }

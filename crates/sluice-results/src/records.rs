@@ -333,3 +333,88 @@ mod tests {
         FlowTrace::new(7, vec!["cwnd", "alpha"]).push(10, &[1.0]);
     }
 }
+
+/// What happened to a packet at a switch port, in a packet trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PacketEvent {
+    /// Admitted to the port's queue.
+    Enqueue,
+    /// Put on the wire (leaving the queue, or at once when the port was idle).
+    Send,
+    /// Marked ECN Congestion Experienced (by RED/ECN or an injected fault).
+    Mark,
+    /// Dropped at the port (buffer full, an injected fault, a link down).
+    Drop,
+    /// Trimmed to its header (NDP).
+    Trim,
+    /// The switch sent a PFC pause upstream through the port (no packet).
+    PauseSent,
+    /// The switch sent a PFC resume upstream through the port (no packet).
+    ResumeSent,
+    /// The port's transmitter was paused by a PFC frame from its peer (no packet).
+    Paused,
+    /// The port's transmitter was resumed by its peer (no packet).
+    Resumed,
+}
+
+impl PacketEvent {
+    /// The name written in packets.csv.
+    pub fn name(self) -> &'static str {
+        match self {
+            PacketEvent::Enqueue => "enqueue",
+            PacketEvent::Send => "send",
+            PacketEvent::Mark => "mark",
+            PacketEvent::Drop => "drop",
+            PacketEvent::Trim => "trim",
+            PacketEvent::PauseSent => "pause_sent",
+            PacketEvent::ResumeSent => "resume_sent",
+            PacketEvent::Paused => "paused",
+            PacketEvent::Resumed => "resumed",
+        }
+    }
+}
+
+/// One row of a packet trace. Packet fields are those at the moment of the event; a PFC event has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketRow {
+    /// When it happened.
+    pub time: Time,
+    /// What happened.
+    pub event: PacketEvent,
+    /// The port, as an index into [`PacketTrace::ports`].
+    pub port: u32,
+    /// The packet, when the event concerns one.
+    pub packet: Option<PacketFields>,
+    /// Bytes queued at the port (all queues) after the event.
+    pub queue_bytes: u64,
+    /// The PFC priority of a pause or resume; the packet's queue otherwise.
+    pub queue: u8,
+}
+
+/// The fields of a traced packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketFields {
+    /// Its flow.
+    pub flow: u32,
+    /// Its kind: `data`, `ack`, `nack`, `cnp`, `probe`, `probe_ack`, `notify`, `rts`, `token`, `token_stop`.
+    pub kind: &'static str,
+    /// Its sequence number (bytes; the next expected byte for acknowledgments).
+    pub seq: u64,
+    /// Payload bytes.
+    pub payload: u32,
+    /// Bytes on the wire.
+    pub wire: u32,
+    /// ECN codepoint: `not-ect`, `ect` or `ce`.
+    pub ecn: &'static str,
+}
+
+/// A bounded packet trace: rows in time order and the names of the ports they refer to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PacketTrace {
+    /// Port names (`"sw0:p1"`), indexed by [`PacketRow::port`].
+    pub ports: Vec<String>,
+    /// The rows, in the order the events happened.
+    pub rows: Vec<PacketRow>,
+    /// Events that matched the trace after it reached its row limit, and were not recorded.
+    pub skipped: u64,
+}

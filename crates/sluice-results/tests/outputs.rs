@@ -88,6 +88,7 @@ fn outputs<'a>(d: &'a Data, scenario: &'a str) -> Outputs<'a> {
         throughput: &d.throughput,
         traces: &d.traces,
         scenario_toml: scenario,
+        packets: None,
     }
 }
 

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use sluice_core::serde_units::opt_duration;
 use sluice_core::{Time, MAX_TIME};
 use sluice_sim::fault::{FaultAction, FaultConfig, FaultKind};
-use sluice_topo::{NodeKind, Topology};
+use sluice_topo::Topology;
 
 use crate::schema::PortRef;
 
@@ -203,19 +203,7 @@ impl FaultSpec {
 
 /// A named port that must belong to a switch (hosts send through their NIC, which faults do not touch).
 fn switch_port(topology: &Topology, port: &PortRef) -> Result<(u32, u16), Problem> {
-    let (node, number) = crate::resolve::port_id(topology, port).map_err(|m| problem("port", m))?;
-    if topology.nodes[node as usize].kind != NodeKind::Switch {
-        let peer = &topology.ports[node as usize][number as usize];
-        let switch = &topology.nodes[peer.peer as usize].name;
-        return Err(problem(
-            "port",
-            format!(
-                "{port} is a host's port; faults act where a switch sends: the same link seen from the switch is \"{switch}:p{}\"",
-                peer.peer_port
-            ),
-        ));
-    }
-    Ok((node, number))
+    crate::resolve::switch_port(topology, port).map_err(|m| problem("port", m))
 }
 
 /// The switch port into host `dst` (a host index): the other end of its NIC's link.

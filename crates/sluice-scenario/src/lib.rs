@@ -96,8 +96,9 @@ pub use resolve::{
 };
 pub use scenario::Scenario;
 pub use schema::{
-    CcSpec, FlowSelection, OutputSpec, PortRef, SimulationSpec, DEFAULT_ALGORITHM, DEFAULT_BUCKETS,
-    DEFAULT_SAMPLE_INTERVAL, DEFAULT_SEED, DEFAULT_TIME_LIMIT, DEFAULT_TRACE_INTERVAL,
+    CcSpec, FlowSelection, OutputSpec, PacketTraceSpec, PortRef, SimulationSpec, DEFAULT_ALGORITHM, DEFAULT_BUCKETS,
+    DEFAULT_PACKET_TRACE_ROWS, DEFAULT_SAMPLE_INTERVAL, DEFAULT_SEED, DEFAULT_TIME_LIMIT, DEFAULT_TRACE_INTERVAL,
+    MAX_PACKET_TRACE_ROWS,
 };
 pub use validate::{MAX_FRAME_BYTES, MAX_SAMPLES};
 

@@ -10,6 +10,7 @@ use sluice_cc::{Algorithm, Factory, ParamError};
 use sluice_core::Rate;
 use sluice_sim::config::{EcnThresholds, SwitchConfig};
 use sluice_sim::fault::FaultConfig;
+use sluice_sim::packet_trace::PacketTraceConfig;
 use sluice_topo::{NodeId, PortNo, RouteProgress, Routes, TopoError, Topology};
 use sluice_workload::{FlowSpec, WorkloadError};
 
@@ -44,6 +45,8 @@ pub struct Resolved {
     pub throughput_ports: Vec<(NodeId, PortNo)>,
     /// The `[[fault]]` entries, resolved against the topology and the flows.
     pub faults: Vec<FaultConfig>,
+    /// `[output.packet_trace]`, resolved against the topology.
+    pub packet_trace: Option<PacketTraceConfig>,
 }
 
 impl fmt::Debug for Resolved {
@@ -95,6 +98,7 @@ pub fn resolve_with_progress(
     crate::validate::sample_count(scenario, flows.len()).map_err(|(key, message)| scenario.error_at(&key, message))?;
     let throughput_ports = ports(scenario, &topology)?;
     let (fault_specs, faults) = faults(scenario, &topology, &flows)?;
+    let packet_trace = packet_trace(scenario, &topology)?;
     let mut filled = scenario.clone();
     filled.faults = fault_specs;
     filled.ecn_algorithms = vec![ecn_tag; switch.ecn.thresholds.len()];
@@ -103,7 +107,49 @@ pub fn resolve_with_progress(
     filled.cc.params = toml::Table::new();
     filled.cc.tables.insert(algorithm.name.to_string(), toml::Value::Table(factory.resolved()));
     let routes = topology.routes_with_progress(routes_progress);
-    Ok(Resolved { scenario: filled, topology, routes, algorithm, factory, line_rate, flows, throughput_ports, faults })
+    Ok(Resolved {
+        scenario: filled,
+        topology,
+        routes,
+        algorithm,
+        factory,
+        line_rate,
+        flows,
+        throughput_ports,
+        faults,
+        packet_trace,
+    })
+}
+
+/// Resolves `[output.packet_trace]`: its flows (checked with the other flow lists) and switch ports.
+fn packet_trace(s: &Scenario, topology: &Topology) -> Result<Option<PacketTraceConfig>, ScenarioError> {
+    let Some(spec) = &s.output.packet_trace else { return Ok(None) };
+    let mut ports = Vec::with_capacity(spec.ports.len());
+    for (i, port) in spec.ports.iter().enumerate() {
+        let key = format!("output.packet_trace.ports.{i}");
+        ports.push(switch_port(topology, port).map_err(|m| s.error_at(&key, m))?);
+    }
+    let flows = match &spec.flows {
+        crate::schema::FlowSelection::All => None,
+        crate::schema::FlowSelection::Ids(ids) => Some(ids.iter().map(|&f| f as u32).collect()),
+    };
+    let ports = (!spec.ports.is_empty()).then_some(ports);
+    Ok(Some(PacketTraceConfig { flows, ports, max_rows: spec.max_rows }))
+}
+
+/// A named port that must belong to a switch: faults and packet traces act where a switch sends (a
+/// host's NIC link is named from the switch's side, which the message gives).
+pub(crate) fn switch_port(topology: &Topology, port: &PortRef) -> Result<(NodeId, PortNo), String> {
+    let (node, number) = port_id(topology, port)?;
+    if topology.nodes[node as usize].kind == sluice_topo::NodeKind::Switch {
+        return Ok((node, number));
+    }
+    let link = &topology.ports[node as usize][number as usize];
+    let switch = &topology.nodes[link.peer as usize].name;
+    Err(format!(
+        "{port} is a host's port; this acts where a switch sends: the same link seen from the switch is \"{switch}:p{}\"",
+        link.peer_port
+    ))
 }
 
 /// Resolves the `[[fault]]` entries: their ports (a flow fault's default: the last hop) and flows.
@@ -231,6 +277,7 @@ fn check_flow_ids(s: &Scenario, count: usize) -> Result<(), ScenarioError> {
     let lists = [
         ("output.trace_flows", &s.output.trace_flows[..]),
         ("output.throughput_flows", s.output.throughput_flows.listed()),
+        ("output.packet_trace.flows", s.output.packet_trace.as_ref().map_or(&[][..], |t| t.flows.listed())),
     ];
     for (key, ids) in lists {
         if let Some(i) = ids.iter().position(|&id| id >= count as u64) {

@@ -157,6 +157,35 @@ pub struct OutputSpec {
     /// Spacing of throughput and queue samples. Default [`DEFAULT_SAMPLE_INTERVAL`].
     #[serde(with = "duration")]
     pub sample_interval: Time,
+    /// `[output.packet_trace]`: per-packet events at switch ports, written to packets.csv. Default off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_trace: Option<PacketTraceSpec>,
+}
+
+/// `[output.packet_trace]`: which packets' events at which switch ports go to packets.csv (enqueue,
+/// send, mark, drop, trim, and the ports' PFC pauses and resumes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PacketTraceSpec {
+    /// Flows traced: a list of ids, or `"all"` (the default).
+    pub flows: FlowSelection,
+    /// Switch ports traced, as `"<node name>:p<port>"`. Default every switch port.
+    pub ports: Vec<PortRef>,
+    /// Rows written at most; events past it are counted in summary.json. Default
+    /// [`DEFAULT_PACKET_TRACE_ROWS`].
+    pub max_rows: u64,
+}
+
+/// Default bound of a packet trace: a million rows, about 70 MB of CSV.
+pub const DEFAULT_PACKET_TRACE_ROWS: u64 = 1_000_000;
+
+/// The largest `max_rows` a packet trace may ask for: 10^8 rows, about 7 GB of CSV.
+pub const MAX_PACKET_TRACE_ROWS: u64 = 100_000_000;
+
+impl Default for PacketTraceSpec {
+    fn default() -> Self {
+        PacketTraceSpec { flows: FlowSelection::All, ports: Vec::new(), max_rows: DEFAULT_PACKET_TRACE_ROWS }
+    }
 }
 
 /// A set of flows named in `[output]`: a list of flow ids, or `"all"` (every flow of the run).
@@ -259,6 +288,7 @@ impl Default for OutputSpec {
             throughput_flows: FlowSelection::default(),
             throughput_ports: Vec::new(),
             sample_interval: DEFAULT_SAMPLE_INTERVAL,
+            packet_trace: None,
         }
     }
 }

@@ -7,7 +7,7 @@ use sluice_sim::config::{Scheduler, SwitchConfig};
 
 use crate::error::ScenarioError;
 use crate::scenario::Scenario;
-use crate::schema::OutputSpec;
+use crate::schema::{FlowSelection, OutputSpec, PacketTraceSpec, MAX_PACKET_TRACE_ROWS};
 
 /// A failed check: the dotted key at fault and what is wrong.
 type Problem = (String, String);
@@ -276,7 +276,24 @@ fn output(s: &Scenario) -> Result<(), Problem> {
     if out.sample_interval == 0 {
         return Err(problem("output.sample_interval", "must be positive, such as \"10us\""));
     }
+    if let Some(trace) = &out.packet_trace {
+        packet_trace(trace)?;
+    }
     sample_count(s, 0)
+}
+
+/// A packet trace names some flows (or all) and keeps between one and [`MAX_PACKET_TRACE_ROWS`] rows.
+fn packet_trace(trace: &PacketTraceSpec) -> Result<(), Problem> {
+    if trace.flows == FlowSelection::Ids(Vec::new()) {
+        return Err(problem("output.packet_trace.flows", "lists no flow: name some, or write \"all\""));
+    }
+    if trace.max_rows == 0 || trace.max_rows > MAX_PACKET_TRACE_ROWS {
+        return Err(problem(
+            "output.packet_trace.max_rows",
+            format!("must be between 1 and {MAX_PACKET_TRACE_ROWS} (about 70 bytes of CSV a row)"),
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses sampling that would record more than [`MAX_SAMPLES`] rows: one per sampled flow and port per

@@ -3,7 +3,9 @@
 use sluice_core::Time;
 
 use crate::packet::Arena;
+use crate::packet_trace::PacketTracer;
 use crate::queue::{EventQueue, WheelQueue};
+use sluice_results::PacketEvent;
 
 /// Something that happens at a point in simulated time.
 // Each variant's doc names its fields; a doc line per `node`, `port` or `flow` would only repeat it.
@@ -119,12 +121,38 @@ pub struct Core {
     pub arena: Arena,
     /// Counters.
     pub counters: Counters,
+    /// The packet trace, when the run asks for one.
+    pub packet_trace: Option<Box<PacketTracer>>,
 }
 
 impl Core {
     /// A core at time 0.
     pub fn new(with_int: bool) -> Core {
-        Core { now: 0, queue: WheelQueue::new(), arena: Arena::new(with_int), counters: Counters::default() }
+        Core {
+            now: 0,
+            queue: WheelQueue::new(),
+            arena: Arena::new(with_int),
+            counters: Counters::default(),
+            packet_trace: None,
+        }
+    }
+
+    /// Reports `event` at `node`'s port `port` (of packet `pkt`, or of PFC priority `queue` without one)
+    /// to the packet trace, if the run has one; `queue_bytes` gives the port's occupancy after the event
+    /// (asked only when tracing, so that a run without a trace pays one branch).
+    #[inline(always)]
+    pub fn trace_packet(
+        &mut self,
+        event: PacketEvent,
+        node: u32,
+        port: u16,
+        pkt: Option<u32>,
+        queue: u8,
+        queue_bytes: impl FnOnce() -> u64,
+    ) {
+        if let Some(tracer) = self.packet_trace.as_deref_mut() {
+            tracer.record(self.now, &self.arena, event, node, port, pkt, queue, queue_bytes());
+        }
     }
 
     /// Schedules `event` at absolute time `at` (not before now).

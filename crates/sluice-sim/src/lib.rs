@@ -16,6 +16,7 @@ pub mod flow;
 pub mod host;
 pub mod hostbus;
 pub mod packet;
+pub mod packet_trace;
 pub mod plane;
 pub mod port;
 pub mod queue;

@@ -13,6 +13,7 @@ use crate::engine::{Core, Counters, Event};
 use crate::fault::{FaultConfig, FaultStats, PortFaults};
 use crate::flow::{Flow, FlowTrace};
 use crate::host::{Host, HostEnv};
+use crate::packet_trace::{PacketTraceConfig, PacketTracer};
 use crate::plane::{apply, run_cc};
 use crate::port::Port;
 use crate::queue::EventQueue;
@@ -49,6 +50,8 @@ pub struct Observe {
     pub throughput_ports: Vec<(u32, u16)>,
     /// Sampling interval.
     pub sample_interval: Time,
+    /// The packet trace, if any (see [`crate::packet_trace`]).
+    pub packet_trace: Option<PacketTraceConfig>,
 }
 
 /// When the run ends.
@@ -131,6 +134,8 @@ pub struct SimOutput {
     pub plane: PlaneCounters,
     /// What each injected fault did, in the order of [`SimInput::faults`].
     pub faults: Vec<FaultStats>,
+    /// The packet trace, when [`Observe::packet_trace`] asked for one.
+    pub packet_trace: Option<sluice_results::PacketTrace>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -264,6 +269,10 @@ impl Simulation {
         // Bolt's notifications and NDP's return-to-sender need each flow's sender at the switches.
         let trimming = token_transport.as_ref().is_some_and(|t| t.trimming);
         let flow_src = if switch.bolt.enabled || trimming { flows.iter().map(|f| f.src).collect() } else { Vec::new() };
+        if let Some(config) = &observe.packet_trace {
+            let ports: Vec<usize> = topology.ports.iter().map(Vec::len).collect();
+            core.packet_trace = Some(Box::new(PacketTracer::new(config, &ports, flows.len())));
+        }
         let flows = build_flows(&topology, &routes, &link, &flows, &observe, &mut core);
         for (id, f) in flows.iter().enumerate() {
             hosts[f.src as usize].senders.push(id as u32);
@@ -472,6 +481,11 @@ impl Simulation {
             peak_packets: self.core.arena.peak(),
             plane: plane_counters,
             faults: crate::fault::collect(self.fault_count, self.switches.iter().filter_map(|s| s.faults.as_deref())),
+            packet_trace: self
+                .core
+                .packet_trace
+                .take()
+                .map(|t| t.finish(|node, port| format!("{}:p{port}", names(node)))),
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use sluice_cc::IntHop;
 use sluice_core::{Rng, Time, PS_PER_S};
+use sluice_results::PacketEvent;
 use sluice_topo::Routes;
 
 use crate::config::{LinkConfig, LoadBalance, MarkAt, SwitchConfig};
@@ -161,6 +162,7 @@ impl Switch {
         }
         core.arena.get_mut(id).ingress = in_port;
         self.ports[out].enqueue(core.now, p.queue, id, p.wire);
+        core.trace_packet(PacketEvent::Enqueue, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
         self.try_transmit(core, fabric, out as u16);
     }
 
@@ -319,6 +321,8 @@ impl Switch {
     /// link's propagation delay. The frame does not wait for a data packet on the wire (802.1Qbb frames
     /// are small; the error is at most one MTU's serialization).
     fn send_pfc(&mut self, core: &mut Core, fabric: &Fabric, port: usize, queue: usize, pause: bool) {
+        let event = if pause { PacketEvent::PauseSent } else { PacketEvent::ResumeSent };
+        core.trace_packet(event, self.node, port as u16, None, queue as u8, || self.ports[port].bytes);
         let p = &mut self.ports[port];
         let at = core.now + p.serialization(fabric.link.pause_bytes) + p.delay;
         core.schedule(at, Event::Pfc { node: p.peer, port: p.peer_port, queue: queue as u8, pause });
@@ -367,6 +371,7 @@ impl Switch {
             core.counters.data_drops += 1;
             core.counters.bytes_dropped += p.payload as u64;
         }
+        core.trace_packet(PacketEvent::Drop, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
         core.arena.free(id);
     }
 
@@ -382,6 +387,7 @@ impl Switch {
             p.flags |= FLAG_CE;
             self.ports[port].stats.ecn_marks += 1;
             core.counters.ecn_marks += 1;
+            core.trace_packet(PacketEvent::Mark, self.node, port as u16, Some(id), 0, || q);
         }
     }
 
@@ -413,11 +419,13 @@ impl Switch {
                     core.arena.get_mut(id).flags |= FLAG_CE;
                     self.ports[out].stats.ecn_marks += 1;
                     core.counters.ecn_marks += 1;
+                    core.trace_packet(PacketEvent::Mark, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
                 }
                 Verdict::Pass => {}
             }
         }
         self.stamp_int(core, fabric, out, id, kind);
+        core.trace_packet(PacketEvent::Send, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
         self.ports[out].transmit(core, id, wire);
         true
     }
@@ -431,6 +439,8 @@ impl Switch {
     /// A PFC frame from the peer of `port` arrived.
     pub fn pfc(&mut self, core: &mut Core, fabric: &Fabric, port: u16, queue: u8, pause: bool) {
         self.ports[port as usize].set_paused(core.now, queue, pause);
+        let event = if pause { PacketEvent::Paused } else { PacketEvent::Resumed };
+        core.trace_packet(event, self.node, port, None, queue, || self.ports[port as usize].bytes);
         if !pause {
             self.try_transmit(core, fabric, port);
         }

@@ -37,6 +37,7 @@ pub fn simulation_input(resolved: &Resolved) -> SimInput {
         throughput_flows: s.output.throughput_flows.ids(resolved.flows.len()).into_iter().map(|f| f as u32).collect(),
         throughput_ports: resolved.throughput_ports.clone(),
         sample_interval: s.output.sample_interval,
+        packet_trace: resolved.packet_trace.clone(),
     };
     SimInput {
         topology: resolved.topology.clone(),
@@ -140,6 +141,11 @@ pub fn run_scenario_until(
     if let Some(host) = crate::host_summary::host_summary(resolved, &output) {
         summary.extra.insert("host".into(), host);
     }
+    if let Some(trace) = &output.packet_trace {
+        let max_rows = resolved.packet_trace.as_ref().map_or(0, |t| t.max_rows);
+        let section = serde_json::json!({ "rows": trace.rows.len(), "skipped": trace.skipped, "max_rows": max_rows });
+        summary.extra.insert("packet_trace".into(), section);
+    }
     if !output.faults.is_empty() {
         summary.extra.insert("faults".into(), fault_summary(resolved, &output));
     }
@@ -172,6 +178,7 @@ pub fn outputs<'a>(summary: &'a Summary, output: &'a SimOutput, scenario_toml: &
         throughput: &output.throughput,
         traces: &output.traces,
         scenario_toml,
+        packets: output.packet_trace.as_ref(),
     }
 }
 

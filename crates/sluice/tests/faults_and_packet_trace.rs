@@ -1,7 +1,8 @@
-//! End-to-end tests of fault injection (`[[fault]]`): Marlin's CC correctness test on the bundled
-//! scenario (losses at A and C, marks at B, and the cwnd and alpha trace each must leave), a link taken
-//! down and up again, a random loss fraction that is reproducible, and bad fault entries refused with
-//! located errors.
+//! End-to-end tests of fault injection (`[[fault]]`) and the packet trace (`[output.packet_trace]`):
+//! Marlin's CC correctness test on the bundled scenario (losses at A and C, marks at B, and the cwnd and
+//! alpha trace each must leave), a link taken down and up again, a random loss fraction that is
+//! reproducible, packets.csv's rows for chosen flows and ports (faulted packets among them, PFC pauses,
+//! the row bound), and bad entries refused with located errors.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -215,5 +216,99 @@ fn bad_fault_entries_are_refused_with_the_line_at_fault() {
         assert!(stderr.contains(key) && stderr.contains(says), "{fault}: {stderr}");
         assert!(stderr.contains(&format!("bad{i}.toml:")), "located in the file: {stderr}");
         assert!(!dir.0.join("out").exists(), "nothing written");
+    }
+}
+
+/// packets.csv as rows of cells (header left out).
+fn packets(dir: &Scratch, out: &str) -> Vec<Vec<String>> {
+    let text = dir.read(&format!("{out}/packets.csv"));
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("time_ns,event,port,queue,flow,kind,seq,payload_bytes,wire_bytes,ecn,queue_bytes"));
+    lines.map(|l| l.split(',').map(String::from).collect()).collect()
+}
+
+#[test]
+fn the_packet_trace_follows_one_flow_at_one_port_and_shows_its_faults() {
+    let dir = Scratch::new("trace");
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/faults/marlin_dctcp.toml");
+    let args = ["--set", "output.packet_trace.ports=[\"sw0:p1\"]"];
+    run_ok(&dir, &scenario, "out", &args);
+    let rows = packets(&dir, "out");
+    assert!(rows.iter().all(|r| r[2] == "sw0:p1" && r[4] == "0"), "one flow at one port");
+    let times: Vec<f64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "rows in time order");
+    // Every data packet the port handled: sent, or dropped by fault A or C (positions 600 and 3000).
+    let data = |event: &str| rows.iter().filter(|r| r[1] == event && r[5] == "data").count();
+    let drops: Vec<&Vec<String>> = rows.iter().filter(|r| r[1] == "drop").collect();
+    assert_eq!(drops.len(), 2);
+    assert_eq!(drops[0][6], "600000", "the 600th data packet (from 0) carries byte 600000");
+    let marks: Vec<&Vec<String>> = rows.iter().filter(|r| r[1] == "mark").collect();
+    assert_eq!(marks.len(), 10);
+    assert!(marks.iter().all(|r| r[9] == "ce"));
+    let summary = dir.summary("out");
+    let retransmitted = summary["totals"]["retransmitted_bytes"].as_u64().unwrap() / 1000;
+    assert_eq!(data("send") as u64 + 2, 4000 + retransmitted, "4 MB in 1000-byte packets, plus resends");
+    assert_eq!(summary["extra"]["packet_trace"]["rows"].as_u64().unwrap(), rows.len() as u64);
+    assert_eq!(summary["extra"]["packet_trace"]["skipped"], 0);
+
+    run_ok(&dir, &scenario, "again", &args);
+    assert_eq!(dir.read("out/packets.csv"), dir.read("again/packets.csv"), "deterministic");
+    run_ok(&dir, &scenario, "plain", &[]);
+    assert!(!dir.0.join("plain/packets.csv").exists(), "no trace unless asked");
+    assert_eq!(dir.read("out/fct.csv"), dir.read("plain/fct.csv"), "tracing changes nothing");
+}
+
+#[test]
+fn the_packet_trace_keeps_at_most_its_rows_and_records_pfc_pauses() {
+    let dir = Scratch::new("bound");
+    // A lossless 2:1 incast into a small buffer: the receiver's switch pauses its senders.
+    let text = star("")
+        .replace("[cc]\nalgorithm = \"dctcp\"", "[switch]\nbuffer = \"200KB\"\n\n[cc]\nalgorithm = \"none\"")
+        + "\n[output.packet_trace]\nports = [\"sw0:p0\", \"sw0:p1\"]\n";
+    let scenario = dir.write("pfc.toml", &text);
+    run_ok(&dir, &scenario, "out", &[]);
+    let rows = packets(&dir, "out");
+    let pauses: Vec<&Vec<String>> = rows.iter().filter(|r| r[1] == "pause_sent").collect();
+    assert!(!pauses.is_empty(), "the switch paused the senders' links");
+    assert!(pauses.iter().all(|r| r[4..10].iter().all(String::is_empty)), "a pause names no packet");
+    assert!(rows.iter().any(|r| r[1] == "resume_sent"));
+
+    // Between switches: three senders into one host of a two-rack leaf-spine; the receiver's ToR pauses
+    // the spine's port toward it, whose transmitter shows the pause.
+    let fabric = "name = \"ls\"\n[topology]\nkind = \"leaf_spine\"\nhosts_per_tor = 2\ntors = 2\nspines = 1\n\
+                  host_rate = \"100Gbps\"\n\n[[workload]]\nkind = \"incast\"\nreceiver = 3\nsender_list = [0, 1, 2]\n\
+                  size = \"2MB\"\nstart = \"0us\"\n\n[switch]\nbuffer = \"300KB\"\n\n[cc]\nalgorithm = \"none\"\n\n\
+                  [output.packet_trace]\nports = [\"spine0:p1\"]\n";
+    run_ok(&dir, &dir.write("fabric.toml", fabric), "fabric", &[]);
+    let at_spine = packets(&dir, "fabric");
+    let paused = at_spine.iter().filter(|r| r[1] == "paused").count();
+    assert!(paused > 0 && paused == at_spine.iter().filter(|r| r[1] == "resumed").count(), "{paused} pauses");
+    assert!(at_spine.iter().all(|r| r[2] == "spine0:p1"));
+
+    run_ok(&dir, &scenario, "bounded", &["--set", "output.packet_trace.max_rows=25"]);
+    assert_eq!(packets(&dir, "bounded").len(), 25);
+    let section = &dir.summary("bounded")["extra"]["packet_trace"];
+    assert_eq!(section["rows"], 25);
+    assert_eq!(section["skipped"].as_u64().unwrap(), rows.len() as u64 - 25);
+}
+
+#[test]
+fn bad_packet_trace_settings_are_refused_with_the_key_at_fault() {
+    let dir = Scratch::new("badtrace");
+    let cases = [
+        ("flows = 9", "output.packet_trace.flows", "invalid"),
+        ("flows = [7]", "output.packet_trace.flows.0", "flow 7 does not exist"),
+        ("flows = []", "output.packet_trace.flows", "lists no flow"),
+        ("ports = [\"h0:p0\"]", "output.packet_trace.ports.0", "\"sw0:p0\""),
+        ("max_rows = 0", "output.packet_trace.max_rows", "between 1 and"),
+        ("rows = 5", "output.packet_trace.rows", "unknown field"),
+    ];
+    for (i, (setting, key, says)) in cases.iter().enumerate() {
+        let scenario = dir.write(&format!("bad{i}.toml"), &(star("") + "\n[output.packet_trace]\n" + setting + "\n"));
+        let output = sluice_run(&dir, &scenario, "out", &[]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{setting}: {stderr}");
+        assert!(stderr.contains(key) && stderr.contains(says), "{setting}: {stderr}");
+        assert!(!dir.0.join("out").exists());
     }
 }
