@@ -197,26 +197,33 @@ fn a_random_loss_fraction_is_reproducible_and_near_its_share() {
     assert_ne!(dir.read("a/fct.csv"), dir.read("c/fct.csv"), "another seed draws other losses");
 }
 
-#[test]
-fn bad_fault_entries_are_refused_with_the_line_at_fault() {
-    let dir = Scratch::new("bad");
-    let cases = [
-        ("[[fault]]\nkind = \"drop\"\nflow = 7\npackets = [1]\n", "fault.0.flow", "there is no flow 7"),
-        ("[[fault]]\nkind = \"drop\"\nport = \"h0:p0\"\nfraction = 0.1\n", "fault.0.port", "\"sw0:p0\""),
-        ("[[fault]]\nkind = \"link_down\"\nport = \"sw0:p9\"\n", "fault.0.port", "has 3 ports"),
-        ("[[fault]]\nkind = \"mark\"\nport = \"sw0:p1\"\nfraction = 2.0\n", "fault.0.fraction", "outside (0, 1]"),
-        ("[[fault]]\nkind = \"drop\"\nflow = 0\n", "fault.0.packets", "list the flow's packets"),
-        ("[[fault]]\nkind = \"delay\"\n", "fault.0.kind", "unknown variant"),
-    ];
-    for (i, (fault, key, says)) in cases.iter().enumerate() {
-        let scenario = dir.write(&format!("bad{i}.toml"), &star(fault));
-        let output = sluice_run(&dir, &scenario, "out", &[]);
+/// Runs each scenario text and checks that it is refused (exit 2, nothing written) with an error
+/// located in the file that names the key at fault and says what is wrong.
+fn assert_each_refused(dir: &Scratch, cases: &[(String, &str, &str)]) {
+    for (i, (text, key, says)) in cases.iter().enumerate() {
+        let scenario = dir.write(&format!("bad{i}.toml"), text);
+        let output = sluice_run(dir, &scenario, "out", &[]);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{fault}: {stderr}");
-        assert!(stderr.contains(key) && stderr.contains(says), "{fault}: {stderr}");
+        assert_eq!(output.status.code(), Some(2), "{text}: {stderr}");
+        assert!(stderr.contains(key) && stderr.contains(says), "{text}: {stderr}");
         assert!(stderr.contains(&format!("bad{i}.toml:")), "located in the file: {stderr}");
         assert!(!dir.0.join("out").exists(), "nothing written");
     }
+}
+
+#[test]
+fn bad_fault_entries_are_refused_with_the_line_at_fault() {
+    let cases = [
+        ("kind = \"drop\"\nflow = 7\npackets = [1]", "fault.0.flow", "there is no flow 7"),
+        ("kind = \"drop\"\nport = \"h0:p0\"\nfraction = 0.1", "fault.0.port", "\"sw0:p0\""),
+        ("kind = \"link_down\"\nport = \"sw0:p9\"", "fault.0.port", "has 3 ports"),
+        ("kind = \"mark\"\nport = \"sw0:p1\"\nfraction = 2.0", "fault.0.fraction", "outside (0, 1]"),
+        ("kind = \"drop\"\nflow = 0", "fault.0.packets", "list the flow's packets"),
+        ("kind = \"delay\"", "fault.0.kind", "unknown variant"),
+    ];
+    let cases: Vec<(String, &str, &str)> =
+        cases.iter().map(|&(fault, key, says)| (star(&format!("[[fault]]\n{fault}\n")), key, says)).collect();
+    assert_each_refused(&Scratch::new("bad"), &cases);
 }
 
 /// packets.csv as rows of cells (header left out).
@@ -294,7 +301,6 @@ fn the_packet_trace_keeps_at_most_its_rows_and_records_pfc_pauses() {
 
 #[test]
 fn bad_packet_trace_settings_are_refused_with_the_key_at_fault() {
-    let dir = Scratch::new("badtrace");
     let cases = [
         ("flows = 9", "output.packet_trace.flows", "invalid"),
         ("flows = [7]", "output.packet_trace.flows.0", "flow 7 does not exist"),
@@ -303,12 +309,9 @@ fn bad_packet_trace_settings_are_refused_with_the_key_at_fault() {
         ("max_rows = 0", "output.packet_trace.max_rows", "between 1 and"),
         ("rows = 5", "output.packet_trace.rows", "unknown field"),
     ];
-    for (i, (setting, key, says)) in cases.iter().enumerate() {
-        let scenario = dir.write(&format!("bad{i}.toml"), &(star("") + "\n[output.packet_trace]\n" + setting + "\n"));
-        let output = sluice_run(&dir, &scenario, "out", &[]);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{setting}: {stderr}");
-        assert!(stderr.contains(key) && stderr.contains(says), "{setting}: {stderr}");
-        assert!(!dir.0.join("out").exists());
-    }
+    let cases: Vec<(String, &str, &str)> = cases
+        .iter()
+        .map(|&(setting, key, says)| (star("") + "\n[output.packet_trace]\n" + setting + "\n", key, says))
+        .collect();
+    assert_each_refused(&Scratch::new("badtrace"), &cases);
 }
