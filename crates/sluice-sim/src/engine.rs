@@ -150,8 +150,25 @@ impl Core {
         queue: u8,
         queue_bytes: impl FnOnce() -> u64,
     ) {
+        if self.packet_trace.is_some() {
+            self.record_packet(event, node, port, pkt, queue, queue_bytes());
+        }
+    }
+
+    /// [`Core::trace_packet`]'s work, out of line: runs without a trace never come here.
+    #[cold]
+    #[inline(never)]
+    fn record_packet(
+        &mut self,
+        event: PacketEvent,
+        node: u32,
+        port: u16,
+        pkt: Option<u32>,
+        queue: u8,
+        queue_bytes: u64,
+    ) {
         if let Some(tracer) = self.packet_trace.as_deref_mut() {
-            tracer.record(self.now, &self.arena, event, node, port, pkt, queue, queue_bytes());
+            tracer.record(self.now, &self.arena, event, node, port, pkt, queue, queue_bytes);
         }
     }
 

@@ -123,8 +123,7 @@ impl Switch {
 
     /// Handles packet `id` arriving on `in_port`.
     pub fn receive(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, id: u32) {
-        if self.faults.as_mut().is_some_and(|f| f.lost_on_arrival(core.now, in_port)) {
-            self.drop_packet(core, in_port as usize, id);
+        if self.faults.is_some() && self.lost_on_arrival(core, in_port, id) {
             return;
         }
         let p = *core.arena.get(id);
@@ -406,28 +405,50 @@ impl Switch {
     /// returns `false`; a fault may mark it CE first.
     #[inline(always)]
     fn depart(&mut self, core: &mut Core, fabric: &Fabric, out: usize, id: u32, kind: Kind, wire: u32) -> bool {
-        if let Some(faults) = self.faults.as_mut() {
-            let p = core.arena.get(id);
-            let markable = p.flags & FLAG_ECT != 0 && p.flags & FLAG_CE == 0;
-            let seen = Seen { flow: p.flow, data: kind == Kind::Data, markable };
-            match faults.on_egress(core.now, out as u16, seen) {
-                Verdict::Drop => {
-                    self.drop_packet(core, out, id);
-                    return false;
-                }
-                Verdict::Mark => {
-                    core.arena.get_mut(id).flags |= FLAG_CE;
-                    self.ports[out].stats.ecn_marks += 1;
-                    core.counters.ecn_marks += 1;
-                    core.trace_packet(PacketEvent::Mark, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
-                }
-                Verdict::Pass => {}
-            }
+        if self.faults.is_some() && self.dropped_by_fault(core, out, id, kind) {
+            return false;
         }
         self.stamp_int(core, fabric, out, id, kind);
         core.trace_packet(PacketEvent::Send, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
         self.ports[out].transmit(core, id, wire);
         true
+    }
+
+    /// Asks the faults of this switch about packet `id` leaving port `out`: drops it (returning `true`)
+    /// or marks it CE as they say. Out of line: runs without faults never come here.
+    #[cold]
+    #[inline(never)]
+    fn dropped_by_fault(&mut self, core: &mut Core, out: usize, id: u32, kind: Kind) -> bool {
+        let Some(faults) = self.faults.as_mut() else { return false };
+        let p = core.arena.get(id);
+        let markable = p.flags & FLAG_ECT != 0 && p.flags & FLAG_CE == 0;
+        let seen = Seen { flow: p.flow, data: kind == Kind::Data, markable };
+        match faults.on_egress(core.now, out as u16, seen) {
+            Verdict::Drop => {
+                self.drop_packet(core, out, id);
+                return true;
+            }
+            Verdict::Mark => {
+                core.arena.get_mut(id).flags |= FLAG_CE;
+                self.ports[out].stats.ecn_marks += 1;
+                core.counters.ecn_marks += 1;
+                core.trace_packet(PacketEvent::Mark, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
+            }
+            Verdict::Pass => {}
+        }
+        false
+    }
+
+    /// Whether packet `id`, arriving on `in_port`, is lost on a link that a fault has taken down (then it
+    /// is dropped here). Out of line: runs without faults never come here.
+    #[cold]
+    #[inline(never)]
+    fn lost_on_arrival(&mut self, core: &mut Core, in_port: u16, id: u32) -> bool {
+        let lost = self.faults.as_mut().is_some_and(|f| f.lost_on_arrival(core.now, in_port));
+        if lost {
+            self.drop_packet(core, in_port as usize, id);
+        }
+        lost
     }
 
     /// The transmitter of `port` freed (a `PortFree` event).
