@@ -81,6 +81,7 @@ mod limits;
 mod list;
 mod load;
 mod locate;
+mod mix;
 mod overrides;
 mod resolve;
 mod scenario;
@@ -91,6 +92,7 @@ pub use error::{Location, ScenarioError};
 pub use fault::{FaultSpec, FaultWhat};
 pub use list::list_text;
 pub use load::{apply_sets, load, load_str, override_seed};
+pub use mix::Mix;
 pub use resolve::{
     canonical, resolve, resolve_with_progress, resolved_identity, resolved_toml, resolved_toml_at, Resolved,
 };

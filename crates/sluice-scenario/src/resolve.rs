@@ -47,6 +47,8 @@ pub struct Resolved {
     pub faults: Vec<FaultConfig>,
     /// `[output.packet_trace]`, resolved against the topology.
     pub packet_trace: Option<PacketTraceConfig>,
+    /// `cc.workloads`: the other algorithms some workloads run, when the run mixes algorithms.
+    pub mix: Option<crate::mix::Mix>,
 }
 
 impl fmt::Debug for Resolved {
@@ -87,10 +89,11 @@ pub fn resolve_with_progress(
     let factory = (algorithm.build)(&scenario.cc.params_for(algorithm.name), line_rate)
         .map_err(|e| param_error(scenario, algorithm.name, e))?;
     check_unused_tables(scenario, line_rate)?;
+    let mix = crate::mix::resolve(scenario, algorithm, &factory, line_rate)?;
     let ecn = EcnEntries::split(scenario, algorithm.name);
     // Thresholds filled from the algorithm's defaults are its own.
     let ecn_tag = if ecn.in_force.is_empty() { Some(algorithm.name.to_string()) } else { ecn.tag };
-    let switch = switch_for(scenario, algorithm, &topology, ecn.in_force)?;
+    let switch = switch_for(scenario, algorithm, mix.as_ref(), &topology, ecn.in_force)?;
     crate::limits::check_buffer(scenario, &switch, &topology)?;
     crate::limits::check_rto(scenario, &topology)?;
     let flows = flows(scenario, &topology)?;
@@ -106,6 +109,9 @@ pub fn resolve_with_progress(
     filled.switch = switch;
     filled.cc.params = toml::Table::new();
     filled.cc.tables.insert(algorithm.name.to_string(), toml::Value::Table(factory.resolved()));
+    for (other, other_factory) in mix.iter().flat_map(|m| &m.others) {
+        filled.cc.tables.insert(other.name.to_string(), toml::Value::Table(other_factory.resolved()));
+    }
     let routes = topology.routes_with_progress(routes_progress);
     Ok(Resolved {
         scenario: filled,
@@ -118,6 +124,7 @@ pub fn resolve_with_progress(
         throughput_ports,
         faults,
         packet_trace,
+        mix,
     })
 }
 
@@ -177,7 +184,7 @@ fn topo_error(s: &Scenario, e: TopoError) -> ScenarioError {
 
 /// Locates a parameter error of `algorithm` at the key that set it: `cc.params.KEY` for the chosen
 /// algorithm's overrides, else `cc.ALGORITHM.KEY`.
-fn param_error(s: &Scenario, algorithm: &str, e: ParamError) -> ScenarioError {
+pub(crate) fn param_error(s: &Scenario, algorithm: &str, e: ParamError) -> ScenarioError {
     let from_params = algorithm == s.cc.algorithm && e.key.as_ref().is_none_or(|k| s.cc.params.contains_key(k));
     let table = if from_params { "cc.params".to_string() } else { format!("cc.{algorithm}") };
     let key = e.key.map_or_else(|| table.clone(), |k| format!("{table}.{k}"));
@@ -219,12 +226,14 @@ impl EcnEntries {
 fn switch_for(
     s: &Scenario,
     algorithm: &Algorithm,
+    mix: Option<&crate::mix::Mix>,
     topology: &Topology,
     thresholds: Vec<(Rate, EcnThresholds)>,
 ) -> Result<SwitchConfig, ScenarioError> {
     let mut switch = s.switch.clone();
     switch.ecn.thresholds = thresholds;
-    let needs = algorithm.needs;
+    let needs = mix.map_or(algorithm.needs, |m| m.needs(algorithm.needs));
+    let names = mix.map_or_else(|| algorithm.name.to_string(), |m| m.names(algorithm.name));
     if needs.int {
         switch.int = true;
     }
@@ -237,7 +246,7 @@ fn switch_for(
             format!(
                 "algorithm {} reacts to ECN marks, but switches do not mark; set switch.ecn.enabled = true or \
                  choose another cc.algorithm",
-                algorithm.name
+                names
             ),
         ));
     }
@@ -437,10 +446,10 @@ mod tests {
     fn needing_int_turns_int_stamping_on() {
         let (s, topology) = scenario(&[]);
         let needs = Needs { ecn: false, cnp: false, int: true, bolt: false };
-        let switch = switch_for(&s, &algorithm(needs), &topology, Vec::new()).unwrap();
+        let switch = switch_for(&s, &algorithm(needs), None, &topology, Vec::new()).unwrap();
         assert!(switch.int);
         assert_eq!(switch.ecn.thresholds, vec![(25_000_000_000, EcnThresholds::red_for_rate(25_000_000_000))]);
-        let switch = switch_for(&s, &algorithm(Needs::default()), &topology, Vec::new()).unwrap();
+        let switch = switch_for(&s, &algorithm(Needs::default()), None, &topology, Vec::new()).unwrap();
         assert!(!switch.int);
     }
 
@@ -448,10 +457,10 @@ mod tests {
     fn needing_bolt_turns_bolt_switches_on() {
         let (s, topology) = scenario(&["switch.bolt.cc_thresh=20KB"]);
         let needs = Needs { bolt: true, ..Needs::default() };
-        let switch = switch_for(&s, &algorithm(needs), &topology, Vec::new()).unwrap();
+        let switch = switch_for(&s, &algorithm(needs), None, &topology, Vec::new()).unwrap();
         assert!(switch.bolt.enabled);
         assert_eq!(switch.bolt.cc_thresh, 20_000);
-        let switch = switch_for(&s, &algorithm(Needs::default()), &topology, Vec::new()).unwrap();
+        let switch = switch_for(&s, &algorithm(Needs::default()), None, &topology, Vec::new()).unwrap();
         assert!(!switch.bolt.enabled);
     }
 
@@ -459,7 +468,7 @@ mod tests {
     fn needing_cnp_needs_ecn_marks() {
         let (s, topology) = scenario(&["switch.ecn.enabled=false"]);
         let needs = Needs { ecn: false, cnp: true, int: false, bolt: false };
-        let err = switch_for(&s, &algorithm(needs), &topology, Vec::new()).unwrap_err();
+        let err = switch_for(&s, &algorithm(needs), None, &topology, Vec::new()).unwrap_err();
         assert!(
             err.to_string().starts_with("--set switch.ecn.enabled=false: switch.ecn.enabled: algorithm probe"),
             "{err}"

@@ -14,8 +14,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sluice_core::serde_units::{duration, opt_duration, opt_size, rate, size};
 use sluice_core::{Rate, Time, PS_PER_S, PS_PER_US};
 use sluice_sim::config::{
-    BoltSwitchConfig, EcnConfig, EcnThresholds, HostConfig, LinkConfig, LoadBalance, MarkAt, PfcConfig, Scheduler,
-    SwitchConfig,
+    BoltSwitchConfig, EcnConfig, EcnThresholds, HostConfig, LinkConfig, LoadBalance, MarkAt, NonEct, PfcConfig,
+    Scheduler, SwitchConfig,
 };
 use sluice_topo::{PortNo, TopologySpec};
 use sluice_workload::WorkloadSpec;
@@ -105,6 +105,10 @@ pub struct CcSpec {
     /// scenario check rejects it unless it names a registered algorithm and holds a table.
     #[serde(flatten)]
     pub tables: std::collections::BTreeMap<String, toml::Value>,
+    /// `cc.workloads`: the algorithm of each workload entry's flows, in order, when a run mixes
+    /// algorithms (see the `mix` module); empty: every flow runs `algorithm`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<String>,
 }
 
 impl CcSpec {
@@ -128,7 +132,12 @@ pub const DEFAULT_ALGORITHM: &str = "dcqcn";
 
 impl Default for CcSpec {
     fn default() -> Self {
-        CcSpec { algorithm: DEFAULT_ALGORITHM.to_string(), params: toml::Table::new(), tables: Default::default() }
+        CcSpec {
+            algorithm: DEFAULT_ALGORITHM.to_string(),
+            params: toml::Table::new(),
+            tables: Default::default(),
+            workloads: Vec::new(),
+        }
     }
 }
 
@@ -404,6 +413,9 @@ pub(crate) struct EcnSpec {
     /// scenario is resolved.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<ThresholdSpec>,
+    /// `"pass"` (the default, left out when written) or `"drop"`: see [`NonEct`].
+    #[serde(skip_serializing_if = "NonEct::is_pass")]
+    pub non_ect: NonEct,
 }
 
 /// One `[[switch.ecn.thresholds]]` entry: RED thresholds for ports of one speed, for one algorithm or
@@ -502,7 +514,7 @@ impl ThresholdSpec {
 impl From<&EcnConfig> for EcnSpec {
     fn from(c: &EcnConfig) -> Self {
         let thresholds = c.thresholds.iter().map(|(rate, t)| ThresholdSpec::new(None, *rate, t)).collect();
-        EcnSpec { enabled: c.enabled, mark_at: c.mark_at, thresholds }
+        EcnSpec { enabled: c.enabled, mark_at: c.mark_at, thresholds, non_ect: c.non_ect }
     }
 }
 
@@ -510,7 +522,7 @@ impl From<EcnSpec> for EcnConfig {
     fn from(s: EcnSpec) -> Self {
         let thresholds =
             s.thresholds.iter().map(|t| (t.rate, EcnThresholds { kmin: t.kmin, kmax: t.kmax, pmax: t.pmax })).collect();
-        EcnConfig { enabled: s.enabled, mark_at: s.mark_at, thresholds }
+        EcnConfig { enabled: s.enabled, mark_at: s.mark_at, thresholds, non_ect: s.non_ect }
     }
 }
 

@@ -40,6 +40,8 @@ fn main() {
         observe: Observe::default(),
         plane: Default::default(),
         faults: Vec::new(),
+        mix: Vec::new(),
+        group_algorithm: Vec::new(),
     };
     let t = Instant::now();
     let out = Simulation::new(input).run(&mut |_| {});

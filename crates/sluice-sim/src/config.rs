@@ -41,6 +41,25 @@ pub enum MarkAt {
     Dequeue,
 }
 
+/// What a marking switch does with a data packet that is not ECN-capable where it would mark one that is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NonEct {
+    /// Let it pass unmarked (it is dropped only when the buffer is full).
+    #[default]
+    Pass,
+    /// Drop it with the marking probability for the queue it finds on arrival: RED's early drop, which
+    /// an ECN-capable packet escapes by being marked (RFC 3168 section 5; Floyd and Jacobson 1993).
+    Drop,
+}
+
+impl NonEct {
+    /// Whether this is the default, [`NonEct::Pass`] (left out of written scenarios).
+    pub fn is_pass(&self) -> bool {
+        *self == NonEct::Pass
+    }
+}
+
 /// RED/ECN thresholds of one egress queue.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -95,6 +114,10 @@ pub struct EcnConfig {
     /// linearly. Default: filled by the scenario layer from the algorithm (RED map for DCQCN, single
     /// threshold for DCTCP).
     pub thresholds: Vec<(Rate, EcnThresholds)>,
+    /// Data packets that are not ECN-capable, where ECN-capable ones would be marked. Default
+    /// [`NonEct::Pass`]: what matters when classic (loss-based) and ECN-based algorithms share a queue.
+    #[serde(default)]
+    pub non_ect: NonEct,
 }
 
 impl EcnConfig {
@@ -120,7 +143,7 @@ impl EcnConfig {
 
 impl Default for EcnConfig {
     fn default() -> Self {
-        EcnConfig { enabled: true, mark_at: MarkAt::Dequeue, thresholds: Vec::new() }
+        EcnConfig { enabled: true, mark_at: MarkAt::Dequeue, thresholds: Vec::new(), non_ect: NonEct::Pass }
     }
 }
 

@@ -75,6 +75,14 @@ pub struct Flow {
     pub stop: Option<Time>,
     /// Workload entry that produced it.
     pub group: u16,
+    /// Its algorithm: 0 is the run's, `k` the `k`-th of [`crate::SimInput::mix`].
+    pub algorithm: u8,
+    /// Its data packets are ECN-capable (its algorithm reacts to ECN or CNPs).
+    pub ect: bool,
+    /// Its receiver answers CE marks with CNPs (DCQCN).
+    pub cnp: bool,
+    /// Spacing of its receiver's CNPs (0: flag every ACK of a marked packet instead).
+    pub cnp_interval: Time,
     /// Ideal completion time (HPCC artifact definition).
     pub ideal_fct: Time,
     /// Idle round-trip time of its path.
@@ -164,6 +172,10 @@ impl Flow {
             start,
             stop,
             group,
+            algorithm: 0,
+            ect: false,
+            cnp: false,
+            cnp_interval: 0,
             ideal_fct: 0,
             base_rtt: 0,
             hops: 0,

@@ -212,7 +212,7 @@ impl Host {
         }
         let (seq, payload, retransmit) = f.take_next_seq(env.link.mtu);
         let wire = payload + env.link.header_bytes;
-        let mut flags = if env.needs.ecn || env.needs.cnp { FLAG_ECT } else { 0 };
+        let mut flags = if f.ect { FLAG_ECT } else { 0 };
         if f.events.contains(Events::PACKET_FLAGS) {
             let bytes_left = if f.stop.is_some() { u64::MAX } else { f.size.saturating_sub(seq) };
             if let Some(cc) = f.cc.as_mut() {
@@ -351,7 +351,7 @@ impl Host {
         }
         let f = &mut flows[p.flow as usize];
         let ce = p.flags & FLAG_CE != 0;
-        if ce && env.needs.cnp && env.cnp_interval > 0 && f.last_cnp.is_none_or(|t| core.now - t >= env.cnp_interval) {
+        if ce && f.cnp && f.cnp_interval > 0 && f.last_cnp.is_none_or(|t| core.now - t >= f.cnp_interval) {
             f.last_cnp = Some(core.now);
             core.counters.cnps += 1;
             let cnp = Self::control_packet(env, Kind::Cnp, p.flow, f.src, 0);
@@ -446,7 +446,7 @@ impl Host {
         let newly = Self::advance(core, f, p.seq);
         crate::rd::heard(f);
         let ece = p.flags & FLAG_ECE != 0;
-        let cnp = ece && env.needs.cnp && env.cnp_interval == 0 && f.events.contains(Events::CNP);
+        let cnp = ece && f.cnp && f.cnp_interval == 0 && f.events.contains(Events::CNP);
         if f.events.contains(Events::ACK) || cnp {
             let mut int = [IntHop::default(); MAX_INT_HOPS];
             let hops = core.arena.int(pkt);

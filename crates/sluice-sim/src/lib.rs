@@ -26,8 +26,8 @@ pub mod sim;
 pub mod switch;
 
 pub use config::{
-    BoltSwitchConfig, EcnConfig, EcnThresholds, HostConfig, LinkConfig, LoadBalance, LossRecovery, MarkAt, PfcConfig,
-    Scheduler, SwitchConfig,
+    BoltSwitchConfig, EcnConfig, EcnThresholds, HostConfig, LinkConfig, LoadBalance, LossRecovery, MarkAt, NonEct,
+    PfcConfig, Scheduler, SwitchConfig,
 };
 pub use engine::Counters;
-pub use sim::{FlowDesc, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};
+pub use sim::{FlowAlgorithm, FlowDesc, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};

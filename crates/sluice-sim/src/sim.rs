@@ -94,6 +94,29 @@ pub struct SimInput {
     pub plane: PlaneConfig,
     /// Faults injected at switch ports (see [`crate::fault`]).
     pub faults: Vec<FaultConfig>,
+    /// Other algorithms that some flows run (coexistence): the flows of workload entry `g` run
+    /// `mix[group_algorithm[g] - 1]`, or the run's algorithm when that is 0 or `g` is past the list.
+    /// Token algorithms do not mix (their transport is the run's).
+    pub mix: Vec<FlowAlgorithm>,
+    /// Per workload entry: 0 for the run's algorithm, `k` for `mix[k - 1]`.
+    pub group_algorithm: Vec<u8>,
+}
+
+/// An algorithm that flows run: its controllers and what it needs from the datapath.
+#[derive(Clone)]
+pub struct FlowAlgorithm {
+    /// Builds one controller per flow.
+    pub factory: Arc<dyn Factory>,
+    /// What it needs from the datapath (ECN-capable packets, CNPs, INT, Bolt's switches).
+    pub needs: Needs,
+    /// Its receivers' CNP spacing (0 = flag every ACK of a marked packet).
+    pub cnp_interval: Time,
+}
+
+impl std::fmt::Debug for FlowAlgorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowAlgorithm").field("needs", &self.needs).field("cnp_interval", &self.cnp_interval).finish()
+    }
 }
 
 /// A snapshot for progress displays.
@@ -157,6 +180,8 @@ pub struct Simulation {
     switch_config: SwitchConfig,
     host_config: HostConfig,
     factory: Arc<dyn Factory>,
+    /// The algorithms flows run: the run's first, then [`SimInput::mix`].
+    algorithms: Vec<FlowAlgorithm>,
     needs: Needs,
     cnp_interval: Time,
     seed: u64,
@@ -234,10 +259,18 @@ impl Simulation {
             observe,
             plane,
             faults,
+            mix,
+            group_algorithm,
         } = input;
+        let mut algorithms = vec![FlowAlgorithm { factory: factory.clone(), needs, cnp_interval }];
+        algorithms.extend(mix);
         // An algorithm that needs Bolt's switches gets them, whoever built the settings.
-        switch.bolt.enabled |= needs.bolt;
+        switch.bolt.enabled |= algorithms.iter().any(|a| a.needs.bolt);
         let token_transport = factory.token_transport();
+        assert!(
+            algorithms.len() == 1 || algorithms.iter().all(|a| a.factory.token_transport().is_none()),
+            "token algorithms do not mix with others"
+        );
         if token_transport.as_ref().is_some_and(|t| t.spray) {
             switch.load_balance = crate::config::LoadBalance::PacketSpray;
         }
@@ -273,7 +306,15 @@ impl Simulation {
             let ports: Vec<usize> = topology.ports.iter().map(Vec::len).collect();
             core.packet_trace = Some(Box::new(PacketTracer::new(config, &ports, flows.len())));
         }
-        let flows = build_flows(&topology, &routes, &link, &flows, &observe, &mut core);
+        let mut flows = build_flows(&topology, &routes, &link, &flows, &observe, &mut core);
+        for f in &mut flows {
+            let index = group_algorithm.get(f.group as usize).copied().unwrap_or(0);
+            let algorithm = &algorithms[index as usize];
+            f.algorithm = index;
+            f.ect = algorithm.needs.ecn || algorithm.needs.cnp;
+            f.cnp = algorithm.needs.cnp;
+            f.cnp_interval = algorithm.cnp_interval;
+        }
         for (id, f) in flows.iter().enumerate() {
             hosts[f.src as usize].senders.push(id as u32);
         }
@@ -290,6 +331,7 @@ impl Simulation {
             switch_config: switch,
             host_config: host,
             factory,
+            algorithms,
             needs,
             cnp_interval,
             seed,
@@ -402,6 +444,7 @@ impl Simulation {
             observe: &self.observe,
             link: &self.link,
             factory: self.factory.as_ref(),
+            algorithms: &self.algorithms,
         };
         let mut past_end = false;
         while let Some((time, event)) = parts.core.queue.pop() {
@@ -501,6 +544,7 @@ struct Parts<'a> {
     observe: &'a Observe,
     link: &'a LinkConfig,
     factory: &'a dyn Factory,
+    algorithms: &'a [FlowAlgorithm],
 }
 
 impl Parts<'_> {
@@ -528,7 +572,8 @@ impl Parts<'_> {
             Event::FlowStart { flow } => {
                 let src = flows[flow as usize].src as usize;
                 let line_rate = self.hosts[src].nic.rate;
-                start_controller(core, self.link, line_rate, self.factory, &mut flows[flow as usize], flow);
+                let factory = &*self.algorithms[flows[flow as usize].algorithm as usize].factory;
+                start_controller(core, self.link, line_rate, factory, &mut flows[flow as usize], flow);
                 Host::start_plane(&mut flows[flow as usize], env.plane);
                 if let Some(rd) = env.rd {
                     let f = &mut flows[flow as usize];

@@ -7,7 +7,7 @@ use sluice_core::{Rng, Time, PS_PER_S};
 use sluice_results::PacketEvent;
 use sluice_topo::Routes;
 
-use crate::config::{LinkConfig, LoadBalance, MarkAt, SwitchConfig};
+use crate::config::{LinkConfig, LoadBalance, MarkAt, NonEct, SwitchConfig};
 use crate::engine::{Core, Event};
 use crate::fault::{PortFaults, Seen, Verdict};
 use crate::packet::{Kind, Packet, FLAG_CE, FLAG_DECWIN, FLAG_ECT, FLAG_FIRST, FLAG_INCWIN, FLAG_LAST};
@@ -148,6 +148,9 @@ impl Switch {
             // An idle port with empty queues sends at once: the packet would be admitted and dequeued at
             // the same instant, with no occupancy and no mark (RED marks nothing at queue length 0).
             self.depart(core, fabric, out, id, p.kind, p.wire);
+            return;
+        }
+        if fabric.config.ecn.non_ect == NonEct::Drop && self.early_drop(core, fabric, out, queue, id) {
             return;
         }
         if !self.admit(core, fabric, in_port as usize, out, queue, p.wire) {
@@ -372,6 +375,23 @@ impl Switch {
         }
         core.trace_packet(PacketEvent::Drop, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
         core.arena.free(id);
+    }
+
+    /// RED's early drop of a data packet that is not ECN-capable, with the probability an ECN-capable
+    /// one would be marked for the queue it finds (`[switch.ecn] non_ect = "drop"`); `true` when dropped.
+    #[cold]
+    #[inline(never)]
+    fn early_drop(&mut self, core: &mut Core, fabric: &Fabric, out: usize, queue: usize, id: u32) -> bool {
+        let p = core.arena.get(id);
+        if !fabric.config.ecn.enabled || p.kind != Kind::Data || p.flags & FLAG_ECT != 0 {
+            return false;
+        }
+        let probability = self.ports[out].ecn.probability(self.ports[out].queue_bytes[queue]);
+        if probability > 0.0 && (probability >= 1.0 || self.rng.next_f64() < probability) {
+            self.drop_packet(core, out, id);
+            return true;
+        }
+        false
     }
 
     /// RED/ECN: marks an ECN-capable data packet with the port's probability for queue length `q`.

@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod console;
 pub mod estimate;
+pub mod group_summary;
 pub mod host_summary;
 pub mod progress;
 pub mod runner;

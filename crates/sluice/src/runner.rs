@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use sluice_results::{write_outputs_unless, Buckets, Outputs, Summary};
 use sluice_scenario::{resolved_toml_at, Resolved};
-use sluice_sim::{FlowDesc, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};
+use sluice_sim::{FlowAlgorithm, FlowDesc, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};
 
 /// What a finished run produced.
 #[derive(Debug)]
@@ -18,9 +18,22 @@ pub struct RunOutcome {
     pub wall_seconds: f64,
 }
 
-/// The receiver CNP spacing: the scenario's `host.cnp_interval`, else the algorithm's own default.
-fn cnp_interval(resolved: &Resolved) -> sluice_core::Time {
-    resolved.scenario.host.cnp_interval.unwrap_or_else(|| resolved.factory.cnp_interval().unwrap_or(0))
+/// The receiver CNP spacing for flows of `factory`'s algorithm: the scenario's `host.cnp_interval`, else
+/// the algorithm's own default.
+fn cnp_interval(resolved: &Resolved, factory: &dyn sluice_cc::Factory) -> sluice_core::Time {
+    resolved.scenario.host.cnp_interval.unwrap_or_else(|| factory.cnp_interval().unwrap_or(0))
+}
+
+/// The other algorithms of a mixed run, for the simulator.
+fn mix_input(resolved: &Resolved) -> Vec<FlowAlgorithm> {
+    let others = resolved.mix.iter().flat_map(|m| &m.others);
+    others
+        .map(|(algorithm, factory)| FlowAlgorithm {
+            factory: factory.clone(),
+            needs: algorithm.needs,
+            cnp_interval: cnp_interval(resolved, factory.as_ref()),
+        })
+        .collect()
 }
 
 /// The simulator input for a resolved scenario.
@@ -48,12 +61,14 @@ pub fn simulation_input(resolved: &Resolved) -> SimInput {
         flows,
         factory: resolved.factory.clone(),
         needs: resolved.algorithm.needs,
-        cnp_interval: cnp_interval(resolved),
+        cnp_interval: cnp_interval(resolved, resolved.factory.as_ref()),
         seed: s.seed,
         stop: StopRule { duration: s.simulation.duration, time_limit: s.simulation.time_limit },
         observe,
         plane: s.plane.clone(),
         faults: resolved.faults.clone(),
+        mix: mix_input(resolved),
+        group_algorithm: resolved.mix.as_ref().map_or_else(Vec::new, |m| m.of_workload.clone()),
     }
 }
 
@@ -145,6 +160,9 @@ pub fn run_scenario_until(
         let max_rows = resolved.packet_trace.as_ref().map_or(0, |t| t.max_rows);
         let section = serde_json::json!({ "rows": trace.rows.len(), "skipped": trace.skipped, "max_rows": max_rows });
         summary.extra.insert("packet_trace".into(), section);
+    }
+    if let Some(groups) = crate::group_summary::group_summary(resolved, &output, &buckets) {
+        summary.extra.insert("mix".into(), groups);
     }
     if !output.faults.is_empty() {
         summary.extra.insert("faults".into(), fault_summary(resolved, &output));

@@ -1,5 +1,7 @@
 //! Every bundled scenario takes every algorithm of `sluice list` with `--set cc.algorithm=X` alone:
-//! `sluice check` passes for the whole matrix, and a sample of it runs to completion.
+//! `sluice check` passes for the whole matrix, and a sample of it runs to completion. A scenario that
+//! mixes algorithms (`cc.workloads`) takes every sender-driven one; a token algorithm, which runs its own
+//! transport, must be refused there with the reason.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,12 +29,33 @@ fn scenarios() -> Vec<PathBuf> {
     files
 }
 
-/// The algorithms `sluice list` names: the first word of each line of its congestion-control section.
-fn algorithms() -> Vec<String> {
+/// The lines of `sluice list`'s congestion-control section, one per algorithm.
+fn algorithm_lines() -> Vec<String> {
     let output = Command::new(SLUICE).arg("list").output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
     let section = text.split("\n\n").find(|s| s.starts_with("Congestion control")).expect("an algorithm section");
-    section.lines().skip(1).filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect()
+    section.lines().skip(1).map(str::to_string).collect()
+}
+
+/// The algorithms `sluice list` names: the first word of each line of its congestion-control section.
+fn algorithms() -> Vec<String> {
+    algorithm_lines().iter().filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect()
+}
+
+/// The token algorithms, which `sluice list` marks "(token-based)".
+fn token_algorithms() -> Vec<String> {
+    let lines = algorithm_lines();
+    lines
+        .iter()
+        .filter(|l| l.contains("(token-based)"))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(String::from)
+        .collect()
+}
+
+/// Whether the scenario mixes algorithms (a `workloads = [...]` line, as `[cc]` writes it).
+fn mixes(scenario: &Path) -> bool {
+    std::fs::read_to_string(scenario).unwrap().lines().any(|l| l.starts_with("workloads = ["))
 }
 
 #[test]
@@ -41,6 +64,8 @@ fn every_scenario_checks_with_every_algorithm() {
     assert!(algorithms.len() >= 21, "{algorithms:?}");
     let scenarios = scenarios();
     assert!(scenarios.len() >= 16, "{scenarios:?}");
+    let tokens = token_algorithms();
+    assert!(tokens.len() >= 6, "{tokens:?}");
     let mut failures = Vec::new();
     for scenario in &scenarios {
         for algorithm in &algorithms {
@@ -51,6 +76,13 @@ fn every_scenario_checks_with_every_algorithm() {
                 .output()
                 .unwrap();
             let resolved = String::from_utf8_lossy(&output.stdout);
+            if mixes(scenario) && tokens.contains(algorithm) {
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                if output.status.code() != Some(2) || !stderr.contains("cannot share a network") {
+                    failures.push(format!("{} with {algorithm}: not refused as a mix: {}", scenario.display(), stderr));
+                }
+                continue;
+            }
             if !output.status.success() || !resolved.contains(&format!("algorithm = \"{algorithm}\"")) {
                 let stderr = String::from_utf8_lossy(&output.stderr);
                 failures.push(format!("{} with {algorithm}: {}", scenario.display(), stderr.trim()));

@@ -114,6 +114,8 @@ impl Run {
             observe: self.observe,
             plane: Default::default(),
             faults: self.faults,
+            mix: Vec::new(),
+            group_algorithm: Vec::new(),
         };
         Simulation::new(input).run(&mut |_| {})
     }

@@ -1,0 +1,102 @@
+//! End-to-end tests of several algorithms in one network (`cc.workloads`): the bundled DCTCP-vs-CUBIC
+//! scenario under both switch behaviours for packets that are not ECN-capable (the classic-vs-scalable
+//! outcome flips), each flow's packets carrying its own algorithm's ECN codepoint, the resolved scenario
+//! re-running the mix, and mixes that cannot run refused with located errors.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
+
+fn scratch(tag: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("sluice-mix-{tag}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&path);
+    fs::create_dir_all(&path).unwrap();
+    path
+}
+
+fn scenario() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/mix/dctcp_cubic.toml")
+}
+
+fn sluice(args: &[&str], scenario: &Path, out: &Path) -> Output {
+    Command::new(SLUICE).arg("run").arg(scenario).arg("--out").arg(out).arg("--quiet").args(args).output().unwrap()
+}
+
+/// Runs the scenario and returns summary.json's `mix` section.
+fn mix(scenario: &Path, out: &Path, args: &[&str]) -> Value {
+    let output = sluice(args, scenario, out);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary: Value = serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    summary["extra"]["mix"].clone()
+}
+
+/// Each group's (algorithm, goodput share).
+fn shares(mix: &Value) -> Vec<(String, f64)> {
+    let groups = mix["groups"].as_array().unwrap();
+    groups
+        .iter()
+        .map(|g| (g["algorithm"].as_str().unwrap().to_string(), g["goodput_share"].as_f64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn who_wins_between_dctcp_and_cubic_depends_on_what_the_switch_does_with_non_ect_packets() {
+    let dir = scratch("outcome");
+    let passed = shares(&mix(&scenario(), &dir.join("pass"), &[]));
+    assert_eq!(passed[0].0, "dctcp");
+    assert_eq!(passed[1].0, "cubic");
+    assert!(passed[1].1 > 0.8, "passed unmarked, CUBIC fills the queue DCTCP backs off from: {passed:?}");
+    let dropped = mix(&scenario(), &dir.join("drop"), &["--set", "switch.ecn.non_ect=drop"]);
+    let dropped_shares = shares(&dropped);
+    assert!(dropped_shares[0].1 > 0.8, "dropped where DCTCP's are marked, CUBIC starves: {dropped_shares:?}");
+    let jain = dropped["jain_per_flow_goodput"].as_f64().unwrap();
+    assert!(jain < 0.6, "one flow each: Jain near 1/2 when one starves, {jain}");
+    assert!((passed.iter().map(|s| s.1).sum::<f64>() - 1.0).abs() < 1e-5);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn each_flow_carries_its_own_algorithms_ecn_codepoint_and_the_resolved_scenario_reruns_the_mix() {
+    let dir = scratch("ecn");
+    let trace = ["--set", "output.packet_trace.ports=[\"sw0:p2\"]", "--set", "output.packet_trace.max_rows=20000"];
+    mix(&scenario(), &dir.join("out"), &trace);
+    let packets = fs::read_to_string(dir.join("out/packets.csv")).unwrap();
+    let codepoints = |flow: &str| -> Vec<String> {
+        let rows = packets.lines().skip(1).map(|l| l.split(',').map(String::from).collect::<Vec<_>>());
+        rows.filter(|r| r[4] == flow && r[5] == "data").map(|r| r[9].clone()).collect()
+    };
+    let (dctcp, cubic) = (codepoints("0"), codepoints("1"));
+    assert!(!dctcp.is_empty() && dctcp.iter().all(|e| e == "ect" || e == "ce"), "DCTCP's packets are ECN-capable");
+    assert!(dctcp.iter().any(|e| e == "ce"), "and get marked");
+    assert!(!cubic.is_empty() && cubic.iter().all(|e| e == "not-ect"), "CUBIC's are not");
+
+    let resolved = fs::read_to_string(dir.join("out/scenario.resolved.toml")).unwrap();
+    assert!(resolved.contains("workloads = [\"dctcp\", \"cubic\"]") && resolved.contains("[cc.cubic]"));
+    mix(&dir.join("out/scenario.resolved.toml"), &dir.join("again"), &[]);
+    assert_eq!(fs::read(dir.join("out/fct.csv")).unwrap(), fs::read(dir.join("again/fct.csv")).unwrap());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn mixes_that_cannot_run_are_refused_with_the_key_at_fault() {
+    let dir = scratch("bad");
+    let cases = [
+        ("cc.workloads=[\"dctcp\"]", "cc.workloads", "names 1 algorithms for 2 workload entries"),
+        ("cc.workloads=[\"dctcp\",\"cubc\"]", "cc.workloads.1", "unknown algorithm \"cubc\""),
+        ("cc.workloads=[\"dctcp\",\"homa\"]", "cc.workloads", "token algorithms run their own transport"),
+        ("cc.cubic.beta=3", "cc.cubic.beta", ""),
+        ("switch.ecn.non_ect=maybe", "switch.ecn.non_ect", "expected `pass` or `drop`"),
+    ];
+    for (set, key, says) in cases {
+        let output = sluice(&["--set", set], &scenario(), &dir.join("out"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{set}: {stderr}");
+        assert!(stderr.contains(key) && stderr.contains(says), "{set}: {stderr}");
+        assert!(!dir.join("out").exists());
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
