@@ -3,9 +3,8 @@
 use sluice_core::Time;
 
 use crate::packet::Arena;
-use crate::packet_trace::PacketTracer;
+use crate::packet_trace::{PacketTracer, Site};
 use crate::queue::{EventQueue, WheelQueue};
-use sluice_results::PacketEvent;
 
 /// Something that happens at a point in simulated time.
 // Each variant's doc names its fields; a doc line per `node`, `port` or `flow` would only repeat it.
@@ -137,38 +136,22 @@ impl Core {
         }
     }
 
-    /// Reports `event` at `node`'s port `port` (of packet `pkt`, or of PFC priority `queue` without one)
-    /// to the packet trace, if the run has one; `queue_bytes` gives the port's occupancy after the event
-    /// (asked only when tracing, so that a run without a trace pays one branch).
+    /// Reports what happened at `site` to the packet trace, if the run has one; `queue_bytes` gives the
+    /// port's occupancy after the event (asked only when tracing, so that a run without a trace pays one
+    /// branch).
     #[inline(always)]
-    pub fn trace_packet(
-        &mut self,
-        event: PacketEvent,
-        node: u32,
-        port: u16,
-        pkt: Option<u32>,
-        queue: u8,
-        queue_bytes: impl FnOnce() -> u64,
-    ) {
+    pub fn trace_packet(&mut self, site: Site, queue_bytes: impl FnOnce() -> u64) {
         if self.packet_trace.is_some() {
-            self.record_packet(event, node, port, pkt, queue, queue_bytes());
+            self.record_packet(site, queue_bytes());
         }
     }
 
     /// [`Core::trace_packet`]'s work, out of line: runs without a trace never come here.
     #[cold]
     #[inline(never)]
-    fn record_packet(
-        &mut self,
-        event: PacketEvent,
-        node: u32,
-        port: u16,
-        pkt: Option<u32>,
-        queue: u8,
-        queue_bytes: u64,
-    ) {
+    fn record_packet(&mut self, site: Site, queue_bytes: u64) {
         if let Some(tracer) = self.packet_trace.as_deref_mut() {
-            tracer.record(self.now, &self.arena, event, node, port, pkt, queue, queue_bytes);
+            tracer.record(self.now, &self.arena, site, queue_bytes);
         }
     }
 

@@ -22,6 +22,34 @@ pub struct PacketTraceConfig {
     pub max_rows: u64,
 }
 
+/// What happened where: the event, the switch port, and the packet (none for PFC, which names the
+/// paused priority `queue` instead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Site {
+    /// What happened.
+    pub event: PacketEvent,
+    /// The switch's node id.
+    pub node: u32,
+    /// Its port.
+    pub port: u16,
+    /// The packet, for packet events.
+    pub pkt: Option<u32>,
+    /// The PFC priority, for pause and resume events.
+    pub queue: u8,
+}
+
+impl Site {
+    /// `event` of packet `pkt` at `node`'s port `port`.
+    pub fn packet(event: PacketEvent, node: u32, port: u16, pkt: u32) -> Site {
+        Site { event, node, port, pkt: Some(pkt), queue: 0 }
+    }
+
+    /// A PFC `event` for priority `queue` at `node`'s port `port`.
+    pub fn pfc(event: PacketEvent, node: u32, port: u16, queue: u8) -> Site {
+        Site { event, node, port, pkt: None, queue }
+    }
+}
+
 /// The tracer of a run.
 #[derive(Debug)]
 pub struct PacketTracer {
@@ -66,20 +94,10 @@ impl PacketTracer {
         }
     }
 
-    /// Records `event` at `node`'s port `port`: of packet `pkt`, or of the port itself (PFC, with the
-    /// paused `queue`), if the trace covers them.
-    #[allow(clippy::too_many_arguments)]
-    pub fn record(
-        &mut self,
-        now: Time,
-        arena: &Arena,
-        event: PacketEvent,
-        node: u32,
-        port: u16,
-        pkt: Option<u32>,
-        queue: u8,
-        queue_bytes: u64,
-    ) {
+    /// Records what happened at `site` at `now`, if the trace covers it; `queue_bytes` is the port's
+    /// occupancy after the event.
+    pub fn record(&mut self, now: Time, arena: &Arena, site: Site, queue_bytes: u64) {
+        let Site { event, node, port, pkt, queue } = site;
         let index = self.port_base[node as usize] + port as u32;
         if self.ports.as_ref().is_some_and(|set| !set[index as usize]) {
             return;

@@ -12,6 +12,7 @@ use sluice_results::PacketEvent;
 
 use crate::engine::{Core, Event};
 use crate::packet::{Kind, FLAG_CE, FLAG_ECT, RD_BOUNCED, RD_RELEASED, RD_TRIMMED, RD_UNSCHEDULED};
+use crate::packet_trace::Site;
 use crate::rd::RdEnv;
 use crate::switch::{Fabric, Switch};
 
@@ -150,14 +151,16 @@ impl Switch {
                 self.ports[out].remove_last(core.now, queue, booted.wire);
                 self.release(core, fabric, booted.ingress as usize, queue, booted.wire as u64);
                 trim(core, fabric, last);
-                core.trace_packet(PacketEvent::Trim, self.node, out as u16, Some(last), 0, || self.ports[out].bytes);
+                core.trace_packet(Site::packet(PacketEvent::Trim, self.node, out as u16, last), || {
+                    self.ports[out].bytes
+                });
                 core.counters.rd.trimmed_queued += 1;
                 self.rd_header(core, fabric, env, booted.ingress, out, last);
                 return Verdict::Forward;
             }
         }
         trim(core, fabric, id);
-        core.trace_packet(PacketEvent::Trim, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
+        core.trace_packet(Site::packet(PacketEvent::Trim, self.node, out as u16, id), || self.ports[out].bytes);
         self.rd_header(core, fabric, env, in_port, out, id);
         Verdict::Consumed
     }
@@ -212,7 +215,7 @@ impl Switch {
             core.counters.rd.tokens_dropped += 1;
             self.ports[out].stats.drops += 1;
             core.counters.drops += 1;
-            core.trace_packet(PacketEvent::Drop, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
+            core.trace_packet(Site::packet(PacketEvent::Drop, self.node, out as u16, id), || self.ports[out].bytes);
             core.arena.free(id);
             return Verdict::Consumed;
         }
@@ -229,7 +232,7 @@ impl Switch {
             if p > 0.0 && packet.flags & FLAG_ECT != 0 && (p >= 1.0 || rd.rng.next_f64() < p) {
                 packet.flags |= FLAG_CE;
                 core.counters.rd.tokens_marked += 1;
-                core.trace_packet(PacketEvent::Mark, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
+                core.trace_packet(Site::packet(PacketEvent::Mark, self.node, out as u16, id), || self.ports[out].bytes);
             }
         }
         if port.queue.is_empty() && port.next_free <= core.now {

@@ -11,6 +11,7 @@ use crate::config::{LinkConfig, LoadBalance, MarkAt, NonEct, SwitchConfig};
 use crate::engine::{Core, Event};
 use crate::fault::{PortFaults, Seen, Verdict};
 use crate::packet::{Kind, Packet, FLAG_CE, FLAG_DECWIN, FLAG_ECT, FLAG_FIRST, FLAG_INCWIN, FLAG_LAST};
+use crate::packet_trace::Site;
 use crate::port::Port;
 
 /// What every switch shares: settings and routes.
@@ -164,7 +165,7 @@ impl Switch {
         }
         core.arena.get_mut(id).ingress = in_port;
         self.ports[out].enqueue(core.now, p.queue, id, p.wire);
-        core.trace_packet(PacketEvent::Enqueue, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
+        core.trace_packet(Site::packet(PacketEvent::Enqueue, self.node, out as u16, id), || self.ports[out].bytes);
         self.try_transmit(core, fabric, out as u16);
     }
 
@@ -324,7 +325,7 @@ impl Switch {
     /// are small; the error is at most one MTU's serialization).
     fn send_pfc(&mut self, core: &mut Core, fabric: &Fabric, port: usize, queue: usize, pause: bool) {
         let event = if pause { PacketEvent::PauseSent } else { PacketEvent::ResumeSent };
-        core.trace_packet(event, self.node, port as u16, None, queue as u8, || self.ports[port].bytes);
+        core.trace_packet(Site::pfc(event, self.node, port as u16, queue as u8), || self.ports[port].bytes);
         let p = &mut self.ports[port];
         let at = core.now + p.serialization(fabric.link.pause_bytes) + p.delay;
         core.schedule(at, Event::Pfc { node: p.peer, port: p.peer_port, queue: queue as u8, pause });
@@ -373,7 +374,7 @@ impl Switch {
             core.counters.data_drops += 1;
             core.counters.bytes_dropped += p.payload as u64;
         }
-        core.trace_packet(PacketEvent::Drop, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
+        core.trace_packet(Site::packet(PacketEvent::Drop, self.node, out as u16, id), || self.ports[out].bytes);
         core.arena.free(id);
     }
 
@@ -406,7 +407,7 @@ impl Switch {
             p.flags |= FLAG_CE;
             self.ports[port].stats.ecn_marks += 1;
             core.counters.ecn_marks += 1;
-            core.trace_packet(PacketEvent::Mark, self.node, port as u16, Some(id), 0, || q);
+            core.trace_packet(Site::packet(PacketEvent::Mark, self.node, port as u16, id), || q);
         }
     }
 
@@ -429,7 +430,7 @@ impl Switch {
             return false;
         }
         self.stamp_int(core, fabric, out, id, kind);
-        core.trace_packet(PacketEvent::Send, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
+        core.trace_packet(Site::packet(PacketEvent::Send, self.node, out as u16, id), || self.ports[out].bytes);
         self.ports[out].transmit(core, id, wire);
         true
     }
@@ -452,7 +453,7 @@ impl Switch {
                 core.arena.get_mut(id).flags |= FLAG_CE;
                 self.ports[out].stats.ecn_marks += 1;
                 core.counters.ecn_marks += 1;
-                core.trace_packet(PacketEvent::Mark, self.node, out as u16, Some(id), 0, || self.ports[out].bytes);
+                core.trace_packet(Site::packet(PacketEvent::Mark, self.node, out as u16, id), || self.ports[out].bytes);
             }
             Verdict::Pass => {}
         }
@@ -481,7 +482,7 @@ impl Switch {
     pub fn pfc(&mut self, core: &mut Core, fabric: &Fabric, port: u16, queue: u8, pause: bool) {
         self.ports[port as usize].set_paused(core.now, queue, pause);
         let event = if pause { PacketEvent::Paused } else { PacketEvent::Resumed };
-        core.trace_packet(event, self.node, port, None, queue, || self.ports[port as usize].bytes);
+        core.trace_packet(Site::pfc(event, self.node, port, queue), || self.ports[port as usize].bytes);
         if !pause {
             self.try_transmit(core, fabric, port);
         }

@@ -8,17 +8,19 @@ use sluice_sim::SimOutput;
 /// The groups' figures, or `None` when every flow runs the same algorithm.
 ///
 /// Per group: `workload` (the entry's index), `algorithm`, `flows`, `unfinished`, the slowdown of its
-/// sized flows (`slowdown_avg`, `slowdown_p50`, `slowdown_p99`, `null` without finished ones),
-/// `goodput_bytes` (received in order, each byte once) and its `goodput_share` of all groups', its
-/// long-lived flows' `long_lived_gbps` and `long_lived_jain` (within the group). Across groups:
-/// `jain_per_flow_goodput`, Jain's index over each group's goodput per flow (1 when every group's flows
-/// got the same on average).
+/// sized flows (`slowdown_avg`, `slowdown_p50`, `slowdown_p99`, `null` without finished ones) overall and
+/// per size bucket (`buckets`: `label`, `count`, `slowdown_avg`, `slowdown_p99`),
+/// `goodput_bytes` (received in order, each byte once) and its `goodput_share` of all groups', the rate
+/// its flows got (`mean_flow_gbps`: each started flow's received bytes over the time from its start to
+/// its finish, or to the end of the run) and Jain's index over those rates (`jain_flow_gbps`), and its
+/// long-lived flows' `long_lived_gbps`. Across groups: `jain_mean_flow_gbps`, Jain's index over the
+/// groups' mean flow rates (1 when every algorithm's flows got the same rate on average).
 pub fn group_summary(resolved: &Resolved, output: &SimOutput, buckets: &Buckets) -> Option<serde_json::Value> {
     let mix = resolved.mix.as_ref()?;
     let names: Vec<&str> =
         std::iter::once(resolved.algorithm.name).chain(mix.others.iter().map(|(a, _)| a.name)).collect();
     let total: u64 = output.flows.iter().map(|f| f.received).sum();
-    let mut per_flow = Vec::with_capacity(mix.of_workload.len());
+    let mut means = Vec::with_capacity(mix.of_workload.len());
     let groups: Vec<serde_json::Value> = mix
         .of_workload
         .iter()
@@ -28,8 +30,24 @@ pub fn group_summary(resolved: &Resolved, output: &SimOutput, buckets: &Buckets)
                 output.flows.iter().filter(|f| f.group as usize == workload).cloned().collect();
             let s = Summary::compute(&flows, &output.ports, &output.switches, &output.run, buckets);
             let goodput: u64 = flows.iter().map(|f| f.received).sum();
-            per_flow.push(goodput as f64 / flows.len().max(1) as f64);
+            let rates: Vec<f64> =
+                flows.iter().filter(|f| f.started).map(|f| flow_gbps(f, output.run.sim_time)).collect();
+            let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
+            means.push(mean);
             let slowdown = s.overall.slowdown.as_ref();
+            let per_bucket: Vec<serde_json::Value> = s
+                .buckets
+                .iter()
+                .map(|b| {
+                    let slowdown = b.slowdown.as_ref();
+                    serde_json::json!({
+                        "label": b.label,
+                        "count": b.count,
+                        "slowdown_avg": slowdown.map(|x| x.avg),
+                        "slowdown_p99": slowdown.map(|x| x.p99),
+                    })
+                })
+                .collect();
             serde_json::json!({
                 "workload": workload,
                 "algorithm": names[algorithm as usize],
@@ -38,15 +56,24 @@ pub fn group_summary(resolved: &Resolved, output: &SimOutput, buckets: &Buckets)
                 "slowdown_avg": slowdown.map(|x| x.avg),
                 "slowdown_p50": slowdown.map(|x| x.p50),
                 "slowdown_p99": slowdown.map(|x| x.p99),
+                "buckets": per_bucket,
                 "goodput_bytes": goodput,
                 "goodput_share": round6(goodput as f64 / total.max(1) as f64),
+                "mean_flow_gbps": round6(mean),
+                "jain_flow_gbps": round6(jain_fairness(&rates)),
                 "long_lived_gbps": s.long_lived.total_gbps,
-                "long_lived_jain": s.long_lived.jain_fairness,
             })
         })
         .collect();
     Some(serde_json::json!({
         "groups": groups,
-        "jain_per_flow_goodput": round6(jain_fairness(&per_flow)),
+        "jain_mean_flow_gbps": round6(jain_fairness(&means)),
     }))
+}
+
+/// The rate a started flow got: its received bytes over the time from its start to its finish (or to
+/// `end`, the end of the run, when it did not finish), in Gbps.
+fn flow_gbps(f: &FlowRecord, end: sluice_core::Time) -> f64 {
+    let span = f.finish.unwrap_or(end).saturating_sub(f.start).max(1);
+    f.received as f64 * 8.0 / (span as f64 / sluice_core::PS_PER_S as f64) / 1e9
 }

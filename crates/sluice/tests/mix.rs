@@ -53,7 +53,7 @@ fn who_wins_between_dctcp_and_cubic_depends_on_what_the_switch_does_with_non_ect
     let dropped = mix(&scenario(), &dir.join("drop"), &["--set", "switch.ecn.non_ect=drop"]);
     let dropped_shares = shares(&dropped);
     assert!(dropped_shares[0].1 > 0.8, "dropped where DCTCP's are marked, CUBIC starves: {dropped_shares:?}");
-    let jain = dropped["jain_per_flow_goodput"].as_f64().unwrap();
+    let jain = dropped["jain_mean_flow_gbps"].as_f64().unwrap();
     assert!(jain < 0.6, "one flow each: Jain near 1/2 when one starves, {jain}");
     assert!((passed.iter().map(|s| s.1).sum::<f64>() - 1.0).abs() < 1e-5);
     let _ = fs::remove_dir_all(&dir);
@@ -98,5 +98,29 @@ fn mixes_that_cannot_run_are_refused_with_the_key_at_fault() {
         assert!(stderr.contains(key) && stderr.contains(says), "{set}: {stderr}");
         assert!(!dir.join("out").exists());
     }
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_split_run_with_one_algorithm_is_the_unsplit_run() {
+    let dir = scratch("split");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let split = root.join("mix/dcqcn_hpcc_ws128.toml");
+    let halves = mix(&split, &dir.join("split"), &["--set", "cc.workloads=[\"dcqcn\",\"dcqcn\"]"]);
+    let flows: Vec<u64> = halves["groups"].as_array().unwrap().iter().map(|g| g["flows"].as_u64().unwrap()).collect();
+    assert_eq!(flows, [272, 271], "the even and the odd rows of ws128's 543 flows");
+    let output = sluice(&[], &root.join("ws128.toml"), &dir.join("whole"));
+    assert!(output.status.success());
+    // fct.csv without its last column, the workload entry (two entries against one).
+    let rows = |run: &str| -> Vec<String> {
+        let text = fs::read_to_string(dir.join(run).join("fct.csv")).unwrap();
+        text.lines().map(|l| l.rsplit_once(',').unwrap().0.to_string()).collect()
+    };
+    assert_eq!(rows("split"), rows("whole"), "the same flows in the same network give the same FCTs");
+    let mixed = mix(&split, &dir.join("mixed"), &[]);
+    let algorithms: Vec<&str> =
+        mixed["groups"].as_array().unwrap().iter().map(|g| g["algorithm"].as_str().unwrap()).collect();
+    assert_eq!(algorithms, ["dcqcn", "hpcc"]);
+    assert_ne!(rows("mixed"), rows("whole"));
     let _ = fs::remove_dir_all(&dir);
 }
