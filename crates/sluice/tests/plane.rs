@@ -159,3 +159,28 @@ fn aggregation_and_batching_cut_the_transfer_rate_by_80_percent_at_400g() {
     );
     assert!(plane_counter(b, "busy_fraction") < plane_counter(a, "busy_fraction"), "less plane core time");
 }
+
+/// The incast8 scenario (eight 1 MB flows into one host) under Reno, offloaded, with `sets`.
+fn capped_incast(sets: &[&str]) -> Summary {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/incast8.toml");
+    let mut all: Vec<String> =
+        ["cc.algorithm=reno", "plane.mode=offload", "plane.max_cwnd=64000"].map(String::from).to_vec();
+    all.extend(sets.iter().map(|s| s.to_string()));
+    run(&path, &all)
+}
+
+#[test]
+fn the_duplicate_filter_drops_the_repeats_of_a_window_capped_by_the_boundary_filter() {
+    // Reno keeps growing its window past plane.max_cwnd; the boundary filter turns every one of those
+    // decisions into the cap, and the duplicate filter keeps the repeats off the channel.
+    let filtered = capped_incast(&[]);
+    let unfiltered = capped_incast(&["plane.duplicate_filter=false"]);
+    let boundary = plane_counter(&filtered, "filtered_boundary");
+    assert!(boundary > 1000.0, "{boundary} decisions clamped to the cap");
+    assert_eq!(plane_counter(&filtered, "filtered_duplicate"), boundary, "each clamped repeat is a duplicate");
+    assert_eq!(plane_counter(&unfiltered, "filtered_duplicate"), 0.0);
+    let (sent, sent_unfiltered) =
+        (plane_counter(&filtered, "decision_messages"), plane_counter(&unfiltered, "decision_messages"));
+    assert!(sent * 10.0 < sent_unfiltered, "{sent} decision messages with the filter, {sent_unfiltered} without");
+    assert_eq!(overall_avg(&filtered), overall_avg(&unfiltered), "the same windows reach the datapath either way");
+}
