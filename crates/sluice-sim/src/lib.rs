@@ -1,9 +1,11 @@
 //! sluice's packet-level datacenter network simulator, the embedded default datapath.
 //!
-//! Discrete events in integer picoseconds on a radix-heap queue; packets live in an arena; output-queued
-//! shared-buffer switches with priority queues, RED/ECN, PFC, INT and Bolt's programmable egress queue;
-//! hosts whose NICs arbitrate among flows held to the window and rate their congestion controller (a
-//! [`sluice_cc::CongestionControl`]) decides. The same scenario and seed always give the same results.
+//! Discrete events in integer picoseconds on a timing-wheel queue ([`queue::WheelQueue`]); packets live
+//! in an arena; output-queued shared-buffer switches with priority queues, RED/ECN, PFC, INT and Bolt's
+//! programmable egress queue; hosts whose NICs arbitrate among flows held to the window and rate their
+//! congestion controller (a [`sluice_cc::CongestionControl`]) decides, one algorithm for every flow or
+//! one per workload ([`SimInput::mix`]). Faults ([`fault`]) and a packet trace ([`packet_trace`]) plug in
+//! at the switch ports. The same scenario and seed always give the same results.
 //!
 //! Elements do one job each: [`port::Port`] serializes and queues, [`switch::Switch`] forwards and
 //! admits, [`host::Host`] sends and receives, [`sim::Simulation`] wires them and runs the loop.

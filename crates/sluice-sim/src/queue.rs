@@ -1,4 +1,5 @@
-//! Event queues: a radix heap (the engine's queue) and a binary heap kept for comparison.
+//! Event queues: a timing wheel ([`WheelQueue`], the engine's queue), a radix heap and a binary heap
+//! kept for comparison (the event-queue benchmark runs all three).
 //!
 //! Simulated time never goes backwards, so the queue only has to be a *monotone* priority queue. A radix
 //! heap (Ahuja, Mehlhorn, Orlin and Tarjan, JACM 1990) exploits that: an entry lives in bucket
