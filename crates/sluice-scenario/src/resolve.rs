@@ -112,7 +112,7 @@ pub fn resolve_with_progress(
     for (other, other_factory) in mix.iter().flat_map(|m| &m.others) {
         filled.cc.tables.insert(other.name.to_string(), toml::Value::Table(other_factory.resolved()));
     }
-    let routes = topology.routes_with_progress(routes_progress);
+    let routes = topology.routes_to(&flow_endpoints(&flows), routes_progress);
     Ok(Resolved {
         scenario: filled,
         topology,
@@ -126,6 +126,13 @@ pub fn resolve_with_progress(
         packet_trace,
         mix,
     })
+}
+
+/// The hosts that packets of `flows` go to: receivers (data) and senders (acknowledgments, switch
+/// notifications, returned headers), sorted, each once.
+fn flow_endpoints(flows: &[FlowSpec]) -> Vec<u32> {
+    let hosts: BTreeSet<u32> = flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+    hosts.into_iter().collect()
 }
 
 /// Resolves `[output.packet_trace]`: its flows (checked with the other flow lists) and switch ports.

@@ -46,7 +46,8 @@ pub struct RouteProgress {
 
 impl Routes {
     /// The egress ports of `node` on shortest paths to host `dst_host` (a host index): the ECMP set, in
-    /// increasing port order. Empty when `node` is that host. O(1) and allocation-free.
+    /// increasing port order. Empty when `node` is that host, or when the routes were computed toward
+    /// other hosts only ([`Topology::routes_to`]). O(1) and allocation-free.
     ///
     /// Panics if `node` or `dst_host` is out of range.
     #[inline]
@@ -90,9 +91,18 @@ impl Topology {
     /// [`Topology::routes`], telling `progress` how far the search has come after each destination
     /// host (never called for a closed form, which takes O(ports) time).
     pub fn routes_with_progress(&self, progress: &mut dyn FnMut(RouteProgress)) -> Routes {
+        let every_host: Vec<u32> = (0..self.hosts.len() as u32).collect();
+        self.routes_to(&every_host, progress)
+    }
+
+    /// The routes toward the hosts `destinations` (host indices, no repeats): a closed form routes to
+    /// every host anyway; a searched table holds only these destinations, and [`Routes::next_hops`]
+    /// toward any other host is empty. A run passes the hosts its flows reach, so a topology file with
+    /// traffic among a few of its hosts is searched only toward those.
+    pub fn routes_to(&self, destinations: &[u32], progress: &mut dyn FnMut(RouteProgress)) -> Routes {
         let form = match closed::Hierarchy::recognise(self) {
             Some(closed) => Form::Closed(closed),
-            None => Form::Table(table::search(self, progress)),
+            None => Form::Table(table::search(self, destinations, progress)),
         };
         Routes { form }
     }
@@ -101,7 +111,8 @@ impl Topology {
     /// O(hosts x (nodes + links)) time and O(switches x hosts) memory. The closed forms must agree with
     /// it exactly.
     pub fn routes_by_search(&self) -> Routes {
-        Routes { form: Form::Table(table::search(self, &mut |_| {})) }
+        let every_host: Vec<u32> = (0..self.hosts.len() as u32).collect();
+        Routes { form: Form::Table(table::search(self, &every_host, &mut |_| {})) }
     }
 }
 

@@ -166,3 +166,26 @@ fn the_widest_star_routes_every_port() {
     assert_eq!(routes.next_hops(7, 65_535), &[0], "a host sends on its NIC");
     assert_eq!(routes.next_hops(7, 7), &[] as &[u16]);
 }
+
+#[test]
+fn a_table_toward_some_hosts_holds_only_their_columns_and_agrees_with_the_full_one() {
+    let mut topo = generate(&TopologySpec::fat_tree(4, G100));
+    let tor0 = topo.num_hosts() as usize;
+    topo.ports[tor0].swap(2, 3);
+    let full = topo.routes();
+    let mut seen = Vec::new();
+    let some = topo.routes_to(&[3, 15], &mut |p| seen.push((p.done, p.total)));
+    assert!(!some.is_closed_form());
+    assert_eq!(seen, [(1, 2), (2, 2)], "one search per destination asked for");
+    for node in 0..topo.nodes.len() as u32 {
+        for dst in [3, 15] {
+            assert_eq!(some.next_hops(node, dst), full.next_hops(node, dst), "node {node} toward host {dst}");
+        }
+    }
+    assert_eq!(some.next_hops(tor0 as u32, 7), &[] as &[u16], "no route was computed toward host 7");
+    assert!(some.heap_bytes() * 3 < full.heap_bytes(), "{} bytes against {}", some.heap_bytes(), full.heap_bytes());
+    // A closed form routes to every host whatever was asked.
+    let closed = generate(&TopologySpec::fat_tree(4, G100)).routes_to(&[3], &mut |_| {});
+    assert!(closed.is_closed_form());
+    assert_eq!(closed.next_hops(16, 7), generate(&TopologySpec::fat_tree(4, G100)).routes().next_hops(16, 7));
+}

@@ -5,7 +5,8 @@ use std::collections::{HashMap, VecDeque};
 use crate::graph::{NodeId, NodeKind, PortNo, Topology};
 use crate::routes::RouteProgress;
 
-/// Marks a node without a row in the table (hosts, whose only route is their NIC).
+/// Marks a node without a row in the table (hosts, whose only route is their NIC), and a host without a
+/// column (no route was computed toward it).
 const NO_ROW: u32 = u32::MAX;
 
 /// One `u32` set id per (switch, destination host); identical port sets are stored once (a flat
@@ -16,7 +17,11 @@ pub(super) struct Table {
     host_node: Vec<NodeId>,
     /// Node id -> row of `table`, or [`NO_ROW`] for hosts.
     row_of: Vec<u32>,
-    /// Row-major: `table[row * num_hosts + dst_host]` is a set id.
+    /// Host index -> column of `table`, or [`NO_ROW`] for a host no route leads to.
+    column_of: Vec<u32>,
+    /// Columns per row: the destination hosts routed.
+    columns: usize,
+    /// Row-major: `table[row * columns + column_of[dst_host]]` is a set id.
     table: Vec<u32>,
     /// Set id -> start of the set in `ports`; `offsets[id + 1]` is its end.
     offsets: Vec<u32>,
@@ -32,7 +37,11 @@ impl Table {
         if row == NO_ROW {
             return if self.host_node[dst_host as usize] == node { &[] } else { &[0] };
         }
-        let set = self.table[row as usize * self.host_node.len() + dst_host as usize] as usize;
+        let column = self.column_of[dst_host as usize];
+        if column == NO_ROW {
+            return &[];
+        }
+        let set = self.table[row as usize * self.columns + column as usize] as usize;
         &self.ports[self.offsets[set] as usize..self.offsets[set + 1] as usize]
     }
 
@@ -45,6 +54,7 @@ impl Table {
     pub(super) fn heap_bytes(&self) -> usize {
         self.host_node.len() * 4
             + self.row_of.len() * 4
+            + self.column_of.len() * 4
             + self.table.len() * 4
             + self.offsets.len() * 4
             + self.ports.len() * 2
@@ -77,36 +87,51 @@ impl Interner {
     }
 }
 
-/// Computes the table: one breadth-first search per destination host over the reversed graph (links
-/// are full duplex, so the same graph), expanding only through switches. `progress` hears after each
-/// destination.
+/// Computes the table toward `destinations` (host indices, no repeats): one breadth-first search per
+/// destination over the reversed graph (links are full duplex, so the same graph), expanding only
+/// through switches. `progress` hears after each destination.
 ///
 /// Only topology files of no generated layout come here. They list every node and link, so they stay
-/// far smaller than what `--set` can generate (an 8,192-host file takes about 2 s and 50 MB). The table
-/// is built whole, up front, because switches consult it for every packet: filling it lazily would put
-/// a check and interior mutability on that path.
-pub(super) fn search(topo: &Topology, progress: &mut dyn FnMut(RouteProgress)) -> Table {
-    let num_hosts = topo.hosts.len();
+/// far smaller than what `--set` can generate (every destination of an 8,192-host file takes about 2 s
+/// and 50 MB). A run asks only for the hosts its flows reach (receivers for data, senders for
+/// acknowledgments), so time and memory grow with the hosts that carry traffic; the table is still
+/// built up front, because switches consult it for every packet: filling it lazily would put a check
+/// and interior mutability on that path.
+pub(super) fn search(topo: &Topology, destinations: &[u32], progress: &mut dyn FnMut(RouteProgress)) -> Table {
+    let mut column_of = vec![NO_ROW; topo.hosts.len()];
+    for (column, &dst_host) in destinations.iter().enumerate() {
+        column_of[dst_host as usize] = column as u32;
+    }
+    let columns = destinations.len();
     let mut row_of = vec![NO_ROW; topo.nodes.len()];
     let switches: Vec<NodeId> =
         (0..topo.nodes.len() as NodeId).filter(|&n| topo.nodes[n as usize].kind == NodeKind::Switch).collect();
     for (row, &s) in switches.iter().enumerate() {
         row_of[s as usize] = row as u32;
     }
-    let mut table = vec![0u32; switches.len() * num_hosts];
+    let mut table = vec![0u32; switches.len() * columns];
     let mut interner = Interner::new();
     let mut dist = vec![u32::MAX; topo.nodes.len()];
     let mut queue = VecDeque::new();
     let mut set = Vec::new();
-    for (dst_host, &dst) in topo.hosts.iter().enumerate() {
+    for (column, &dst_host) in destinations.iter().enumerate() {
+        let dst = topo.hosts[dst_host as usize];
         distances_to(topo, dst, &mut dist, &mut queue);
         for (row, &s) in switches.iter().enumerate() {
             shortest_ports(topo, s, dst, &dist, &mut set);
-            table[row * num_hosts + dst_host] = interner.intern(&set);
+            table[row * columns + column] = interner.intern(&set);
         }
-        progress(RouteProgress { done: dst_host as u32 + 1, total: num_hosts as u32 });
+        progress(RouteProgress { done: column as u32 + 1, total: columns as u32 });
     }
-    Table { host_node: topo.hosts.clone(), row_of, table, offsets: interner.offsets, ports: interner.ports }
+    Table {
+        host_node: topo.hosts.clone(),
+        row_of,
+        column_of,
+        columns,
+        table,
+        offsets: interner.offsets,
+        ports: interner.ports,
+    }
 }
 
 /// Hop distances from every node to `dst`, where paths may pass through switches only.
