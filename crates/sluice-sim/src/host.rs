@@ -223,19 +223,9 @@ impl Host {
             seq,
             sent_at: core.now,
             delivered: f.snd_una,
-            flow: id,
-            wire,
             payload,
-            sack: 0,
-            dst: f.dst,
-            host_delay: 0,
-            kind: Kind::Data,
-            queue: env.data_queue,
             flags,
-            int_hops: 0,
-            ingress: 0,
-            token: 0,
-            rd: 0,
+            ..Packet::new(Kind::Data, id, f.dst, wire, env.data_queue)
         };
         let pkt = core.arena.alloc(packet);
         let jitter = match env.config.tx_jitter {
@@ -324,24 +314,7 @@ impl Host {
     }
 
     pub(crate) fn control_packet(env: &HostEnv, kind: Kind, flow: u32, to: u32, seq: u64) -> Packet {
-        Packet {
-            seq,
-            sent_at: 0,
-            delivered: 0,
-            flow,
-            wire: env.link.control_bytes,
-            payload: 0,
-            sack: 0,
-            dst: to,
-            host_delay: 0,
-            kind,
-            queue: env.control_queue,
-            flags: 0,
-            int_hops: 0,
-            ingress: 0,
-            token: 0,
-            rd: 0,
-        }
+        Packet { seq, ..Packet::new(kind, flow, to, env.link.control_bytes, env.control_queue) }
     }
 
     fn receive_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32, p: &Packet) {

@@ -220,6 +220,31 @@ impl Arena {
 }
 
 impl Packet {
+    /// A packet of `kind` for `flow` toward host `dst`, `wire` bytes on the wire, in priority queue
+    /// `queue`; every other field is zero (the sender sets what its kind carries with struct update
+    /// syntax).
+    #[inline]
+    pub(crate) fn new(kind: Kind, flow: u32, dst: u32, wire: u32, queue: u8) -> Packet {
+        Packet {
+            seq: 0,
+            sent_at: 0,
+            delivered: 0,
+            flow,
+            wire,
+            payload: 0,
+            sack: 0,
+            dst,
+            host_delay: 0,
+            kind,
+            queue,
+            flags: 0,
+            int_hops: 0,
+            ingress: 0,
+            token: 0,
+            rd: 0,
+        }
+    }
+
     /// What a receiver algorithm is told of this data packet's arrival at `now`, before the datapath adds
     /// what it alone knows (acceptance, queue occupancy, token details).
     pub(crate) fn arrival(&self, now: Time) -> sluice_cc::Arrival {

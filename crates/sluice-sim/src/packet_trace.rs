@@ -40,11 +40,13 @@ pub struct Site {
 
 impl Site {
     /// `event` of packet `pkt` at `node`'s port `port`.
+    #[inline(always)]
     pub fn packet(event: PacketEvent, node: u32, port: u16, pkt: u32) -> Site {
         Site { event, node, port, pkt: Some(pkt), queue: 0 }
     }
 
     /// A PFC `event` for priority `queue` at `node`'s port `port`.
+    #[inline(always)]
     pub fn pfc(event: PacketEvent, node: u32, port: u16, queue: u8) -> Site {
         Site { event, node, port, pkt: None, queue }
     }

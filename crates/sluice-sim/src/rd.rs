@@ -417,19 +417,11 @@ impl Host {
             seq,
             sent_at: core.now,
             delivered: f.snd_una,
-            flow: id,
-            wire: payload + env.link.header_bytes,
             payload,
-            sack: 0,
-            dst: f.dst,
-            host_delay: 0,
-            kind: Kind::Data,
-            queue,
             flags: if env.needs.ecn { FLAG_ECT } else { 0 },
-            int_hops: 0,
-            ingress: 0,
             token,
             rd: flags_rd,
+            ..Packet::new(Kind::Data, id, f.dst, payload + env.link.header_bytes, queue)
         };
         self.rd_transmit(core, f, packet);
         core.counters.bytes_sent += payload as u64;
@@ -446,20 +438,8 @@ impl Host {
         let packet = Packet {
             seq: rd.unscheduled_end,
             sent_at: core.now,
-            delivered: 0,
-            flow: id,
-            wire: env.link.header_bytes,
-            payload: 0,
-            sack: 0,
-            dst: f.dst,
-            host_delay: 0,
-            kind: Kind::Data,
-            queue: env.data_queue,
-            flags: 0,
-            int_hops: 0,
-            ingress: 0,
-            token: 0,
             rd: RD_PROBE,
+            ..Packet::new(Kind::Data, id, f.dst, env.link.header_bytes, env.data_queue)
         };
         self.rd_transmit(core, f, packet);
     }

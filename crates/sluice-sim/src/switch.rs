@@ -196,23 +196,15 @@ impl Switch {
             p.flags &= !FLAG_INCWIN;
             if flags & FLAG_DECWIN == 0 {
                 p.flags |= FLAG_DECWIN;
+                let (to, wire, queue_no) =
+                    (fabric.flow_src[p.flow as usize], fabric.link.control_bytes, fabric.config.control_queue);
                 let notify = Packet {
                     seq: queue,
                     sent_at: p.sent_at,
                     delivered: core.now,
-                    flow: p.flow,
-                    wire: fabric.link.control_bytes,
-                    payload: 0,
                     sack: rate,
-                    dst: fabric.flow_src[p.flow as usize],
-                    host_delay: 0,
-                    kind: Kind::Notify,
-                    queue: fabric.config.control_queue,
-                    flags: 0,
-                    int_hops: 0,
                     ingress: in_port,
-                    token: 0,
-                    rd: 0,
+                    ..Packet::new(Kind::Notify, p.flow, to, wire, queue_no)
                 };
                 let notify = core.arena.alloc(notify);
                 core.counters.notifications += 1;
