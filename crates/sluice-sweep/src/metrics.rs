@@ -132,26 +132,40 @@ pub fn metrics(summary: &Summary) -> Vec<(String, Cell)> {
     cells
 }
 
-/// The numbers of summary.json's further sections (`host`, `plane`, `receiver_driven`, ...), named
-/// `section.key`, in the file's order: what only some runs report (the endpoint model's goodput, the
-/// token transport's drop ratio).
+/// The numbers of summary.json's further sections (`host`, `plane`, `receiver_driven`, `mix`, ...),
+/// in the file's order: what only some runs report (the endpoint model's goodput, the token transport's
+/// drop ratio, each algorithm's share of a mixed run). A number is named by its path, `section.key`;
+/// a list of records adds the record's index (`mix.groups.1.goodput_share`, `faults.0.dropped`), and
+/// lists inside those records (a group's buckets) are left to summary.json.
 fn extra_cells(summary: &Summary) -> Vec<(String, Cell)> {
     let mut cells = Vec::new();
     for (section, value) in &summary.extra {
-        match value {
-            serde_json::Value::Object(map) => {
-                let named = map.iter().filter_map(|(key, value)| Some((format!("{section}.{key}"), number(value)?)));
-                cells.extend(named);
-            }
-            other => cells.extend(number(other).map(|cell| (section.clone(), cell))),
-        }
+        flatten(section, value, false, &mut cells);
     }
     cells
 }
 
+/// Appends the numbers under `value`, named by their path from `name`; `in_list` once a list was
+/// entered.
+fn flatten(name: &str, value: &serde_json::Value, in_list: bool, cells: &mut Vec<(String, Cell)>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                flatten(&format!("{name}.{key}"), value, in_list, cells);
+            }
+        }
+        serde_json::Value::Array(items) if !in_list => {
+            for (i, item) in items.iter().enumerate() {
+                flatten(&format!("{name}.{i}"), item, true, cells);
+            }
+        }
+        other => cells.extend(number(other).map(|cell| (name.to_string(), cell))),
+    }
+}
+
 /// The sections of summary.json that only some runs have; their columns are known once a run reports
 /// them, so picking rules may name any `section.key` of these.
-pub const EXTRA_SECTIONS: [&str; 3] = ["host", "plane", "receiver_driven"];
+pub const EXTRA_SECTIONS: [&str; 6] = ["host", "plane", "receiver_driven", "mix", "faults", "packet_trace"];
 
 fn number(value: &serde_json::Value) -> Option<Cell> {
     match value {
@@ -208,5 +222,26 @@ mod tests {
         assert_eq!(get("host.endpoint_goodput_gbps"), Some(Cell::Float(48.5)));
         assert_eq!(get("host.endpoint_drops"), Some(Cell::Int(3)));
         assert_eq!(get("host.mode"), None, "text is not a metric");
+    }
+
+    #[test]
+    fn lists_of_records_are_named_by_index_one_level_deep() {
+        let mut summary = Summary::compute(&[], &[], &[], &RunInfo::default(), &Buckets::default());
+        let mix = serde_json::json!({
+            "groups": [
+                { "algorithm": "dctcp", "goodput_share": 0.25, "buckets": [{ "slowdown_avg": 2.0 }] },
+                { "algorithm": "cubic", "goodput_share": 0.75 },
+            ],
+            "jain_mean_flow_gbps": 0.8,
+        });
+        summary.extra.insert("mix".into(), mix);
+        summary.extra.insert("faults".into(), serde_json::json!([{ "dropped": 4, "marked": 0 }]));
+        let cells = metrics(&summary);
+        let get = |name: &str| cells.iter().find(|(n, _)| n == name).map(|(_, c)| c.clone());
+        assert_eq!(get("mix.groups.0.goodput_share"), Some(Cell::Float(0.25)));
+        assert_eq!(get("mix.groups.1.goodput_share"), Some(Cell::Float(0.75)));
+        assert_eq!(get("mix.jain_mean_flow_gbps"), Some(Cell::Float(0.8)));
+        assert_eq!(get("faults.0.dropped"), Some(Cell::Int(4)));
+        assert!(cells.iter().all(|(n, _)| !n.contains("buckets")), "lists inside records stay in summary.json");
     }
 }
