@@ -22,10 +22,9 @@ pub struct HostEnv<'a> {
     pub config: &'a HostConfig,
     /// Packet sizes.
     pub link: &'a LinkConfig,
-    /// What the CC algorithm needs from the datapath.
+    /// What the run's CC algorithm needs from the datapath (a flow's own needs are on the flow: ECN,
+    /// CNPs and their spacing).
     pub needs: Needs,
-    /// CNP pacing at receivers (0 = flag every ACK of a marked packet).
-    pub cnp_interval: Time,
     /// Queue of control packets.
     pub control_queue: u8,
     /// Queue of data packets.

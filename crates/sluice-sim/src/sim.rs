@@ -179,11 +179,9 @@ pub struct Simulation {
     link: LinkConfig,
     switch_config: SwitchConfig,
     host_config: HostConfig,
-    factory: Arc<dyn Factory>,
-    /// The algorithms flows run: the run's first, then [`SimInput::mix`].
+    /// The algorithms flows run: the run's first (whose factory also sets up a token transport and the
+    /// host models), then [`SimInput::mix`].
     algorithms: Vec<FlowAlgorithm>,
-    needs: Needs,
-    cnp_interval: Time,
     seed: u64,
     stop: StopRule,
     observe: Observe,
@@ -330,10 +328,7 @@ impl Simulation {
             link,
             switch_config: switch,
             host_config: host,
-            factory,
             algorithms,
-            needs,
-            cnp_interval,
             seed,
             stop,
             observe,
@@ -427,8 +422,7 @@ impl Simulation {
         let env = HostEnv {
             config: &self.host_config,
             link: &self.link,
-            needs: self.needs,
-            cnp_interval: self.cnp_interval,
+            needs: self.algorithms[0].needs,
             control_queue: self.switch_config.control_queue,
             data_queue: self.switch_config.data_queue,
             plane: &self.plane,
@@ -443,7 +437,7 @@ impl Simulation {
             node_ref: &self.node_ref,
             observe: &self.observe,
             link: &self.link,
-            factory: self.factory.as_ref(),
+            factory: self.algorithms[0].factory.as_ref(),
             algorithms: &self.algorithms,
         };
         let mut past_end = false;
