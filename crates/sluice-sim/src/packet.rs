@@ -224,7 +224,7 @@ impl Packet {
     /// `queue`; every other field is zero (the sender sets what its kind carries with struct update
     /// syntax).
     #[inline]
-    pub(crate) fn new(kind: Kind, flow: u32, dst: u32, wire: u32, queue: u8) -> Packet {
+    pub fn new(kind: Kind, flow: u32, dst: u32, wire: u32, queue: u8) -> Packet {
         Packet {
             seq: 0,
             sent_at: 0,

@@ -22,24 +22,7 @@ use sluice_sim::EcnThresholds;
 const MTU: u32 = 1000;
 
 fn packet(queue: u8, wire: u32) -> Packet {
-    Packet {
-        seq: 0,
-        sent_at: 0,
-        delivered: 0,
-        flow: queue as u32,
-        wire,
-        payload: wire.saturating_sub(82),
-        sack: 0,
-        dst: 0,
-        host_delay: 0,
-        kind: Kind::Data,
-        queue,
-        flags: 0,
-        int_hops: 0,
-        ingress: 0,
-        token: 0,
-        rd: 0,
-    }
+    Packet { payload: wire.saturating_sub(82), ..Packet::new(Kind::Data, queue as u32, 0, wire, queue) }
 }
 
 /// Serves `picks` packets from a port whose queues 1 and 2 hold packets of `wire1` and `wire2` bytes and
