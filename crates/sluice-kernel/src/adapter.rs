@@ -1,16 +1,15 @@
-//! One kernel flow's side of the plane: reports from the BPF side become folded signals
-//! ([`sluice_plane::Fold`]), the algorithm's reporting policy ([`sluice_plane::Trigger`]) decides when they
-//! reach its handlers, and its decisions pass the plane's filters ([`sluice_plane::Filters`]) before they
-//! become a [`Decision`] for the BPF side.
+//! One kernel flow's side of the plane: reports from the BPF side become folded signals of the flow's
+//! [`FlowDriver`] (the same driver the other datapaths use), which hands them to the algorithm when its
+//! reporting policy says so; the decisions that pass the plane's filters become a [`Decision`] for the
+//! BPF side. The agent polls the driver (timers, fold deadlines) instead of arming wakes.
 
 use std::sync::Arc;
 
-use sluice_cc::api::MAX_TIMERS;
 use sluice_cc::registry::Factory;
-use sluice_cc::{Ack, CongestionControl, Ctx, Decisions, Events, FlowInfo, Loss, LossKind, TimerId};
+use sluice_cc::{Ack, Decisions, FlowInfo, Loss, LossKind};
 use sluice_core::{Rate, Time, PS_PER_S, PS_PER_US};
 use sluice_plane::trigger::Urgency;
-use sluice_plane::{Filters, Fold, PlaneConfig, PlaneCounters, Trigger};
+use sluice_plane::{Datapath, FlowDriver, Fold, PlaneConfig, PlaneCounters, Wake};
 
 use crate::codec::{Decision, Report, D_CWND, D_RATE};
 
@@ -31,23 +30,64 @@ pub enum Rejected {
     Stale,
 }
 
+/// The window and rate in force, and whether the BPF side is owed a decision.
+#[derive(Debug, Default)]
+struct Answer {
+    cwnd: Option<u64>,
+    rate: Option<Rate>,
+    owed: bool,
+}
+
+/// The kernel datapath for one call into a flow's driver.
+struct KernelPath<'a> {
+    now: Time,
+    line_rate: Rate,
+    config: &'a PlaneConfig,
+    counters: &'a mut PlaneCounters,
+    answer: &'a mut Answer,
+}
+
+impl Datapath for KernelPath<'_> {
+    fn now(&self) -> Time {
+        self.now
+    }
+
+    fn config(&self) -> &PlaneConfig {
+        self.config
+    }
+
+    fn line_rate(&self) -> Rate {
+        self.line_rate
+    }
+
+    fn plane(&mut self) -> (&PlaneConfig, &mut PlaneCounters) {
+        (self.config, self.counters)
+    }
+
+    /// The agent polls every flow at its next deadline, so wakes need no bookkeeping here.
+    fn arm(&mut self, _wake: Wake, _at: Time) {}
+
+    fn apply(&mut self, d: &Decisions) {
+        if d.cwnd.is_some() {
+            self.answer.cwnd = d.cwnd;
+            self.answer.owed = true;
+        }
+        if d.rate.is_some() {
+            self.answer.rate = d.rate;
+            self.answer.owed = true;
+        }
+    }
+}
+
 /// The plane state and controller of one kernel flow.
 pub struct FlowAdapter {
     /// The algorithm's name.
     pub algorithm: String,
-    cc: Box<dyn CongestionControl>,
-    events: Events,
+    driver: FlowDriver,
     rate_only: bool,
-    fold: Fold,
-    trigger: Trigger,
-    filters: Filters,
-    hold: Time,
+    answer: Answer,
     last_report: u32,
     decision_seq: u32,
-    answer_owed: bool,
-    cwnd: Option<u64>,
-    rate: Option<Rate>,
-    timers: [Option<Time>; MAX_TIMERS],
     mss: u32,
     srtt_us: u32,
     /// When the BPF side sent the oldest report still waiting for an answer (its `now_ns`, CLOCK_MONOTONIC
@@ -61,33 +101,29 @@ pub struct FlowAdapter {
 impl FlowAdapter {
     /// A controller for a new flow (or one taken over from a previous agent), started at `now`.
     pub fn new(algorithm: String, factory: &Arc<dyn Factory>, info: &FlowInfo, plane: &PlaneConfig) -> FlowAdapter {
-        let cc = factory.create(info);
-        let trigger = Trigger::new(cc.report_policy(), plane.report);
+        let rate_only =
+            sluice_cc::registry::lookup(&algorithm).is_some_and(|a| a.control == sluice_cc::registry::Control::Rate);
         let mut flow = FlowAdapter {
             algorithm,
-            events: cc.events(),
-            rate_only: false,
-            cc,
-            fold: Fold::default(),
-            trigger,
-            filters: Filters::default(),
-            hold: (info.base_rtt as f64 * plane.max_hold_rtts) as Time,
+            driver: FlowDriver::default(),
+            rate_only,
+            answer: Answer { owed: true, ..Answer::default() },
             last_report: 0,
             decision_seq: 0,
-            answer_owed: true,
-            cwnd: None,
-            rate: None,
-            timers: [None; MAX_TIMERS],
             mss: info.mss.max(1),
             srtt_us: 0,
             oldest_unanswered_ns: 0,
             reports: 0,
         };
-        flow.rate_only = sluice_cc::registry::lookup(&flow.algorithm)
-            .is_some_and(|a| a.control == sluice_cc::registry::Control::Rate);
-        let mut ctx = Ctx::new(info.start);
-        flow.cc.on_start(info, &mut ctx);
-        flow.take(*ctx.decisions(), info.line_rate, plane, &mut PlaneCounters::default());
+        let mut counters = PlaneCounters::default();
+        let mut dp = KernelPath {
+            now: info.start,
+            line_rate: info.line_rate,
+            config: plane,
+            counters: &mut counters,
+            answer: &mut flow.answer,
+        };
+        flow.driver.start(factory.create(info), info, &mut dp);
         flow
     }
 
@@ -126,140 +162,44 @@ impl FlowAdapter {
         if self.oldest_unanswered_ns == 0 {
             self.oldest_unanswered_ns = r.now_ns.max(1);
         }
-        self.answer_owed = true;
+        self.answer.owed = true;
         self.reports += 1;
         self.mss = r.mss.max(1);
         self.srtt_us = r.srtt_us;
-        let urgency = self.fold_report(r, now, counters);
-        if urgency != Urgency::Normal && self.trigger.urgent(urgency) {
-            counters.urgent_reports += 1;
-        }
-        if !self.fold.is_empty() && self.trigger.due(&self.fold, urgency, now) {
-            self.deliver(now, line_rate, plane, counters);
-        }
+        counters.signals += r.losses as u64 + r.rtos as u64 + r.acks as u64;
+        let urgency = urgency_of(r);
+        let mss = self.mss;
+        let mut dp = KernelPath { now, line_rate, config: plane, counters, answer: &mut self.answer };
+        self.driver.on_folded(urgency, &mut dp, |fold, at| fold_report(fold, r, mss, at));
         Ok(())
     }
 
-    fn fold_report(&mut self, r: &Report, now: Time, counters: &mut PlaneCounters) -> Urgency {
-        let in_flight = r.in_flight_pkts as u64 * self.mss as u64;
-        let mut urgency = Urgency::Normal;
-        for (count, kind) in [(r.losses, LossKind::FastRetransmit), (r.rtos, LossKind::Timeout)] {
-            if count > 0 {
-                let loss = Loss { kind, count, in_flight, snd_nxt: r.snd_nxt };
-                self.fold.add_loss(&loss, now);
-                counters.signals += count as u64;
-                urgency = Urgency::Loss;
-            }
-        }
-        if r.acks > 0 {
-            let samples: Vec<Time> = r.rtt_us.iter().map(|&us| us as Time * PS_PER_US).collect();
-            let ecn = r.ece_pkts > 0 || r.ece_bytes > 0;
-            let ack = Ack {
-                acks: r.acks,
-                acked_bytes: r.acked_bytes,
-                acked_packets: r.acked_pkts,
-                ecn_bytes: r.ece_bytes,
-                ecn_packets: r.ece_pkts,
-                ecn_echo: ecn,
-                rtt: samples.last().copied().or((r.srtt_us > 0).then(|| r.srtt_us as Time * PS_PER_US)),
-                rtt_samples: &samples,
-                delivery_rate: (r.delivery_bps > 0).then_some(r.delivery_bps),
-                snd_una: r.snd_una,
-                snd_nxt: r.snd_nxt,
-                in_flight,
-                int: &[],
-                remote_delay: None,
-                first_at: r.first_ns.saturating_mul(1000),
-                path_flags: 0,
-                // The BPF fold does not count ACKs that acknowledged nothing new; kernel TCP turns them
-                // into its own loss and reordering signals, which arrive above as `Loss`.
-                dup_acks: 0,
-            };
-            self.fold.add_ack(&ack, now);
-            counters.signals += r.acks as u64;
-            if ecn && urgency == Urgency::Normal {
-                urgency = Urgency::Ecn;
-            }
-        }
-        urgency
-    }
-
-    fn deliver(&mut self, now: Time, line_rate: Rate, plane: &PlaneConfig, counters: &mut PlaneCounters) {
-        let report = std::mem::take(&mut self.fold);
-        self.trigger.reported(&report);
-        counters.reports += 1;
-        counters.message_bytes += report.message_bytes() as u64;
-        let mut ctx = Ctx::new(now);
-        report.deliver(self.cc.as_mut(), self.events, &mut ctx);
-        self.take(*ctx.decisions(), line_rate, plane, counters);
-        self.fold = report;
-        self.fold.clear();
-    }
-
-    /// Applies an algorithm's decisions to this flow's state: filters, then window, rate and timers.
-    fn take(&mut self, mut d: Decisions, line_rate: Rate, plane: &PlaneConfig, counters: &mut PlaneCounters) {
-        if let Some(policy) = d.report {
-            self.trigger.set_policy(policy, plane.report);
-        }
-        for i in 0..MAX_TIMERS {
-            if d.cancel_timers[i] {
-                self.timers[i] = None;
-            }
-            if let Some(at) = d.set_timers[i] {
-                self.timers[i] = Some(at);
-            }
-        }
-        self.filters.apply(&mut d, line_rate, plane, counters);
-        if d.cwnd.is_some() {
-            self.cwnd = d.cwnd;
-            self.answer_owed = true;
-        }
-        if d.rate.is_some() {
-            self.rate = d.rate;
-            self.answer_owed = true;
-        }
-    }
-
-    /// Runs due timers and flushes a fold that waited past its deadline.
+    /// Runs due timers and reports a fold that waited past its deadline.
     pub fn poll(&mut self, now: Time, line_rate: Rate, plane: &PlaneConfig, counters: &mut PlaneCounters) {
-        for i in 0..MAX_TIMERS {
-            if self.timers[i].is_some_and(|at| at <= now) && self.events.contains(Events::TIMER) {
-                self.timers[i] = None;
-                let mut ctx = Ctx::new(now);
-                self.cc.on_timer(TimerId(i as u8), &mut ctx);
-                self.take(*ctx.decisions(), line_rate, plane, counters);
-            }
-        }
-        if !self.fold.is_empty() && self.trigger.deadline(&self.fold, self.hold).is_some_and(|at| at <= now) {
-            self.deliver(now, line_rate, plane, counters);
-        }
+        let mut dp = KernelPath { now, line_rate, config: plane, counters, answer: &mut self.answer };
+        self.driver.poll(&mut dp);
     }
 
     /// The earliest time [`FlowAdapter::poll`] has work.
     pub fn next_deadline(&self) -> Option<Time> {
-        let timers = self.timers.iter().flatten().copied().min();
-        let flush = self.trigger.deadline(&self.fold, self.hold);
-        match (timers, flush) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.driver.next_deadline()
     }
 
     /// The decision owed to the BPF side (an answer to every report, so that its watchdog knows the
     /// agent is alive), carrying the window and rate in force; `None` when nothing is owed.
     pub fn decision(&mut self, flow_id: u64, epoch: u32) -> Option<Decision> {
-        if !self.answer_owed {
+        if !self.answer.owed {
             return None;
         }
-        self.answer_owed = false;
+        self.answer.owed = false;
         self.decision_seq += 1;
         let mut d =
             Decision { flow_id, epoch, seq: self.decision_seq, report_seq: self.last_report, ..Decision::default() };
-        if let Some(rate) = self.rate {
+        if let Some(rate) = self.answer.rate {
             d.flags |= D_RATE;
             d.pacing_bps = rate;
         }
-        let cwnd_pkts = match (self.cwnd, self.rate) {
+        let cwnd_pkts = match (self.answer.cwnd, self.answer.rate) {
             (Some(cwnd), _) if !self.rate_only => Some(cwnd.div_ceil(self.mss as u64)),
             (_, Some(rate)) if self.rate_only => Some(self.rate_window(rate)),
             _ => None,
@@ -288,6 +228,54 @@ impl FlowAdapter {
         let bytes = rate as u128 * self.srtt_us as u128 * PS_PER_US as u128 / PS_PER_S as u128 / 8;
         ((bytes * RATE_ONLY_WINDOW_RTTS as u128) as u64 / self.mss as u64).max(INIT_CWND_PACKETS as u64)
     }
+}
+
+/// How urgent a report is: losses first, then ECN echoes.
+fn urgency_of(r: &Report) -> Urgency {
+    if r.losses > 0 || r.rtos > 0 {
+        Urgency::Loss
+    } else if r.acks > 0 && (r.ece_pkts > 0 || r.ece_bytes > 0) {
+        Urgency::Ecn
+    } else {
+        Urgency::Normal
+    }
+}
+
+/// Folds one BPF report (losses, then its ACKs as one) into `fold`.
+fn fold_report(fold: &mut Fold, r: &Report, mss: u32, now: Time) {
+    let in_flight = r.in_flight_pkts as u64 * mss as u64;
+    for (count, kind) in [(r.losses, LossKind::FastRetransmit), (r.rtos, LossKind::Timeout)] {
+        if count > 0 {
+            fold.add_loss(&Loss { kind, count, in_flight, snd_nxt: r.snd_nxt }, now);
+        }
+    }
+    if r.acks == 0 {
+        return;
+    }
+    let samples: Vec<Time> = r.rtt_us.iter().map(|&us| us as Time * PS_PER_US).collect();
+    let ecn = r.ece_pkts > 0 || r.ece_bytes > 0;
+    let ack = Ack {
+        acks: r.acks,
+        acked_bytes: r.acked_bytes,
+        acked_packets: r.acked_pkts,
+        ecn_bytes: r.ece_bytes,
+        ecn_packets: r.ece_pkts,
+        ecn_echo: ecn,
+        rtt: samples.last().copied().or((r.srtt_us > 0).then(|| r.srtt_us as Time * PS_PER_US)),
+        rtt_samples: &samples,
+        delivery_rate: (r.delivery_bps > 0).then_some(r.delivery_bps),
+        snd_una: r.snd_una,
+        snd_nxt: r.snd_nxt,
+        in_flight,
+        int: &[],
+        remote_delay: None,
+        first_at: r.first_ns.saturating_mul(1000),
+        path_flags: 0,
+        // The BPF fold does not count ACKs that acknowledged nothing new; kernel TCP turns them
+        // into its own loss and reordering signals, which arrive above as `Loss`.
+        dup_acks: 0,
+    };
+    fold.add_ack(&ack, now);
 }
 
 #[cfg(test)]

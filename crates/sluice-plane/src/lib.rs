@@ -13,12 +13,17 @@
 //! ([`channel::PlaneCore`]). A full ring lengthens aggregation periods (back-pressure), merges what can
 //! be merged and evicts the oldest of the rest. [`counters::PlaneCounters`] records all of it.
 //!
+//! [`driver::FlowDriver`] ties these together for one flow, the same way on every datapath (simulator,
+//! kernel agent, UDP transport): a datapath implements the small [`driver::Datapath`] trait (the time,
+//! wakes, applying decisions, and the channel in offload mode) and feeds the driver its signals.
+//!
 //! Nothing here knows a datapath: times are picoseconds handed in by the caller, and the caller turns
 //! the deadlines this crate returns into its own timers or events.
 
 pub mod channel;
 pub mod config;
 pub mod counters;
+pub mod driver;
 pub mod filter;
 pub mod fold;
 pub mod trigger;
@@ -26,6 +31,7 @@ pub mod trigger;
 pub use channel::{Batcher, Message, PlaneCore};
 pub use config::{Mode, PlaneConfig};
 pub use counters::PlaneCounters;
+pub use driver::{Datapath, FlowDriver, Wake};
 pub use filter::Filters;
 pub use fold::{Fold, Report};
 pub use trigger::Trigger;

@@ -3,8 +3,6 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use sluice_cc::api::MAX_TIMERS;
-use sluice_cc::{CongestionControl, Events};
 use sluice_core::{Rate, Time};
 
 /// A traced flow's CC variables.
@@ -102,12 +100,9 @@ pub struct Flow {
     pub rate: Rate,
     /// Earliest time the pacer lets the next packet go.
     pub next_tx: Time,
-    /// The flow's controller (dropped when the flow finishes).
-    pub cc: Option<Box<dyn CongestionControl>>,
-    /// Events its controller binds.
-    pub events: Events,
-    /// Generation per CC timer; a fired timer whose generation is stale is ignored.
-    pub timer_gen: [u32; MAX_TIMERS],
+    /// The flow's algorithm with its plane state (fold, trigger, filters, timers); the algorithm is
+    /// released when the flow finishes.
+    pub driver: sluice_plane::FlowDriver,
     /// An RTO check is scheduled.
     pub rto_pending: bool,
     /// Last time the ACK point advanced (or the flow started or timed out).
@@ -146,8 +141,6 @@ pub struct Flow {
 
     /// CC variable trace, for traced flows.
     pub trace: Option<Box<FlowTrace>>,
-    /// The CC plane's state of this flow.
-    pub plane: crate::plane::FlowPlane,
     /// The algorithm asked for an RTT probe that has not gone out yet.
     pub probe_requested: bool,
     /// Receiver-driven transport state, for flows of a token algorithm.
@@ -185,9 +178,7 @@ impl Flow {
             cwnd: u64::MAX,
             rate: 0,
             next_tx: 0,
-            cc: None,
-            events: Events::default(),
-            timer_gen: [0; MAX_TIMERS],
+            driver: sluice_plane::FlowDriver::default(),
             rto_pending: false,
             last_progress: start,
             finish: None,
@@ -206,7 +197,6 @@ impl Flow {
             last_nack: None,
             ooo: BTreeSet::new(),
             trace: None,
-            plane: crate::plane::FlowPlane::default(),
             probe_requested: false,
             rd: None,
             rx: None,

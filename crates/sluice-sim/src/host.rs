@@ -212,9 +212,9 @@ impl Host {
         let (seq, payload, retransmit) = f.take_next_seq(env.link.mtu);
         let wire = payload + env.link.header_bytes;
         let mut flags = if f.ect { FLAG_ECT } else { 0 };
-        if f.events.contains(Events::PACKET_FLAGS) {
+        if f.driver.events().contains(Events::PACKET_FLAGS) {
             let bytes_left = if f.stop.is_some() { u64::MAX } else { f.size.saturating_sub(seq) };
-            if let Some(cc) = f.cc.as_mut() {
+            if let Some(cc) = f.driver.cc_mut() {
                 flags |= (cc.packet_flags(seq, bytes_left) & PATH_FLAGS_MASK) << PATH_SHIFT;
             }
         }
@@ -242,7 +242,7 @@ impl Host {
         } else {
             core.now + sluice_core::serialization_ps(wire as u64, f.rate)
         };
-        if f.events.contains(Events::TX) {
+        if f.driver.events().contains(Events::TX) {
             let sent = Sent {
                 bytes: payload as u64,
                 packets: 1,
@@ -273,19 +273,19 @@ impl Host {
             }
             Kind::ProbeAck => {
                 let f = &mut flows[p.flow as usize];
-                if f.finish.is_none() && f.events.contains(Events::PROBE) {
+                if f.finish.is_none() && f.driver.events().contains(Events::PROBE) {
                     self.signal_probe(core, env, f, p.flow, core.now - p.sent_at);
                 }
             }
             Kind::Cnp => {
                 let f = &mut flows[p.flow as usize];
-                if f.finish.is_none() && f.events.contains(Events::CNP) {
+                if f.finish.is_none() && f.driver.events().contains(Events::CNP) {
                     self.signal_cnp(core, env, f, p.flow);
                 }
             }
             Kind::Notify => {
                 let f = &mut flows[p.flow as usize];
-                if f.finish.is_none() && f.started && f.events.contains(Events::FEEDBACK) {
+                if f.finish.is_none() && f.started && f.driver.events().contains(Events::FEEDBACK) {
                     let fb = Feedback::QueueNotification {
                         queue: p.seq,
                         link_rate: p.sack,
@@ -418,8 +418,8 @@ impl Host {
         let newly = Self::advance(core, f, p.seq);
         crate::rd::heard(f);
         let ece = p.flags & FLAG_ECE != 0;
-        let cnp = ece && f.cnp && f.cnp_interval == 0 && f.events.contains(Events::CNP);
-        if f.events.contains(Events::ACK) || cnp {
+        let cnp = ece && f.cnp && f.cnp_interval == 0 && f.driver.events().contains(Events::CNP);
+        if f.driver.events().contains(Events::ACK) || cnp {
             let mut int = [IntHop::default(); MAX_INT_HOPS];
             let hops = core.arena.int(pkt);
             int[..hops.len()].copy_from_slice(hops);
@@ -453,7 +453,7 @@ impl Host {
             LossRecovery::GoBackN => go_back(f, p.seq),
             LossRecovery::Selective => queue_holes(f, p.sack, env.link.mtu),
         };
-        if lost && f.events.contains(Events::LOSS) {
+        if lost && f.driver.events().contains(Events::LOSS) {
             let loss = Loss { kind: LossKind::Nack, count: 1, in_flight: f.in_flight(), snd_nxt: f.snd_nxt };
             self.signal_loss(core, env, f, p.flow, &loss);
         }
@@ -482,7 +482,7 @@ impl Host {
         f.rtx.clear();
         f.rtx_high = f.snd_una;
         f.next_tx = core.now;
-        if f.events.contains(Events::LOSS) {
+        if f.driver.events().contains(Events::LOSS) {
             let loss =
                 Loss { kind: LossKind::Timeout, count: 1, in_flight: f.max_sent - f.snd_una, snd_nxt: f.snd_nxt };
             self.signal_loss(core, env, f, id, &loss);
@@ -495,23 +495,13 @@ impl Host {
         self.try_send(core, env, flows);
     }
 
-    /// A CC timer of flow `id` fired.
-    pub fn on_cc_timer(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32, timer: u8, gen: u32) {
-        let f = &mut flows[id as usize];
-        if f.finish.is_some() || f.timer_gen[timer as usize] != gen {
+    /// Sends the RTT probe flow `id` (to `dst`) asked for, if any.
+    pub(crate) fn maybe_probe(&mut self, core: &mut Core, env: &HostEnv, requested: &mut bool, id: u32, dst: u32) {
+        if !*requested {
             return;
         }
-        self.cc_timer(core, env, f, id, timer);
-        self.after_decisions(core, env, flows, id);
-    }
-
-    /// Sends the RTT probe flow `f` asked for, if any.
-    pub(crate) fn maybe_probe(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
-        if !f.probe_requested {
-            return;
-        }
-        f.probe_requested = false;
-        let mut probe = Self::control_packet(env, Kind::Probe, id, f.dst, 0);
+        *requested = false;
+        let mut probe = Self::control_packet(env, Kind::Probe, id, dst, 0);
         probe.sent_at = core.now;
         self.queue_control(core, env, probe);
     }
@@ -567,8 +557,5 @@ pub fn finish(core: &mut Core, f: &mut Flow) {
         core.counters.rd.tokens_wasted += rd.held_tokens();
     }
     f.finish = Some(core.now);
-    f.cc = None;
-    for gen in &mut f.timer_gen {
-        *gen = gen.wrapping_add(1);
-    }
+    f.driver.finish();
 }

@@ -327,7 +327,7 @@ impl Host {
         for i in 0..self.senders.len() {
             let id = self.senders[i];
             let f = &mut flows[id as usize];
-            if f.started && f.finish.is_none() && f.events.contains(Events::HOST) {
+            if f.started && f.finish.is_none() && f.driver.events().contains(Events::HOST) {
                 self.signal_host(core, env, f, id, signal);
                 self.after_decisions(core, env, flows, id);
             }

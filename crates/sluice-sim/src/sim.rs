@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use sluice_cc::{Factory, Needs};
+use sluice_cc::{CongestionControl, Factory, FlowInfo, Needs};
 use sluice_core::{serialization_ps, Time};
 use sluice_results::{BytesKind, FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
 use sluice_topo::{NodeKind, Routes, Topology};
@@ -14,7 +14,6 @@ use crate::fault::{FaultConfig, FaultStats, PortFaults};
 use crate::flow::{Flow, FlowTrace};
 use crate::host::{Host, HostEnv};
 use crate::packet_trace::{PacketTraceConfig, PacketTracer};
-use crate::plane::{apply, run_cc};
 use crate::port::Port;
 use crate::queue::EventQueue;
 use crate::switch::{Fabric, Switch};
@@ -567,8 +566,10 @@ impl Parts<'_> {
                 let src = flows[flow as usize].src as usize;
                 let line_rate = self.hosts[src].nic.rate;
                 let factory = &*self.algorithms[flows[flow as usize].algorithm as usize].factory;
-                start_controller(core, self.link, line_rate, factory, &mut flows[flow as usize], flow);
-                Host::start_plane(&mut flows[flow as usize], env.plane);
+                let f = &mut flows[flow as usize];
+                let info = f.info(flow, self.link, line_rate, core.now);
+                let cc = start_flow_state(core, line_rate, factory, f, &info);
+                self.hosts[src].start_cc(core, env, f, flow, cc, &info);
                 if let Some(rd) = env.rd {
                     let f = &mut flows[flow as usize];
                     crate::rd::attach(f, flow, self.factory, self.link, line_rate, core.now, rd);
@@ -700,23 +701,23 @@ fn build_flows(
     flows
 }
 
-/// Creates a flow's controller and applies its initial decisions.
-fn start_controller(core: &mut Core, link: &LinkConfig, line_rate: u64, factory: &dyn Factory, f: &mut Flow, id: u32) {
-    let info = f.info(id, link, line_rate, core.now);
-    let cc = factory.create(&info);
+/// Creates a flow's controller and readies the flow for it (line rate, started); the host starts it.
+fn start_flow_state(
+    core: &Core,
+    line_rate: u64,
+    factory: &dyn Factory,
+    f: &mut Flow,
+    info: &FlowInfo,
+) -> Box<dyn CongestionControl> {
+    let cc = factory.create(info);
     // Token algorithms keep their receiver controller in the receiver-driven transport (`rd::attach`).
     if factory.token_transport().is_none() {
-        f.rx = factory.receiver(&info);
+        f.rx = factory.receiver(info);
     }
-    f.events = cc.events();
-    f.cc = Some(cc);
     f.rate = line_rate;
     f.started = true;
     f.last_progress = core.now;
-    // The algorithm is set up with the flow, before its first packet, in either plane mode.
-    if let Some(d) = run_cc(core, f, id, |cc, ctx| cc.on_start(&info, ctx)) {
-        apply(f, &d, line_rate);
-    }
+    cc
 }
 
 fn flow_record(id: usize, f: &Flow) -> FlowRecord {
