@@ -1,0 +1,374 @@
+//! The sluice header, version 1: what the sluice UDP transport puts at the start of every UDP payload,
+//! followed by the INT hop records switches append, then the payload.
+//!
+//! Header (56 bytes, big-endian):
+//!
+//! | offset | bytes | field |
+//! |---|---|---|
+//! | 0 | 2 | magic `0x534c` ("SL") |
+//! | 2 | 1 | version, 1 |
+//! | 3 | 1 | kind ([`Kind`]) |
+//! | 4 | 2 | flags ([`Flags`]) |
+//! | 6 | 1 | INT hop count `n` |
+//! | 7 | 1 | reserved, 0 |
+//! | 8 | 4 | flow id |
+//! | 12 | 4 | payload length (bytes after the INT records) |
+//! | 16 | 8 | sequence number (data: byte offset; ack: cumulative bytes received; nack: the offset expected) |
+//! | 24 | 8 | send timestamp, ns (the sender's clock) |
+//! | 32 | 8 | echoed timestamp, ns (an ack's copy of the data packet's send timestamp) |
+//! | 40 | 8 | token offset: the receiver grants data up to this byte offset |
+//! | 48 | 4 | token bytes: the size of this grant |
+//! | 52 | 4 | reserved, 0 |
+//!
+//! Then `n` INT hop records of 32 bytes each, one per switch egress the packet crossed, in path order
+//! (the fields of HPCC's INT, Li et al. SIGCOMM'19 section 3.2, as the simulator's `IntHop`):
+//!
+//! | offset | bytes | field |
+//! |---|---|---|
+//! | 0 | 8 | egress timestamp, ns (the switch's clock) |
+//! | 8 | 8 | cumulative bytes the egress port transmitted |
+//! | 16 | 8 | the egress queue's length when the packet left, bytes |
+//! | 24 | 8 | the egress link's rate, bit/s |
+//!
+//! Then the payload (`payload length` bytes). The UDP payload holds exactly these three parts.
+
+use crate::{be16, be32, be64, need, WireError};
+
+/// Length of the header.
+pub const HEADER_LEN: usize = 56;
+/// Length of one INT hop record.
+pub const HOP_LEN: usize = 32;
+/// The magic number at offset 0 ("SL").
+pub const MAGIC: u16 = 0x534c;
+/// The header version this code reads and writes.
+pub const VERSION: u8 = 1;
+/// Most INT records one packet carries (the count is one byte).
+pub const MAX_HOPS: usize = 255;
+
+/// What a sluice packet is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Payload of a flow.
+    Data = 1,
+    /// Acknowledgment.
+    Ack = 2,
+    /// Negative acknowledgment: asks for a resend from the sequence number.
+    Nack = 3,
+    /// A receiver's grant of credit (token offset and bytes), for receiver-driven transports.
+    Token = 4,
+    /// A congestion notification (DCQCN's CNP).
+    Cnp = 5,
+}
+
+impl Kind {
+    /// The kind with on-wire value `v`.
+    pub fn from_u8(v: u8) -> Result<Kind, WireError> {
+        Ok(match v {
+            1 => Kind::Data,
+            2 => Kind::Ack,
+            3 => Kind::Nack,
+            4 => Kind::Token,
+            5 => Kind::Cnp,
+            _ => return Err(WireError::UnknownKind(v)),
+        })
+    }
+}
+
+/// Flag bits of a sluice header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Flags(pub u16);
+
+impl Flags {
+    /// The acknowledged data packet arrived with Congestion Experienced.
+    pub const ECN_ECHO: u16 = 1 << 0;
+    /// Switches append an INT record to this packet.
+    pub const INT_REQUEST: u16 = 1 << 1;
+    /// This data packet is a retransmission.
+    pub const RETRANSMIT: u16 = 1 << 2;
+    /// The first packet of a flow.
+    pub const FIRST: u16 = 1 << 3;
+    /// The last packet of a flow.
+    pub const LAST: u16 = 1 << 4;
+    /// Every bit version 1 defines.
+    pub const ALL: u16 = (1 << 5) - 1;
+
+    /// Whether `bit` is set.
+    #[inline]
+    pub fn has(self, bit: u16) -> bool {
+        self.0 & bit != 0
+    }
+}
+
+/// The fixed header of a sluice packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SluiceHeader {
+    /// Packet kind.
+    pub kind: Kind,
+    /// Flags.
+    pub flags: Flags,
+    /// INT records following the header.
+    pub int_hops: u8,
+    /// Flow id.
+    pub flow: u32,
+    /// Payload bytes after the INT records.
+    pub payload_len: u32,
+    /// Sequence number (see the layout).
+    pub seq: u64,
+    /// Send timestamp, ns.
+    pub sent_ns: u64,
+    /// Echoed timestamp, ns.
+    pub echo_ns: u64,
+    /// Token offset, bytes.
+    pub token_offset: u64,
+    /// Token bytes.
+    pub token_bytes: u32,
+}
+
+impl SluiceHeader {
+    /// A header of `kind` for `flow` with every other field zero.
+    pub fn new(kind: Kind, flow: u32) -> SluiceHeader {
+        SluiceHeader {
+            kind,
+            flags: Flags::default(),
+            int_hops: 0,
+            flow,
+            payload_len: 0,
+            seq: 0,
+            sent_ns: 0,
+            echo_ns: 0,
+            token_offset: 0,
+            token_bytes: 0,
+        }
+    }
+
+    /// Parses the header at the start of `buf`, checking magic, version, kind, flags and reserved
+    /// fields (not the lengths of what follows: see [`SluicePacket::parse`]).
+    pub fn parse(buf: &[u8]) -> Result<SluiceHeader, WireError> {
+        need(buf, HEADER_LEN)?;
+        if be16(buf, 0) != MAGIC {
+            return Err(WireError::BadMagic);
+        }
+        if buf[2] != VERSION {
+            return Err(WireError::BadVersion(buf[2]));
+        }
+        let kind = Kind::from_u8(buf[3])?;
+        let flags = be16(buf, 4);
+        if flags & !Flags::ALL != 0 {
+            return Err(WireError::UnknownFlags(flags & !Flags::ALL));
+        }
+        if buf[7] != 0 || be32(buf, 52) != 0 {
+            return Err(WireError::Reserved);
+        }
+        Ok(SluiceHeader {
+            kind,
+            flags: Flags(flags),
+            int_hops: buf[6],
+            flow: be32(buf, 8),
+            payload_len: be32(buf, 12),
+            seq: be64(buf, 16),
+            sent_ns: be64(buf, 24),
+            echo_ns: be64(buf, 32),
+            token_offset: be64(buf, 40),
+            token_bytes: be32(buf, 48),
+        })
+    }
+
+    /// Writes the header at the start of `buf`, as it is (counts included); returns [`HEADER_LEN`].
+    pub fn write(&self, buf: &mut [u8]) -> Result<usize, WireError> {
+        need(buf, HEADER_LEN)?;
+        buf[0..2].copy_from_slice(&MAGIC.to_be_bytes());
+        buf[2] = VERSION;
+        buf[3] = self.kind as u8;
+        buf[4..6].copy_from_slice(&self.flags.0.to_be_bytes());
+        buf[6] = self.int_hops;
+        buf[7] = 0;
+        buf[8..12].copy_from_slice(&self.flow.to_be_bytes());
+        buf[12..16].copy_from_slice(&self.payload_len.to_be_bytes());
+        buf[16..24].copy_from_slice(&self.seq.to_be_bytes());
+        buf[24..32].copy_from_slice(&self.sent_ns.to_be_bytes());
+        buf[32..40].copy_from_slice(&self.echo_ns.to_be_bytes());
+        buf[40..48].copy_from_slice(&self.token_offset.to_be_bytes());
+        buf[48..52].copy_from_slice(&self.token_bytes.to_be_bytes());
+        buf[52..56].copy_from_slice(&[0; 4]);
+        Ok(HEADER_LEN)
+    }
+}
+
+/// Whether `udp_payload` starts like a sluice header of this version (magic and version only).
+#[inline]
+pub fn is_sluice(udp_payload: &[u8]) -> bool {
+    udp_payload.len() >= HEADER_LEN && be16(udp_payload, 0) == MAGIC && udp_payload[2] == VERSION
+}
+
+/// One switch's INT record (the fields of the simulator's `IntHop`, times in ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IntRecord {
+    /// When the packet left the egress port, ns.
+    pub ts_ns: u64,
+    /// Cumulative bytes the egress port transmitted.
+    pub tx_bytes: u64,
+    /// Egress queue length in bytes when the packet left.
+    pub qlen: u64,
+    /// Egress link rate, bit/s.
+    pub rate: u64,
+}
+
+impl IntRecord {
+    /// Reads a record from the first [`HOP_LEN`] bytes of `b`.
+    pub fn parse(b: &[u8]) -> Result<IntRecord, WireError> {
+        need(b, HOP_LEN)?;
+        Ok(IntRecord { ts_ns: be64(b, 0), tx_bytes: be64(b, 8), qlen: be64(b, 16), rate: be64(b, 24) })
+    }
+
+    /// Writes the record into the first [`HOP_LEN`] bytes of `b`.
+    pub fn write(&self, b: &mut [u8]) -> Result<usize, WireError> {
+        need(b, HOP_LEN)?;
+        b[0..8].copy_from_slice(&self.ts_ns.to_be_bytes());
+        b[8..16].copy_from_slice(&self.tx_bytes.to_be_bytes());
+        b[16..24].copy_from_slice(&self.qlen.to_be_bytes());
+        b[24..32].copy_from_slice(&self.rate.to_be_bytes());
+        Ok(HOP_LEN)
+    }
+}
+
+/// A parsed sluice packet: header, INT records and payload, borrowed from the UDP payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SluicePacket<'a> {
+    /// The header.
+    pub header: SluiceHeader,
+    hops: &'a [u8],
+    /// The payload.
+    pub payload: &'a [u8],
+}
+
+impl<'a> SluicePacket<'a> {
+    /// Parses a whole UDP payload: the header, then exactly `int_hops` records and `payload_len` bytes.
+    pub fn parse(buf: &'a [u8]) -> Result<SluicePacket<'a>, WireError> {
+        let header = SluiceHeader::parse(buf)?;
+        let hops_end = HEADER_LEN + header.int_hops as usize * HOP_LEN;
+        need(buf, hops_end)?;
+        if buf.len() - hops_end != header.payload_len as usize {
+            return Err(WireError::BadLength);
+        }
+        Ok(SluicePacket { header, hops: &buf[HEADER_LEN..hops_end], payload: &buf[hops_end..] })
+    }
+
+    /// The INT records, in path order.
+    pub fn hops(&self) -> impl Iterator<Item = IntRecord> + 'a {
+        self.hops.chunks_exact(HOP_LEN).filter_map(|c| IntRecord::parse(c).ok())
+    }
+
+    /// The number of INT records.
+    pub fn hop_count(&self) -> usize {
+        self.hops.len() / HOP_LEN
+    }
+}
+
+/// Encodes a packet into `buf`: `header` with its hop count and payload length taken from `hops` and
+/// `payload`, the records, the payload. Returns the bytes written.
+pub fn encode(header: &SluiceHeader, hops: &[IntRecord], payload: &[u8], buf: &mut [u8]) -> Result<usize, WireError> {
+    if hops.len() > MAX_HOPS || payload.len() > u32::MAX as usize {
+        return Err(WireError::BadLength);
+    }
+    let total = HEADER_LEN + hops.len() * HOP_LEN + payload.len();
+    need(buf, total)?;
+    let header = SluiceHeader { int_hops: hops.len() as u8, payload_len: payload.len() as u32, ..*header };
+    header.write(buf)?;
+    for (i, hop) in hops.iter().enumerate() {
+        hop.write(&mut buf[HEADER_LEN + i * HOP_LEN..])?;
+    }
+    buf[total - payload.len()..total].copy_from_slice(payload);
+    Ok(total)
+}
+
+/// Appends `hop` after the INT records of the sluice packet in `buf[..len]`, moving the payload up by
+/// [`HOP_LEN`] bytes within `buf` (no allocation) and counting the record in the header. Returns the new
+/// length, or [`WireError::NoRoom`] when `buf` cannot hold it or the packet has [`MAX_HOPS`] records;
+/// `buf` is unchanged on error.
+pub fn append_hop(buf: &mut [u8], len: usize, hop: &IntRecord) -> Result<usize, WireError> {
+    let packet = SluicePacket::parse(buf.get(..len).ok_or(WireError::BadLength)?)?;
+    let count = packet.hop_count();
+    if count >= MAX_HOPS || len + HOP_LEN > buf.len() {
+        return Err(WireError::NoRoom);
+    }
+    let at = HEADER_LEN + count * HOP_LEN;
+    buf.copy_within(at..len, at + HOP_LEN);
+    hop.write(&mut buf[at..])?;
+    buf[6] = count as u8 + 1;
+    Ok(len + HOP_LEN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> SluiceHeader {
+        SluiceHeader {
+            flags: Flags(Flags::INT_REQUEST | Flags::FIRST),
+            seq: 1 << 40,
+            sent_ns: 123_456_789,
+            echo_ns: 42,
+            token_offset: 9000,
+            token_bytes: 1500,
+            ..SluiceHeader::new(Kind::Data, 7)
+        }
+    }
+
+    #[test]
+    fn layout_matches_the_table() {
+        let mut buf = [0u8; 128];
+        let hop = IntRecord { ts_ns: 1, tx_bytes: 2, qlen: 3, rate: 4 };
+        let n = encode(&header(), &[hop], b"abc", &mut buf).unwrap();
+        assert_eq!(n, HEADER_LEN + HOP_LEN + 3);
+        assert_eq!(&buf[0..4], &[0x53, 0x4c, 1, 1]);
+        assert_eq!(&buf[4..8], &[0, 0b1010, 1, 0]);
+        assert_eq!(&buf[8..16], &[0, 0, 0, 7, 0, 0, 0, 3]);
+        assert_eq!(buf[16 + 2], 1); // seq = 1 << 40
+        assert_eq!(&buf[HEADER_LEN + 7..HEADER_LEN + 8], &[1]);
+        assert_eq!(&buf[HEADER_LEN + 31..HEADER_LEN + 32], &[4]);
+        assert_eq!(&buf[n - 3..n], b"abc");
+        let p = SluicePacket::parse(&buf[..n]).unwrap();
+        assert_eq!(p.hops().collect::<Vec<_>>(), vec![hop]);
+        assert_eq!(p.payload, b"abc");
+        assert_eq!(p.header.int_hops, 1);
+    }
+
+    #[test]
+    fn refuses_what_version_1_does_not_define() {
+        let mut buf = [0u8; 64];
+        let n = encode(&header(), &[], b"12345678", &mut buf).unwrap();
+        let cases: [(usize, u8, WireError); 5] = [
+            (0, 0, WireError::BadMagic),
+            (2, 2, WireError::BadVersion(2)),
+            (3, 9, WireError::UnknownKind(9)),
+            (4, 0x80, WireError::UnknownFlags(0x8000)),
+            (7, 1, WireError::Reserved),
+        ];
+        for (at, value, error) in cases {
+            let mut bad = buf;
+            bad[at] = value;
+            assert_eq!(SluicePacket::parse(&bad[..n]), Err(error));
+        }
+        assert_eq!(SluicePacket::parse(&buf[..n - 1]), Err(WireError::BadLength));
+        let mut many = buf;
+        many[6] = 3;
+        assert!(matches!(SluicePacket::parse(&many[..n]), Err(WireError::Truncated { .. })));
+    }
+
+    #[test]
+    fn append_hop_moves_the_payload_and_counts() {
+        let mut buf = [0u8; HEADER_LEN + 2 * HOP_LEN + 4];
+        let n = encode(&header(), &[], b"data", &mut buf).unwrap();
+        let a = IntRecord { ts_ns: 10, tx_bytes: 20, qlen: 30, rate: 40 };
+        let b = IntRecord { ts_ns: 11, tx_bytes: 21, qlen: 31, rate: 41 };
+        let n = append_hop(&mut buf, n, &a).unwrap();
+        let n = append_hop(&mut buf, n, &b).unwrap();
+        assert_eq!(n, buf.len());
+        let p = SluicePacket::parse(&buf[..n]).unwrap();
+        assert_eq!(p.hops().collect::<Vec<_>>(), vec![a, b]);
+        assert_eq!(p.payload, b"data");
+        let before = buf;
+        assert_eq!(append_hop(&mut buf, n, &a), Err(WireError::NoRoom));
+        assert_eq!(buf, before);
+    }
+}
