@@ -16,9 +16,9 @@
 //! | 16 | 8 | sequence number (data: byte offset; ack: cumulative bytes received; nack: the offset expected) |
 //! | 24 | 8 | send timestamp, ns (the sender's clock) |
 //! | 32 | 8 | echoed timestamp, ns (an ack's copy of the data packet's send timestamp) |
-//! | 40 | 8 | token offset: the receiver grants data up to this byte offset |
-//! | 48 | 4 | token bytes: the size of this grant |
-//! | 52 | 4 | reserved, 0 |
+//! | 40 | 8 | offset: a token's grant (data up to this byte offset); an ack's selectively acknowledged data packet (its byte offset) |
+//! | 48 | 4 | bytes: a token's grant size; an ack's payload bytes newly received since the previous ack |
+//! | 52 | 4 | CE bytes: an ack's share of those bytes that arrived with Congestion Experienced |
 //!
 //! Then `n` INT hop records of 32 bytes each, one per switch egress the packet crossed, in path order
 //! (the fields of HPCC's INT, Li et al. SIGCOMM'19 section 3.2, as the simulator's `IntHop`):
@@ -118,10 +118,13 @@ pub struct SluiceHeader {
     pub sent_ns: u64,
     /// Echoed timestamp, ns.
     pub echo_ns: u64,
-    /// Token offset, bytes.
-    pub token_offset: u64,
-    /// Token bytes.
-    pub token_bytes: u32,
+    /// Kind-specific offset (see the layout): a token's grant limit, an ack's selectively acknowledged
+    /// data offset.
+    pub offset: u64,
+    /// Kind-specific byte count: a token's grant size, an ack's newly received payload bytes.
+    pub bytes: u32,
+    /// An ack's newly received payload bytes that arrived with Congestion Experienced.
+    pub ce_bytes: u32,
 }
 
 impl SluiceHeader {
@@ -136,8 +139,9 @@ impl SluiceHeader {
             seq: 0,
             sent_ns: 0,
             echo_ns: 0,
-            token_offset: 0,
-            token_bytes: 0,
+            offset: 0,
+            bytes: 0,
+            ce_bytes: 0,
         }
     }
 
@@ -156,7 +160,7 @@ impl SluiceHeader {
         if flags & !Flags::ALL != 0 {
             return Err(WireError::UnknownFlags(flags & !Flags::ALL));
         }
-        if buf[7] != 0 || be32(buf, 52) != 0 {
+        if buf[7] != 0 {
             return Err(WireError::Reserved);
         }
         Ok(SluiceHeader {
@@ -168,8 +172,9 @@ impl SluiceHeader {
             seq: be64(buf, 16),
             sent_ns: be64(buf, 24),
             echo_ns: be64(buf, 32),
-            token_offset: be64(buf, 40),
-            token_bytes: be32(buf, 48),
+            offset: be64(buf, 40),
+            bytes: be32(buf, 48),
+            ce_bytes: be32(buf, 52),
         })
     }
 
@@ -187,9 +192,9 @@ impl SluiceHeader {
         buf[16..24].copy_from_slice(&self.seq.to_be_bytes());
         buf[24..32].copy_from_slice(&self.sent_ns.to_be_bytes());
         buf[32..40].copy_from_slice(&self.echo_ns.to_be_bytes());
-        buf[40..48].copy_from_slice(&self.token_offset.to_be_bytes());
-        buf[48..52].copy_from_slice(&self.token_bytes.to_be_bytes());
-        buf[52..56].copy_from_slice(&[0; 4]);
+        buf[40..48].copy_from_slice(&self.offset.to_be_bytes());
+        buf[48..52].copy_from_slice(&self.bytes.to_be_bytes());
+        buf[52..56].copy_from_slice(&self.ce_bytes.to_be_bytes());
         Ok(HEADER_LEN)
     }
 }
@@ -308,8 +313,9 @@ mod tests {
             seq: 1 << 40,
             sent_ns: 123_456_789,
             echo_ns: 42,
-            token_offset: 9000,
-            token_bytes: 1500,
+            offset: 9000,
+            bytes: 1500,
+            ce_bytes: 500,
             ..SluiceHeader::new(Kind::Data, 7)
         }
     }

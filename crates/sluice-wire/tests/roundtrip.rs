@@ -17,8 +17,8 @@ fn ecn() -> impl Strategy<Value = Ecn> {
 }
 
 fn header() -> impl Strategy<Value = SluiceHeader> {
-    (kind(), 0..=Flags::ALL, any::<u32>(), any::<[u64; 4]>(), any::<u32>()).prop_map(|(kind, flags, flow, w, tb)| {
-        SluiceHeader {
+    (kind(), 0..=Flags::ALL, any::<u32>(), any::<[u64; 4]>(), any::<[u32; 2]>()).prop_map(
+        |(kind, flags, flow, w, b)| SluiceHeader {
             kind,
             flags: Flags(flags),
             int_hops: 0,
@@ -27,10 +27,11 @@ fn header() -> impl Strategy<Value = SluiceHeader> {
             seq: w[0],
             sent_ns: w[1],
             echo_ns: w[2],
-            token_offset: w[3],
-            token_bytes: tb,
-        }
-    })
+            offset: w[3],
+            bytes: b[0],
+            ce_bytes: b[1],
+        },
+    )
 }
 
 fn hop() -> impl Strategy<Value = IntRecord> {
