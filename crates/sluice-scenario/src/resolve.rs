@@ -452,7 +452,7 @@ mod tests {
     #[test]
     fn needing_int_turns_int_stamping_on() {
         let (s, topology) = scenario(&[]);
-        let needs = Needs { ecn: false, cnp: false, int: true, bolt: false };
+        let needs = Needs { int: true, ..Needs::NOTHING };
         let switch = switch_for(&s, &algorithm(needs), None, &topology, Vec::new()).unwrap();
         assert!(switch.int);
         assert_eq!(switch.ecn.thresholds, vec![(25_000_000_000, EcnThresholds::red_for_rate(25_000_000_000))]);
@@ -474,7 +474,7 @@ mod tests {
     #[test]
     fn needing_cnp_needs_ecn_marks() {
         let (s, topology) = scenario(&["switch.ecn.enabled=false"]);
-        let needs = Needs { ecn: false, cnp: true, int: false, bolt: false };
+        let needs = Needs { cnp: true, ..Needs::NOTHING };
         let err = switch_for(&s, &algorithm(needs), None, &topology, Vec::new()).unwrap_err();
         assert!(
             err.to_string().starts_with("--set switch.ecn.enabled=false: switch.ecn.enabled: algorithm probe"),
