@@ -209,22 +209,25 @@ pub const DATAPATHS: [Capabilities; 2] = [Capabilities::SIMULATOR, Capabilities:
 
 /// What `algorithm` requires of a datapath: its declared [`Needs`] and the control it applies.
 pub fn requirements(algorithm: &Algorithm) -> CapabilitySet {
-    needs_set(&algorithm.needs).union(control_set(algorithm.control))
+    algorithm.needs.capabilities().union(control_set(algorithm.control))
 }
 
-fn needs_set(n: &Needs) -> CapabilitySet {
-    [
-        (n.ecn, Capability::Ecn),
-        (n.cnp, Capability::Cnp),
-        (n.int, Capability::Int),
-        (n.bolt, Capability::Bolt),
-        (n.token_transport, Capability::TokenTransport),
-        (n.receiver, Capability::Receiver),
-        (n.host_policy, Capability::HostPolicy),
-    ]
-    .into_iter()
-    .filter_map(|(on, c)| on.then_some(c))
-    .collect()
+impl Needs {
+    /// The capabilities these needs name (the control an algorithm applies aside).
+    pub fn capabilities(&self) -> CapabilitySet {
+        [
+            (self.ecn, Capability::Ecn),
+            (self.cnp, Capability::Cnp),
+            (self.int, Capability::Int),
+            (self.bolt, Capability::Bolt),
+            (self.token_transport, Capability::TokenTransport),
+            (self.receiver, Capability::Receiver),
+            (self.host_policy, Capability::HostPolicy),
+        ]
+        .into_iter()
+        .filter_map(|(on, c)| on.then_some(c))
+        .collect()
+    }
 }
 
 fn control_set(control: Control) -> CapabilitySet {
