@@ -292,7 +292,10 @@ impl std::ops::BitOr for Events {
     }
 }
 
-/// What a datapath must provide for an algorithm to work.
+/// What a datapath must provide for an algorithm to work, besides the control it applies ([`crate::Control`]).
+/// Declared in each algorithm's registry entry; [`crate::contract::check`] holds it against what a
+/// datapath provides, and the registry's tests hold the last three against what the algorithm's factory
+/// builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Needs {
     /// Switches mark ECN and receivers echo it on ACKs.
@@ -306,6 +309,41 @@ pub struct Needs {
     /// threshold (sub-RTT control), and keep or strip `PATH_INCWIN` on data packets by proactive
     /// ramp-up tokens and supply matching; receivers echo the path flags on ACKs.
     pub bolt: bool,
+    /// The datapath runs the token (receiver-driven) transport: receivers issue pull packets that clock
+    /// the senders ([`crate::Factory::token_transport`] is `Some`).
+    pub token_transport: bool,
+    /// The datapath runs the algorithm's receiver-side controller at every receiver
+    /// ([`crate::Factory::receiver`] is `Some`).
+    pub receiver: bool,
+    /// The datapath runs the algorithm's host policy at every host ([`crate::Factory::host_policy`] is
+    /// `Some`).
+    pub host_policy: bool,
+}
+
+impl Needs {
+    /// Nothing beyond the control the algorithm applies.
+    pub const NOTHING: Needs = Needs {
+        ecn: false,
+        cnp: false,
+        int: false,
+        bolt: false,
+        token_transport: false,
+        receiver: false,
+        host_policy: false,
+    };
+
+    /// What `self` and `other` need together (algorithms sharing one network).
+    pub const fn union(self, other: Needs) -> Needs {
+        Needs {
+            ecn: self.ecn || other.ecn,
+            cnp: self.cnp || other.cnp,
+            int: self.int || other.int,
+            bolt: self.bolt || other.bolt,
+            token_transport: self.token_transport || other.token_transport,
+            receiver: self.receiver || other.receiver,
+            host_policy: self.host_policy || other.host_policy,
+        }
+    }
 }
 
 /// Path flag: the packet belongs to the flow's first window (no ACK had come back when it left).

@@ -249,7 +249,15 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "dcqcn",
     summary: "DCQCN (Zhu et al. SIGCOMM'15): CNP-driven rate control; variants \"hpcc\" (default) and \"paper\"",
     control: Control::Rate,
-    needs: Needs { ecn: true, cnp: true, int: false, bolt: false },
+    needs: Needs {
+        ecn: true,
+        cnp: true,
+        int: false,
+        bolt: false,
+        token_transport: false,
+        receiver: false,
+        host_policy: false,
+    },
     build,
 };
 

@@ -109,7 +109,15 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "ec_aware",
     summary: "EC-aware DACK/IACK (Chong & Krishnan): target ACKs by processing-queue occupancy, H-state initiator",
     control: Control::Window,
-    needs: Needs { ecn: false, cnp: false, int: false, bolt: false },
+    needs: Needs {
+        ecn: false,
+        cnp: false,
+        int: false,
+        bolt: false,
+        token_transport: false,
+        receiver: true,
+        host_policy: false,
+    },
     build,
 };
 

@@ -123,7 +123,15 @@ impl ExpressPassConfig {
     }
 }
 
-const NEEDS: Needs = Needs { ecn: false, cnp: false, int: false, bolt: false };
+const NEEDS: Needs = Needs {
+    ecn: false,
+    cnp: false,
+    int: false,
+    bolt: false,
+    token_transport: true,
+    receiver: true,
+    host_policy: false,
+};
 
 /// The `expresspass` registry entry.
 pub const ALGORITHM: Algorithm = Algorithm {

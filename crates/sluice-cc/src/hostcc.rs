@@ -74,7 +74,15 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "hostcc",
     summary: "DCTCP + hostCC-like host policy: ECN marking on receive and MBA-like local throttling",
     control: Control::Window,
-    needs: Needs { ecn: true, cnp: false, int: false, bolt: false },
+    needs: Needs {
+        ecn: true,
+        cnp: false,
+        int: false,
+        bolt: false,
+        token_transport: false,
+        receiver: false,
+        host_policy: true,
+    },
     build,
 };
 

@@ -2,13 +2,15 @@
 //!
 //! An algorithm is written once against [`api::CongestionControl`] and runs on every sluice datapath.
 //! Each algorithm lives in its own module with a config struct whose defaults cite their source; the
-//! [`registry`](mod@registry) maps scenario names to constructors.
+//! [`registry`](mod@registry) maps scenario names to constructors. What an algorithm requires of a datapath
+//! and what each datapath provides meet in one check, [`contract::check`].
 //!
 //! Adding an algorithm: write `src/myalgo.rs` with a config struct (`Deserialize`, `Serialize`,
 //! `deny_unknown_fields`, documented defaults) and a controller implementing
 //! [`api::CongestionControl`], then add one [`registry::Algorithm`] entry in `src/registry.rs`.
 
 pub mod api;
+pub mod contract;
 pub mod hostctl;
 pub mod receiver;
 pub mod registry;
@@ -42,6 +44,7 @@ pub use api::{
     Ack, CongestionControl, Ctx, Decisions, Events, Feedback, FlowInfo, HostSignal, IntHop, Loss, LossKind, Needs,
     ReportEvery, ReportPolicy, Sent, TimerId,
 };
+pub use contract::{Capabilities, Capability, CapabilitySet, Missing};
 pub use hostctl::{HostControl, HostCtx, HostDecisions, HostInfo};
 pub use receiver::{AckKind, Arrival, QueueMove, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, StreamSample};
 pub use registry::{lookup, registry, Algorithm, Control, Factory, ParamError};

@@ -19,7 +19,15 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "none",
     summary: "no congestion control: line rate, unlimited window (ideal-FCT checks)",
     control: Control::None,
-    needs: Needs { ecn: false, cnp: false, int: false, bolt: false },
+    needs: Needs {
+        ecn: false,
+        cnp: false,
+        int: false,
+        bolt: false,
+        token_transport: false,
+        receiver: false,
+        host_policy: false,
+    },
     build,
 };
 

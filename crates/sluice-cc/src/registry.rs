@@ -82,7 +82,8 @@ pub struct Algorithm {
     pub summary: &'static str,
     /// What it controls.
     pub control: Control,
-    /// What the datapath must provide.
+    /// What the datapath must provide besides `control`; [`crate::contract::check`] holds it against a
+    /// datapath's [`crate::contract::Capabilities`].
     pub needs: Needs,
     /// Builds a factory from `[cc.params]` for hosts whose NIC runs at `line_rate` (defaults scale with it).
     pub build: BuildFn,
@@ -210,5 +211,62 @@ impl<C: Serialize + Send + Sync> Factory for ConfigFactory<C> {
 
     fn cnp_interval(&self) -> Option<sluice_core::Time> {
         self.cnp_interval.map(|f| f(&self.config))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::Events;
+
+    const LINE_RATE: Rate = 100_000_000_000;
+
+    fn host() -> HostInfo {
+        HostInfo {
+            line_rate: LINE_RATE,
+            interconnect_rate: 128_000_000_000,
+            max_throttle_level: 3,
+            sample_interval: 1_000_000,
+        }
+    }
+
+    /// What each algorithm's factory builds with default parameters, against what its entry declares:
+    /// a datapath trusts the declaration to decide whether it can run the algorithm, so a factory that
+    /// built a receiver, token transport or host policy its entry does not declare would lose it silently.
+    #[test]
+    fn declared_needs_match_what_the_factory_builds() {
+        let flow = crate::test_flows::fabric_flow();
+        for a in registry() {
+            let factory = (a.build)(&toml::Table::new(), LINE_RATE).unwrap_or_else(|e| panic!("{}: {e}", a.name));
+            let built = (
+                factory.token_transport().is_some(),
+                factory.receiver(&flow).is_some(),
+                factory.host_policy(&host()).is_some(),
+            );
+            let declared = (a.needs.token_transport, a.needs.receiver, a.needs.host_policy);
+            assert_eq!(built, declared, "{}: (token transport, receiver, host policy) built vs declared", a.name);
+        }
+    }
+
+    /// The events a controller binds need switch or receiver features its entry must declare.
+    #[test]
+    fn bound_events_are_declared_as_needs() {
+        let flow = crate::test_flows::fabric_flow();
+        for a in registry() {
+            let factory = (a.build)(&toml::Table::new(), LINE_RATE).unwrap_or_else(|e| panic!("{}: {e}", a.name));
+            let events = factory.create(&flow).events();
+            assert_eq!(events.contains(Events::CNP), a.needs.cnp, "{}: CNP", a.name);
+            assert_eq!(factory.cnp_interval().is_some(), a.needs.cnp, "{}: CNP interval", a.name);
+            let bolt_events = events.contains(Events::FEEDBACK) || events.contains(Events::PACKET_FLAGS);
+            assert_eq!(bolt_events, a.needs.bolt, "{}: Bolt's feedback and path flags", a.name);
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<&str> = registry().iter().map(|a| a.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), registry().len());
     }
 }

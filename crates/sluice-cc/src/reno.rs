@@ -100,7 +100,15 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "reno",
     summary: "TCP NewReno (RFC 5681/6582): slow start, +1 MSS per window, halve on loss, 1 MSS after a timeout",
     control: Control::Window,
-    needs: Needs { ecn: false, cnp: false, int: false, bolt: false },
+    needs: Needs {
+        ecn: false,
+        cnp: false,
+        int: false,
+        bolt: false,
+        token_transport: false,
+        receiver: false,
+        host_policy: false,
+    },
     build,
 };
 

@@ -127,7 +127,15 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "tocc",
     summary: "ToCC: one-BDP unscheduled, data-driven token window, token limiters, DCQCN on tokens (token-based)",
     control: Control::Window,
-    needs: Needs { ecn: true, cnp: false, int: false, bolt: false },
+    needs: Needs {
+        ecn: true,
+        cnp: false,
+        int: false,
+        bolt: false,
+        token_transport: true,
+        receiver: true,
+        host_policy: false,
+    },
     build: |p, r| build(p, r, ToccConfig::defaults(), "tocc"),
 };
 
@@ -136,7 +144,15 @@ pub const ALGORITHM_NO_UNSCHEDULED: Algorithm = Algorithm {
     name: "tocc_nounsched",
     summary: "ToCC without unscheduled phase: request to send, first BDP of tokens, then as tocc (token-based)",
     control: Control::Window,
-    needs: Needs { ecn: true, cnp: false, int: false, bolt: false },
+    needs: Needs {
+        ecn: true,
+        cnp: false,
+        int: false,
+        bolt: false,
+        token_transport: true,
+        receiver: true,
+        host_policy: false,
+    },
     build: |p, r| build(p, r, ToccConfig::no_unscheduled_defaults(), "tocc_nounsched"),
 };
 

@@ -58,7 +58,7 @@ fn params(text: &str) -> toml::Table {
 fn registry_entry_events_and_trace() {
     assert_eq!(ALGORITHM.name, "bolt");
     assert_eq!(ALGORITHM.control, Control::WindowAndRate);
-    assert_eq!(ALGORITHM.needs, Needs { ecn: false, cnp: false, int: false, bolt: true });
+    assert_eq!(ALGORITHM.needs, Needs { bolt: true, ..Needs::NOTHING });
     assert!(sluice_cc::lookup("bolt").is_some());
     let (cc, _) = started(BoltConfig::default());
     assert_eq!(cc.events(), Events::ACK | Events::FEEDBACK | Events::LOSS | Events::PACKET_FLAGS);

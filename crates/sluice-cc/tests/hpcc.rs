@@ -428,7 +428,7 @@ fn build_err(text: &str) -> sluice_cc::ParamError {
 fn registry_entry_and_factory() {
     assert_eq!(ALGORITHM.name, "hpcc");
     assert_eq!(ALGORITHM.control, Control::WindowAndRate);
-    assert_eq!(ALGORITHM.needs, Needs { ecn: false, cnp: false, int: true, bolt: false });
+    assert_eq!(ALGORITHM.needs, Needs { int: true, ..Needs::NOTHING });
     let factory = (ALGORITHM.build)(&toml::Table::new(), G100).unwrap();
     assert_eq!(factory.cnp_interval(), None);
     let cc = factory.create(&flow(G100));

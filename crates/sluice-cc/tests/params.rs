@@ -26,10 +26,10 @@ fn build_err(name: &str, text: &str) -> sluice_cc::ParamError {
 fn registry_entries_declare_what_they_need() {
     let dctcp = lookup("dctcp").unwrap();
     assert_eq!(dctcp.control, Control::Window);
-    assert_eq!(dctcp.needs, Needs { ecn: true, cnp: false, int: false, bolt: false });
+    assert_eq!(dctcp.needs, Needs { ecn: true, ..Needs::NOTHING });
     let dcqcn = lookup("dcqcn").unwrap();
     assert_eq!(dcqcn.control, Control::Rate);
-    assert_eq!(dcqcn.needs, Needs { ecn: true, cnp: true, int: false, bolt: false });
+    assert_eq!(dcqcn.needs, Needs { ecn: true, cnp: true, ..Needs::NOTHING });
 }
 
 #[test]

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use sluice_cc::registry::{lookup, Control, Factory};
+use sluice_cc::contract::{self, Capabilities};
+use sluice_cc::registry::{lookup, Factory};
 use sluice_core::{Rate, Time, PS_PER_MS, PS_PER_US};
 
 use crate::fixed;
@@ -154,7 +155,12 @@ impl Fallback {
     }
 }
 
-/// The algorithms the kernel datapath can run, with why the others cannot.
+/// What kernel TCP provides to algorithms: [`Capabilities::KERNEL_TCP`]. The agent runs one sender-side
+/// controller per flow ([`crate::adapter::FlowAdapter`]) and nothing at receivers or hosts.
+pub const CAPABILITIES: Capabilities = Capabilities::KERNEL_TCP;
+
+/// Whether the kernel datapath can run the algorithm `name`: the `fixed` test algorithm, or a registered
+/// algorithm whose requirements kernel TCP meets ([`contract::check`]); the error says what is missing.
 pub fn supported(name: &str) -> Result<(), String> {
     if name == fixed::NAME {
         return Ok(());
@@ -162,22 +168,7 @@ pub fn supported(name: &str) -> Result<(), String> {
     let Some(algorithm) = lookup(name) else {
         return Err(format!("unknown algorithm `{name}` (kernel datapath runs: {})", supported_names().join(", ")));
     };
-    let needs = algorithm.needs;
-    let why = if needs.cnp {
-        Some("congestion notification packets")
-    } else if needs.int {
-        Some("in-band telemetry from switches")
-    } else if needs.bolt {
-        Some("Bolt's programmable switches")
-    } else if algorithm.control == Control::None {
-        Some("no congestion control at all, which a shared network cannot take")
-    } else {
-        None
-    };
-    match why {
-        Some(why) => Err(format!("algorithm `{name}` needs {why}; kernel TCP cannot provide it")),
-        None => Ok(()),
-    }
+    contract::check(algorithm, &CAPABILITIES).map_err(|missing| missing.to_string())
 }
 
 /// Every algorithm the kernel datapath runs.
@@ -408,6 +399,45 @@ mod tests {
         assert_eq!(c.resolve("f").err().unwrap().place, "f: realtime_priority");
         let c: AgentConfig = toml::from_str("realtime_priority = 0").unwrap();
         assert!(c.resolve("f").is_ok(), "0 is the normal scheduler");
+    }
+
+    #[test]
+    fn the_kernel_runs_what_its_capabilities_meet_and_the_fixed_test_algorithm() {
+        let runs = ["reno", "cubic", "vegas", "dctcp", "timely", "swift", "bbr", "opt", "aimd", "fixed"];
+        assert_eq!(supported_names(), runs);
+        let e = supported("ndp").unwrap_err();
+        assert_eq!(
+            e,
+            "algorithm `ndp` needs the token transport (receiver-issued pull packets) and a receiver-side \
+             controller; kernel TCP provides neither"
+        );
+        assert!(supported("none").unwrap_err().contains("no congestion control at all"));
+        assert!(supported("hostcc").unwrap_err().contains("a host policy"));
+        assert!(supported("nope").unwrap_err().starts_with("unknown algorithm `nope` (kernel datapath runs: reno,"));
+    }
+
+    /// The agent hands an algorithm ACKs and losses (the adapter's fold) and its timers, nothing else: an
+    /// algorithm it accepts must bind no other handler, which would never be called here.
+    #[test]
+    fn accepted_algorithms_bind_only_the_events_the_agent_delivers() {
+        use sluice_cc::{Events, FlowInfo};
+        let delivered = Events::ACK | Events::LOSS | Events::TIMER;
+        let flow = FlowInfo {
+            flow_id: 1,
+            mss: 1448,
+            header_bytes: crate::adapter::HEADER_BYTES,
+            line_rate: 10_000_000_000,
+            base_rtt: 100 * PS_PER_US,
+            hops: 1,
+            size: None,
+            start: 0,
+        };
+        let mut library = Library::default();
+        for name in supported_names() {
+            let factory = library.factory(name, &toml::Table::new(), flow.line_rate).unwrap();
+            let events = factory.create(&flow).events();
+            assert!(delivered.contains(events), "{name} binds {events:?}, the agent delivers {delivered:?}");
+        }
     }
 
     #[test]

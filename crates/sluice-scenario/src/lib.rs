@@ -74,6 +74,7 @@
 
 #![warn(missing_docs)]
 
+mod contract;
 mod error;
 mod fault;
 mod generate;

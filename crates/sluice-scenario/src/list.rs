@@ -1,7 +1,8 @@
-//! `sluice list`: what a scenario may name.
+//! `sluice list`: what a scenario may name, and for each algorithm what it needs and where it runs.
 
 use std::fmt::Write;
 
+use sluice_cc::contract::{self, Capability, DATAPATHS};
 use sluice_cc::{Algorithm, Control, Needs};
 
 /// A text listing of everything a scenario can name: congestion-control algorithms (with what each
@@ -32,7 +33,7 @@ fn section(title: &str, rows: &[(&str, String)]) -> String {
     out
 }
 
-/// `summary [controls: rate; needs: ECN, CNP]`.
+/// `summary [controls: rate; needs: ECN, CNP; runs on: the simulator]`.
 fn describe(a: &Algorithm) -> String {
     let control = match a.control {
         Control::Window => "window",
@@ -40,19 +41,23 @@ fn describe(a: &Algorithm) -> String {
         Control::WindowAndRate => "window and rate",
         Control::None => "nothing",
     };
-    format!("{} [controls: {control}; needs: {}]", a.summary, needs(&a.needs))
+    format!("{} [controls: {control}; needs: {}; runs on: {}]", a.summary, needs(&a.needs), datapaths(a))
 }
 
+/// What the algorithm needs beyond the control it applies (`sluice_cc::contract::requirements`).
 fn needs(n: &Needs) -> String {
-    let list: Vec<&str> = [(n.ecn, "ECN"), (n.cnp, "CNP"), (n.int, "INT"), (n.bolt, "Bolt switches")]
-        .into_iter()
-        .filter_map(|(on, name)| on.then_some(name))
-        .collect();
+    let list: Vec<&str> = n.capabilities().iter().map(Capability::short).collect();
     if list.is_empty() {
         "nothing".to_string()
     } else {
         list.join(", ")
     }
+}
+
+/// The datapaths whose capabilities meet the algorithm's requirements.
+fn datapaths(a: &Algorithm) -> String {
+    let runs: Vec<&str> = DATAPATHS.iter().filter(|d| contract::check(a, d).is_ok()).map(|d| d.datapath).collect();
+    runs.join(", ")
 }
 
 #[cfg(test)]
@@ -69,5 +74,30 @@ mod tests {
             assert!(text.contains(kind), "{text}");
         }
         assert!(text.contains("flow_list"), "{text}");
+    }
+
+    fn line_of(text: &str, algorithm: &str) -> String {
+        let line = text.lines().find(|l| l.split_whitespace().next() == Some(algorithm));
+        line.unwrap_or_else(|| panic!("no line for {algorithm}:\n{text}")).to_string()
+    }
+
+    #[test]
+    fn each_algorithm_shows_its_needs_and_the_datapaths_that_meet_them() {
+        let text = list_text();
+        let expected = [
+            ("reno", "[controls: window; needs: nothing; runs on: the simulator, kernel TCP]"),
+            ("dctcp", "[controls: window; needs: ECN; runs on: the simulator, kernel TCP]"),
+            ("dcqcn", "[controls: rate; needs: ECN, CNP; runs on: the simulator]"),
+            ("hpcc", "needs: INT; runs on: the simulator]"),
+            ("bolt", "needs: Bolt switches; runs on: the simulator]"),
+            ("ndp", "[controls: window; needs: token transport, receiver controller; runs on: the simulator]"),
+            ("ec_aware", "needs: receiver controller; runs on: the simulator]"),
+            ("hostcc", "needs: ECN, host policy; runs on: the simulator]"),
+            ("none", "[controls: nothing; needs: nothing; runs on: the simulator]"),
+        ];
+        for (algorithm, shown) in expected {
+            let line = line_of(&text, algorithm);
+            assert!(line.ends_with(shown), "{algorithm}: {line}");
+        }
     }
 }

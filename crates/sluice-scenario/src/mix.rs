@@ -31,12 +31,7 @@ pub struct Mix {
 impl Mix {
     /// What every algorithm of the run needs from the switches together with `main`'s.
     pub fn needs(&self, main: Needs) -> Needs {
-        self.others.iter().fold(main, |n, (a, _)| Needs {
-            ecn: n.ecn || a.needs.ecn,
-            cnp: n.cnp || a.needs.cnp,
-            int: n.int || a.needs.int,
-            bolt: n.bolt || a.needs.bolt,
-        })
+        self.others.iter().fold(main, |n, (a, _)| n.union(a.needs))
     }
 
     /// The names of the run's algorithms, the run's first, for messages.

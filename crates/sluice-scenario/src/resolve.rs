@@ -67,8 +67,9 @@ impl fmt::Debug for Resolved {
 /// Builds the topology and its routes, checks the workloads against the host count and generates the
 /// flows, builds the algorithm from its `[cc.<algorithm>]` table and `cc.params` at host 0's NIC rate
 /// (and checks the other algorithms' tables), applies what the algorithm needs
-/// (`needs.int` turns `switch.int` on, `needs.bolt` turns `switch.bolt.enabled` on; `needs.ecn` or
-/// `needs.cnp` with ECN off is an error), fills ECN thresholds for every link rate of the topology when
+/// (`needs.int` turns `switch.int` on, `needs.bolt` turns `switch.bolt.enabled` on; an algorithm missing a
+/// capability the switch settings take away, such as ECN marks with `switch.ecn.enabled = false`, is an
+/// error located at that setting), fills ECN thresholds for every link rate of the topology when
 /// the file gives none (DCTCP and hostCC, whose senders run DCTCP: [`EcnThresholds::dctcp_for_rate`]; every other algorithm:
 /// [`EcnThresholds::red_for_rate`]), and checks the output's flow and port references.
 pub fn resolve(scenario: &Scenario) -> Result<Resolved, ScenarioError> {
@@ -240,23 +241,13 @@ fn switch_for(
     let mut switch = s.switch.clone();
     switch.ecn.thresholds = thresholds;
     let needs = mix.map_or(algorithm.needs, |m| m.needs(algorithm.needs));
-    let names = mix.map_or_else(|| algorithm.name.to_string(), |m| m.names(algorithm.name));
     if needs.int {
         switch.int = true;
     }
     if needs.bolt {
         switch.bolt.enabled = true;
     }
-    if (needs.ecn || needs.cnp) && !switch.ecn.enabled {
-        return Err(s.error_at(
-            "switch.ecn.enabled",
-            format!(
-                "algorithm {} reacts to ECN marks, but switches do not mark; set switch.ecn.enabled = true or \
-                 choose another cc.algorithm",
-                names
-            ),
-        ));
-    }
+    crate::contract::check(s, &switch, algorithm, mix)?;
     if switch.ecn.enabled && switch.ecn.thresholds.is_empty() {
         let per_rate = if matches!(algorithm.name, "dctcp" | "hostcc") {
             EcnThresholds::dctcp_for_rate
@@ -452,7 +443,7 @@ mod tests {
     #[test]
     fn needing_int_turns_int_stamping_on() {
         let (s, topology) = scenario(&[]);
-        let needs = Needs { ecn: false, cnp: false, int: true, bolt: false };
+        let needs = Needs { int: true, ..Needs::NOTHING };
         let switch = switch_for(&s, &algorithm(needs), None, &topology, Vec::new()).unwrap();
         assert!(switch.int);
         assert_eq!(switch.ecn.thresholds, vec![(25_000_000_000, EcnThresholds::red_for_rate(25_000_000_000))]);
@@ -474,11 +465,13 @@ mod tests {
     #[test]
     fn needing_cnp_needs_ecn_marks() {
         let (s, topology) = scenario(&["switch.ecn.enabled=false"]);
-        let needs = Needs { ecn: false, cnp: true, int: false, bolt: false };
+        let needs = Needs { cnp: true, ..Needs::NOTHING };
         let err = switch_for(&s, &algorithm(needs), None, &topology, Vec::new()).unwrap_err();
-        assert!(
-            err.to_string().starts_with("--set switch.ecn.enabled=false: switch.ecn.enabled: algorithm probe"),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            "--set switch.ecn.enabled=false: switch.ecn.enabled: algorithm `probe` needs congestion notification \
+             packets from receivers; the simulator with switch.ecn.enabled = false does not provide it; set \
+             switch.ecn.enabled = true or choose another algorithm"
         );
     }
 }

@@ -297,8 +297,9 @@ fn switch_settings_are_checked() {
 fn algorithms_needing_ecn_refuse_a_fabric_without_it() {
     assert_eq!(
         error(&with("[switch.ecn]\nenabled = false\n"), &[]),
-        "bad.toml:11: switch.ecn.enabled: algorithm dcqcn reacts to ECN marks, but switches do not mark; set \
-         switch.ecn.enabled = true or choose another cc.algorithm"
+        "bad.toml:11: switch.ecn.enabled: algorithm `dcqcn` needs ECN marks from switches echoed on ACKs and \
+         congestion notification packets from receivers; the simulator with switch.ecn.enabled = false provides \
+         neither; set switch.ecn.enabled = true or choose another algorithm"
     );
     let none = with("[switch.ecn]\nenabled = false\n[cc]\nalgorithm = \"none\"\n");
     let scenario = load_str(&none, "ok.toml", Path::new("."), &[]).unwrap();
