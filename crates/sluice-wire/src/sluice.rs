@@ -89,8 +89,11 @@ impl Flags {
     pub const FIRST: u16 = 1 << 3;
     /// The last packet of a flow.
     pub const LAST: u16 = 1 << 4;
+    /// The sender's algorithm wants a congestion notification packet for Congestion Experienced marks
+    /// (DCQCN's notification point runs at the receiver).
+    pub const CNP_REQUEST: u16 = 1 << 5;
     /// Every bit version 1 defines.
-    pub const ALL: u16 = (1 << 5) - 1;
+    pub const ALL: u16 = (1 << 6) - 1;
 
     /// Whether `bit` is set.
     #[inline]

@@ -1,0 +1,79 @@
+//! Transport settings of the UDP datapath, with the simulator's defaults where the two mean the same.
+
+use sluice_core::{Rate, Time, PS_PER_MS, PS_PER_US};
+
+/// IPv4 (20) and UDP (8) header bytes in front of every sluice header.
+pub const IP_UDP_BYTES: u32 = 28;
+/// Ethernet header bytes on the wire (14), counted with the IP packet when pacing at line rate.
+pub const ETHERNET_BYTES: u32 = 14;
+/// INT records a data packet leaves room for when its algorithm reads INT: the simulator's
+/// `MAX_INT_HOPS`, enough for a 5-hop fat-tree path.
+pub const INT_HOPS_RESERVED: u32 = 5;
+
+/// Settings of one endpoint's transport.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TransportConfig {
+    /// IP MTU of the path, bytes. Default 1500 (Ethernet).
+    pub mtu: u32,
+    /// The sender's NIC rate: the pacer never sends faster, and algorithms are told it as line rate.
+    /// Default 10 Gbps.
+    pub line_rate: Rate,
+    /// The base RTT algorithms are told before their first sample (UDP has no handshake to measure
+    /// it). Default 20 us, a rack-scale datacenter RTT.
+    pub base_rtt: Time,
+    /// Send one ACK per this many data packets (the last packet of a flow, a packet out of order and a
+    /// change of CE state are acknowledged at once). Default 1 (HPCC artifact L2_ACK_INTERVAL 1, as
+    /// the simulator).
+    pub ack_every_packets: u32,
+    /// Minimum retransmission timeout. Default 1 ms (the simulator's `host.rto_min`: the minimum RTO of
+    /// Google's Falcon/Swift reference configuration, isekai swift.cc).
+    pub rto_min: Time,
+    /// A flow that makes no progress for this long ends with an error (its peer vanished). Default 1 s.
+    pub peer_timeout: Time,
+    /// Granularity of the timing wheel that paces flows and runs their timers. Default 1 us.
+    pub wheel_tick: Time,
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        TransportConfig {
+            mtu: 1500,
+            line_rate: 10_000_000_000,
+            base_rtt: 20 * PS_PER_US,
+            ack_every_packets: 1,
+            rto_min: PS_PER_MS,
+            peer_timeout: 1_000 * PS_PER_MS,
+            wheel_tick: PS_PER_US,
+        }
+    }
+}
+
+impl TransportConfig {
+    /// Payload bytes per data packet, leaving room for `int_hops` INT records.
+    pub fn payload_bytes(&self, int_hops: u32) -> u32 {
+        let overhead = IP_UDP_BYTES + sluice_wire::sluice::HEADER_LEN as u32;
+        let int = int_hops * sluice_wire::sluice::HOP_LEN as u32;
+        self.mtu.saturating_sub(overhead + int).max(1)
+    }
+
+    /// Checks the settings; the error names the setting.
+    pub fn validate(&self) -> Result<(), String> {
+        let least = IP_UDP_BYTES + (sluice_wire::sluice::HEADER_LEN + 64) as u32;
+        if self.mtu < least || self.mtu > 9000 {
+            return Err(format!("mtu {} is outside {least}..=9000 bytes", self.mtu));
+        }
+        if self.line_rate == 0 {
+            return Err("line_rate must be positive".into());
+        }
+        if self.ack_every_packets == 0 {
+            return Err("ack_every_packets must be at least 1".into());
+        }
+        if self.wheel_tick == 0 {
+            return Err("wheel_tick must be positive".into());
+        }
+        if self.peer_timeout <= self.rto_min {
+            return Err("peer_timeout must exceed rto_min".into());
+        }
+        Ok(())
+    }
+}

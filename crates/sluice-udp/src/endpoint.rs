@@ -1,0 +1,692 @@
+//! One host's transport, without I/O: the flows it sends (each with its algorithm behind a
+//! [`FlowDriver`]) and the flows it receives. The caller feeds it datagrams ([`Endpoint::handle`]),
+//! lets its clock run ([`Endpoint::advance`]), and takes what it sends ([`Endpoint::poll_transmit`]),
+//! sleeping until [`Endpoint::next_wakeup`] when nothing is due. The same code runs over real sockets
+//! ([`crate::io`]) and in tests over an in-memory link.
+//!
+//! Scheduling: control packets (ACKs, CNPs) go before data; flows that may send wait in a round-robin
+//! ready queue; a flow held back by its pacing rate sleeps on the timing wheel until its next send time,
+//! one held back by its window until an ACK opens it. The host's own line rate paces everything.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use sluice_cc::{Ack, Decisions, Events, Factory, FlowInfo, IntHop, Loss, LossKind, Needs, Sent};
+use sluice_core::{Rate, Time, PS_PER_NS, PS_PER_S};
+use sluice_plane::{Datapath, FlowDriver, PlaneConfig, PlaneCounters, Wake};
+use sluice_wire::sluice::{encode, Flags, IntRecord, Kind, SluiceHeader, SluicePacket};
+use sluice_wire::{Ecn, WireError};
+
+use crate::config::{TransportConfig, ETHERNET_BYTES, INT_HOPS_RESERVED, IP_UDP_BYTES};
+use crate::receiver::Receiver;
+use crate::sender::{Next, Sender};
+use crate::wheel::Wheel;
+
+/// A peer as the I/O layer numbers its addresses.
+pub type PeerId = u32;
+
+/// Flows a receiver keeps state for at most (more are refused and counted): bounds what spoofed
+/// flow ids can make it allocate.
+pub const MAX_RECEIVE_FLOWS: usize = 1 << 20;
+/// INT records an ACK carries back at most.
+const MAX_ACK_HOPS: usize = INT_HOPS_RESERVED as usize;
+/// Zeroes sent as payload (its content does not matter; its length does).
+static ZEROES: [u8; 9000] = [0; 9000];
+
+/// A flow to send.
+#[derive(Clone)]
+pub struct FlowSpec {
+    /// Flow id, unique among this endpoint's flows.
+    pub id: u32,
+    /// The receiver.
+    pub peer: PeerId,
+    /// Bytes to deliver; `None` for a stream that runs until [`Endpoint::stop_streams`].
+    pub size: Option<u64>,
+    /// The algorithm's factory.
+    pub factory: Arc<dyn Factory>,
+    /// What the algorithm needs from the network (ECN marks, CNPs, INT).
+    pub needs: Needs,
+}
+
+/// How a sent flow ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowResult {
+    /// Flow id.
+    pub id: u32,
+    /// The receiver.
+    pub peer: PeerId,
+    /// Bytes delivered.
+    pub size: u64,
+    /// When it started.
+    pub start: Time,
+    /// When its last byte was acknowledged, or when it failed.
+    pub finish: Time,
+    /// Payload bytes sent more than once.
+    pub retransmitted: u64,
+    /// Why it failed, if it did.
+    pub error: Option<String>,
+}
+
+/// What the transport did, including every packet it refused and why.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TransportCounters {
+    /// Data packets sent (resends included).
+    pub data_sent: u64,
+    /// Data packets sent again.
+    pub retransmits: u64,
+    /// ACKs sent.
+    pub acks_sent: u64,
+    /// CNPs sent.
+    pub cnps_sent: u64,
+    /// Datagrams received.
+    pub received: u64,
+    /// Data packets that arrived with Congestion Experienced.
+    pub ce_received: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Refused: not a sluice packet of this version, or malformed (bad magic, version, kind, flags,
+    /// lengths, truncated).
+    pub malformed: u64,
+    /// Refused: an ACK or CNP for a flow this endpoint does not send.
+    pub unknown_flow: u64,
+    /// Refused: an ACK or CNP from another peer than the flow's receiver.
+    pub wrong_peer: u64,
+    /// Refused: sequence numbers outside the window (acknowledging bytes never sent, data far ahead).
+    pub out_of_window: u64,
+    /// Refused: a kind this endpoint does not take (NACKs, tokens).
+    pub unexpected_kind: u64,
+    /// Refused: data of a new flow past [`MAX_RECEIVE_FLOWS`].
+    pub too_many_flows: u64,
+}
+
+/// A datagram ready to go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transmit {
+    /// Where to.
+    pub peer: PeerId,
+    /// Bytes written into the caller's buffer.
+    pub len: usize,
+    /// The ECN codepoint of the IP header.
+    pub ecn: Ecn,
+}
+
+/// Something the timing wheel wakes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Timer {
+    /// A flow's pacing delay is over.
+    Pace(u32),
+    /// A flow's retransmission timeout check.
+    Rto(u32),
+    /// A flow driver's wake.
+    Driver { slot: u32, wake: DriverWake },
+}
+
+/// [`Wake`] in a form the wheel can order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum DriverWake {
+    Timer { id: u8, gen: u32 },
+    Flush,
+}
+
+/// An ACK or CNP waiting to go.
+#[derive(Debug, Clone, Copy)]
+struct Control {
+    peer: PeerId,
+    header: SluiceHeader,
+    hops: [IntRecord; MAX_ACK_HOPS],
+}
+
+/// A flow this endpoint sends.
+struct SendFlow {
+    id: u32,
+    peer: PeerId,
+    sender: Sender,
+    driver: FlowDriver,
+    cwnd: u64,
+    rate: Rate,
+    next_tx: Time,
+    flags: u16,
+    ect: bool,
+    in_ready: bool,
+    pace_armed: bool,
+    rto_armed: bool,
+    last_timeout: Time,
+    start: Time,
+    ended: bool,
+}
+
+/// One host's transport.
+pub struct Endpoint {
+    config: TransportConfig,
+    plane: PlaneConfig,
+    /// A receiver's CNP spacing (DCQCN paper: 50 us).
+    cnp_interval: Time,
+    flows: Vec<SendFlow>,
+    slot_of: HashMap<u32, u32>,
+    receivers: HashMap<(PeerId, u32), Receiver>,
+    wheel: Wheel<Timer>,
+    expired: Vec<Timer>,
+    ready: VecDeque<u32>,
+    control: VecDeque<Control>,
+    nic_free: Time,
+    active: usize,
+    finished: Vec<FlowResult>,
+    /// What the transport did.
+    pub counters: TransportCounters,
+    /// What the CC plane did.
+    pub plane_counters: PlaneCounters,
+}
+
+/// The datapath one flow's driver sees: the flow's window and rate, the wheel for its wakes.
+struct UdpPath<'a> {
+    now: Time,
+    line_rate: Rate,
+    plane: &'a PlaneConfig,
+    counters: &'a mut PlaneCounters,
+    wheel: &'a mut Wheel<Timer>,
+    slot: u32,
+    cwnd: &'a mut u64,
+    rate: &'a mut Rate,
+}
+
+impl Datapath for UdpPath<'_> {
+    fn now(&self) -> Time {
+        self.now
+    }
+
+    fn config(&self) -> &PlaneConfig {
+        self.plane
+    }
+
+    fn line_rate(&self) -> Rate {
+        self.line_rate
+    }
+
+    fn plane(&mut self) -> (&PlaneConfig, &mut PlaneCounters) {
+        (self.plane, self.counters)
+    }
+
+    fn arm(&mut self, wake: Wake, at: Time) {
+        let wake = match wake {
+            Wake::Timer { id, gen } => DriverWake::Timer { id, gen },
+            Wake::Flush => DriverWake::Flush,
+        };
+        self.wheel.arm(at, Timer::Driver { slot: self.slot, wake });
+    }
+
+    fn apply(&mut self, d: &Decisions) {
+        if let Some(cwnd) = d.cwnd {
+            *self.cwnd = cwnd.max(1);
+        }
+        if let Some(rate) = d.rate {
+            *self.rate = rate.clamp(1, self.line_rate);
+        }
+    }
+}
+
+impl Endpoint {
+    /// An endpoint with no flows, its clock at `now`.
+    pub fn new(config: TransportConfig, plane: PlaneConfig, now: Time) -> Endpoint {
+        Endpoint {
+            config,
+            plane,
+            cnp_interval: 50 * sluice_core::PS_PER_US,
+            flows: Vec::new(),
+            slot_of: HashMap::new(),
+            receivers: HashMap::new(),
+            wheel: Wheel::new(config.wheel_tick, now),
+            expired: Vec::new(),
+            ready: VecDeque::new(),
+            control: VecDeque::new(),
+            nic_free: now,
+            active: 0,
+            finished: Vec::new(),
+            counters: TransportCounters::default(),
+            plane_counters: PlaneCounters::default(),
+        }
+    }
+
+    /// Sets the receiver's CNP spacing (0: one CNP for every marked packet).
+    pub fn set_cnp_interval(&mut self, interval: Time) {
+        self.cnp_interval = interval;
+    }
+
+    /// Starts sending `spec` at `now`; refused when its id is taken.
+    pub fn open(&mut self, spec: FlowSpec, now: Time) -> Result<(), String> {
+        if self.slot_of.contains_key(&spec.id) {
+            return Err(format!("flow {} is open already", spec.id));
+        }
+        let int_hops = spec.needs.int;
+        let mss = self.config.payload_bytes(if int_hops { INT_HOPS_RESERVED } else { 0 });
+        let slot = self.flows.len() as u32;
+        let mut flags = if int_hops { Flags::INT_REQUEST } else { 0 };
+        if spec.needs.cnp {
+            flags |= Flags::CNP_REQUEST;
+        }
+        let mut flow = SendFlow {
+            id: spec.id,
+            peer: spec.peer,
+            sender: Sender::new(spec.size, mss, now),
+            driver: FlowDriver::default(),
+            cwnd: u64::MAX,
+            rate: self.config.line_rate,
+            next_tx: now,
+            flags,
+            ect: spec.needs.ecn || spec.needs.cnp,
+            in_ready: false,
+            pace_armed: false,
+            rto_armed: false,
+            last_timeout: now,
+            start: now,
+            ended: false,
+        };
+        let info = FlowInfo {
+            flow_id: spec.id as u64,
+            mss,
+            header_bytes: IP_UDP_BYTES + ETHERNET_BYTES + sluice_wire::sluice::HEADER_LEN as u32,
+            line_rate: self.config.line_rate,
+            base_rtt: self.config.base_rtt,
+            hops: 1,
+            size: spec.size,
+            start: now,
+        };
+        let cc = spec.factory.create(&info);
+        let mut dp = UdpPath {
+            now,
+            line_rate: self.config.line_rate,
+            plane: &self.plane,
+            counters: &mut self.plane_counters,
+            wheel: &mut self.wheel,
+            slot,
+            cwnd: &mut flow.cwnd,
+            rate: &mut flow.rate,
+        };
+        flow.driver.start(cc, &info, &mut dp);
+        self.flows.push(flow);
+        self.slot_of.insert(spec.id, slot);
+        self.active += 1;
+        self.wake(slot);
+        Ok(())
+    }
+
+    /// Flows still sending.
+    pub fn active(&self) -> usize {
+        self.active
+    }
+
+    /// Flows that ended since the last call, in the order they ended.
+    pub fn take_finished(&mut self) -> Vec<FlowResult> {
+        std::mem::take(&mut self.finished)
+    }
+
+    /// Flows received from, with the bytes each delivered: `((peer, flow), bytes)`.
+    pub fn received(&self) -> impl Iterator<Item = ((PeerId, u32), u64)> + '_ {
+        self.receivers.iter().map(|(k, r)| (*k, r.delivered))
+    }
+
+    /// Ends every stream: each delivers what it has sent and then finishes.
+    pub fn stop_streams(&mut self) {
+        for slot in 0..self.flows.len() as u32 {
+            let f = &mut self.flows[slot as usize];
+            if !f.ended && f.sender.size.is_none() {
+                f.sender.stop();
+                if f.sender.done() {
+                    let at = f.sender.last_progress;
+                    self.end(slot, at, None);
+                }
+            }
+        }
+    }
+
+    /// Takes a datagram from `peer` whose IP header carried `ecn`; a packet that is refused is counted
+    /// and its reason returned.
+    pub fn handle(&mut self, now: Time, peer: PeerId, ecn: Ecn, datagram: &[u8]) -> Result<(), Refused> {
+        self.counters.received += 1;
+        let packet = SluicePacket::parse(datagram).map_err(|e| {
+            self.counters.malformed += 1;
+            Refused::Malformed(e)
+        })?;
+        match packet.header.kind {
+            Kind::Data => self.on_data(now, peer, ecn, &packet),
+            Kind::Ack => self.on_ack(now, peer, &packet),
+            Kind::Cnp => self.on_cnp(now, peer, &packet.header),
+            Kind::Nack | Kind::Token => {
+                self.counters.unexpected_kind += 1;
+                Err(Refused::UnexpectedKind)
+            }
+        }
+    }
+
+    /// Runs everything due by `now`: pacing delays, retransmission timeouts, the algorithms' timers
+    /// and report deadlines.
+    pub fn advance(&mut self, now: Time) {
+        let mut expired = std::mem::take(&mut self.expired);
+        self.wheel.expire(now, &mut expired);
+        for timer in expired.drain(..) {
+            match timer {
+                Timer::Pace(slot) => {
+                    self.flows[slot as usize].pace_armed = false;
+                    self.wake(slot);
+                }
+                Timer::Rto(slot) => self.on_rto(now, slot),
+                Timer::Driver { slot, wake } => self.on_driver_wake(now, slot, wake),
+            }
+        }
+        self.expired = expired;
+    }
+
+    /// Writes the next datagram due at `now` into `buf` (at least the MTU long); `None` when nothing
+    /// may go before [`Endpoint::next_wakeup`] or an arrival.
+    pub fn poll_transmit(&mut self, now: Time, buf: &mut [u8]) -> Option<Transmit> {
+        if let Some(c) = self.control.pop_front() {
+            let hops = &c.hops[..c.header.int_hops as usize];
+            let len = encode(&c.header, hops, &[], buf).ok()?;
+            return Some(Transmit { peer: c.peer, len, ecn: Ecn::NotEct });
+        }
+        while self.nic_free <= now {
+            let slot = self.ready.pop_front()?;
+            let f = &mut self.flows[slot as usize];
+            f.in_ready = false;
+            if f.ended {
+                continue;
+            }
+            if f.next_tx > now {
+                if !f.pace_armed {
+                    f.pace_armed = true;
+                    self.wheel.arm(f.next_tx, Timer::Pace(slot));
+                }
+                continue;
+            }
+            let Some(next) = f.sender.next(f.cwnd) else { continue };
+            return Some(self.send_data(now, slot, next, buf));
+        }
+        None
+    }
+
+    /// When the endpoint next has something to do without an arrival: the wheel's earliest entry or the
+    /// NIC's next free time when flows wait for it; `None` when only arrivals can wake it.
+    pub fn next_wakeup(&self) -> Option<Time> {
+        let nic = (!self.ready.is_empty() || !self.control.is_empty()).then_some(self.nic_free);
+        match (nic, self.wheel.next_due()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn send_data(&mut self, now: Time, slot: u32, next: Next, buf: &mut [u8]) -> Transmit {
+        let f = &mut self.flows[slot as usize];
+        let mut flags = f.flags;
+        if next.retransmit {
+            flags |= Flags::RETRANSMIT;
+            self.counters.retransmits += 1;
+        }
+        if next.seq == 0 {
+            flags |= Flags::FIRST;
+        }
+        if f.sender.size == Some(next.seq + next.len as u64) {
+            flags |= Flags::LAST;
+        }
+        let header = SluiceHeader {
+            flags: Flags(flags),
+            seq: next.seq,
+            sent_ns: now / PS_PER_NS,
+            ..SluiceHeader::new(Kind::Data, f.id)
+        };
+        let len = encode(&header, &[], &ZEROES[..next.len as usize], buf).expect("buffers hold an MTU");
+        f.sender.sent(next, now);
+        self.counters.data_sent += 1;
+        let wire_bits = (len as u64 + (IP_UDP_BYTES + ETHERNET_BYTES) as u64) * 8;
+        f.next_tx = f.next_tx.max(now) + wire_bits * PS_PER_S / f.rate.max(1);
+        self.nic_free = self.nic_free.max(now) + wire_bits * PS_PER_S / self.config.line_rate;
+        let transmit = Transmit { peer: f.peer, len, ecn: if f.ect { Ecn::Ect0 } else { Ecn::NotEct } };
+        if !f.rto_armed {
+            f.rto_armed = true;
+            let at = now + f.sender.rto(self.config.rto_min);
+            self.wheel.arm(at, Timer::Rto(slot));
+        }
+        if f.driver.events().contains(Events::TX) {
+            let sent = Sent {
+                bytes: next.len as u64,
+                packets: 1,
+                retransmitted_bytes: if next.retransmit { next.len as u64 } else { 0 },
+            };
+            self.drive(now, slot, |d, dp| d.on_sent(&sent, dp));
+        }
+        self.wake(slot);
+        transmit
+    }
+
+    fn on_data(&mut self, now: Time, peer: PeerId, ecn: Ecn, p: &SluicePacket) -> Result<(), Refused> {
+        let h = &p.header;
+        let key = (peer, h.flow);
+        if !self.receivers.contains_key(&key) && self.receivers.len() >= MAX_RECEIVE_FLOWS {
+            self.counters.too_many_flows += 1;
+            return Err(Refused::TooManyFlows);
+        }
+        let ce = ecn == Ecn::Ce;
+        self.counters.ce_received += ce as u64;
+        let r = self.receivers.entry(key).or_default();
+        let Some(arrival) = r.on_data(h.seq, h.payload_len, ce, now) else {
+            self.counters.out_of_window += 1;
+            return Err(Refused::OutOfWindow);
+        };
+        let last = h.flags.has(Flags::LAST);
+        if r.ack_due(arrival, ce, last, self.config.ack_every_packets) {
+            let ack = r.take_ack(h.seq, h.sent_ns, ce);
+            let mut hops = [IntRecord::default(); MAX_ACK_HOPS];
+            let mut n = 0u8;
+            for (slot, hop) in hops.iter_mut().zip(p.hops()) {
+                *slot = hop;
+                n += 1;
+            }
+            let header = SluiceHeader {
+                flags: Flags(if ce { Flags::ECN_ECHO } else { 0 }),
+                int_hops: n,
+                seq: ack.cumulative,
+                echo_ns: ack.echo_ns,
+                sent_ns: now / PS_PER_NS,
+                offset: ack.sacked,
+                bytes: ack.bytes,
+                ce_bytes: ack.ce_bytes,
+                ..SluiceHeader::new(Kind::Ack, h.flow)
+            };
+            self.control.push_back(Control { peer, header, hops });
+            self.counters.acks_sent += 1;
+        }
+        if ce && h.flags.has(Flags::CNP_REQUEST) && r.cnp_due(now, self.cnp_interval) {
+            let header = SluiceHeader { sent_ns: now / PS_PER_NS, ..SluiceHeader::new(Kind::Cnp, h.flow) };
+            self.control.push_back(Control { peer, header, hops: [IntRecord::default(); MAX_ACK_HOPS] });
+            self.counters.cnps_sent += 1;
+        }
+        Ok(())
+    }
+
+    /// The flow slot an ACK or CNP from `peer` for `flow` belongs to.
+    fn sending_slot(&mut self, peer: PeerId, flow: u32) -> Result<u32, Refused> {
+        let Some(&slot) = self.slot_of.get(&flow) else {
+            self.counters.unknown_flow += 1;
+            return Err(Refused::UnknownFlow);
+        };
+        if self.flows[slot as usize].peer != peer {
+            self.counters.wrong_peer += 1;
+            return Err(Refused::WrongPeer);
+        }
+        Ok(slot)
+    }
+
+    fn on_ack(&mut self, now: Time, peer: PeerId, p: &SluicePacket) -> Result<(), Refused> {
+        let h = &p.header;
+        let slot = self.sending_slot(peer, h.flow)?;
+        let f = &mut self.flows[slot as usize];
+        if f.ended {
+            return Ok(());
+        }
+        let echo = h.echo_ns.saturating_mul(PS_PER_NS);
+        let Some(effect) = f.sender.on_ack(h.seq, h.offset, echo, now) else {
+            self.counters.out_of_window += 1;
+            return Err(Refused::OutOfWindow);
+        };
+        let events = f.driver.events();
+        if events.contains(Events::ACK) {
+            let mut int = [IntHop::default(); MAX_ACK_HOPS];
+            let n = p.hops().take(MAX_ACK_HOPS).zip(int.iter_mut()).map(|(r, hop)| *hop = int_hop(&r)).count();
+            let samples = [effect.rtt.unwrap_or(0)];
+            let bytes = h.bytes as u64;
+            let ack = Ack {
+                acks: 1,
+                acked_bytes: bytes,
+                acked_packets: bytes.div_ceil(f.sender.mss as u64) as u32,
+                ecn_bytes: h.ce_bytes as u64,
+                ecn_packets: (h.ce_bytes as u64).div_ceil(f.sender.mss as u64) as u32,
+                ecn_echo: h.ce_bytes > 0 || h.flags.has(Flags::ECN_ECHO),
+                rtt: effect.rtt,
+                rtt_samples: if effect.rtt.is_some() { &samples } else { &[] },
+                delivery_rate: effect.delivery_rate,
+                snd_una: f.sender.snd_una,
+                snd_nxt: f.sender.snd_nxt,
+                in_flight: f.sender.in_flight(),
+                int: &int[..n],
+                remote_delay: None,
+                first_at: now,
+                path_flags: 0,
+                dup_acks: (effect.newly_acked == 0 && bytes == 0) as u32,
+            };
+            self.drive(now, slot, |d, dp| d.on_ack(&ack, false, dp));
+        }
+        let f = &mut self.flows[slot as usize];
+        if effect.lost > 0 && events.contains(Events::LOSS) {
+            let loss = Loss {
+                kind: LossKind::FastRetransmit,
+                count: effect.lost,
+                in_flight: f.sender.in_flight(),
+                snd_nxt: f.sender.snd_nxt,
+            };
+            self.drive(now, slot, |d, dp| d.on_loss(&loss, dp));
+        }
+        if self.flows[slot as usize].sender.done() {
+            self.end(slot, now, None);
+        } else {
+            self.wake(slot);
+        }
+        Ok(())
+    }
+
+    fn on_cnp(&mut self, now: Time, peer: PeerId, h: &SluiceHeader) -> Result<(), Refused> {
+        let slot = self.sending_slot(peer, h.flow)?;
+        let f = &self.flows[slot as usize];
+        if !f.ended && f.driver.events().contains(Events::CNP) {
+            self.drive(now, slot, |d, dp| d.on_cnp(dp));
+            self.wake(slot);
+        }
+        Ok(())
+    }
+
+    fn on_rto(&mut self, now: Time, slot: u32) {
+        let f = &mut self.flows[slot as usize];
+        f.rto_armed = false;
+        if f.ended || !f.sender.outstanding() {
+            return;
+        }
+        let rto = f.sender.rto(self.config.rto_min);
+        let deadline = f.sender.last_progress.max(f.last_timeout) + rto;
+        if now < deadline {
+            f.rto_armed = true;
+            self.wheel.arm(deadline, Timer::Rto(slot));
+            return;
+        }
+        if now.saturating_sub(f.sender.last_progress) >= self.config.peer_timeout {
+            let error = format!(
+                "no acknowledgment from peer {} for {} ms: the peer is gone",
+                f.peer,
+                self.config.peer_timeout / sluice_core::PS_PER_MS
+            );
+            self.end(slot, now, Some(error));
+            return;
+        }
+        self.counters.timeouts += 1;
+        f.last_timeout = now;
+        let count = f.sender.on_timeout();
+        f.rto_armed = true;
+        self.wheel.arm(now + rto, Timer::Rto(slot));
+        if f.driver.events().contains(Events::LOSS) {
+            let loss =
+                Loss { kind: LossKind::Timeout, count, in_flight: f.sender.in_flight(), snd_nxt: f.sender.snd_nxt };
+            self.drive(now, slot, |d, dp| d.on_loss(&loss, dp));
+        }
+        self.wake(slot);
+    }
+
+    fn on_driver_wake(&mut self, now: Time, slot: u32, wake: DriverWake) {
+        if self.flows[slot as usize].ended {
+            return;
+        }
+        match wake {
+            DriverWake::Timer { id, gen } => self.drive(now, slot, |d, dp| d.on_timer(id, gen, dp)),
+            DriverWake::Flush => self.drive(now, slot, |d, dp| d.on_flush(dp)),
+        };
+        self.wake(slot);
+    }
+
+    /// Puts flow `slot` in the ready queue unless it waits there already or has ended.
+    fn wake(&mut self, slot: u32) {
+        let f = &mut self.flows[slot as usize];
+        if !f.in_ready && !f.ended {
+            f.in_ready = true;
+            self.ready.push_back(slot);
+        }
+    }
+
+    fn end(&mut self, slot: u32, now: Time, error: Option<String>) {
+        let f = &mut self.flows[slot as usize];
+        f.ended = true;
+        f.driver.finish();
+        self.active -= 1;
+        self.finished.push(FlowResult {
+            id: f.id,
+            peer: f.peer,
+            size: f.sender.snd_una,
+            start: f.start,
+            finish: now,
+            retransmitted: f.sender.retransmitted,
+            error,
+        });
+    }
+
+    /// Runs `call` on flow `slot`'s driver with this endpoint as its datapath.
+    fn drive<R>(&mut self, now: Time, slot: u32, call: impl FnOnce(&mut FlowDriver, &mut UdpPath) -> R) -> R {
+        let f = &mut self.flows[slot as usize];
+        let mut dp = UdpPath {
+            now,
+            line_rate: self.config.line_rate,
+            plane: &self.plane,
+            counters: &mut self.plane_counters,
+            wheel: &mut self.wheel,
+            slot,
+            cwnd: &mut f.cwnd,
+            rate: &mut f.rate,
+        };
+        call(&mut f.driver, &mut dp)
+    }
+}
+
+/// An INT record as algorithms read it (times in picoseconds).
+fn int_hop(r: &IntRecord) -> IntHop {
+    IntHop { ts: r.ts_ns.saturating_mul(PS_PER_NS), tx_bytes: r.tx_bytes, qlen: r.qlen, rate: r.rate }
+}
+
+/// Why a datagram was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// It did not parse.
+    Malformed(WireError),
+    /// An ACK or CNP for a flow this endpoint does not send.
+    UnknownFlow,
+    /// An ACK or CNP from another peer than the flow's receiver.
+    WrongPeer,
+    /// Sequence numbers outside the window.
+    OutOfWindow,
+    /// A kind this endpoint does not take.
+    UnexpectedKind,
+    /// A new flow past [`MAX_RECEIVE_FLOWS`].
+    TooManyFlows,
+}

@@ -1,0 +1,19 @@
+//! The user-space UDP datapath of sluice: flows carried over UDP sockets with the sluice header
+//! (`sluice-wire`), driven by the same CC plane (`sluice-plane`'s per-flow driver) and the same
+//! algorithms (`sluice-cc`) as the simulator and the kernel datapath.
+//!
+//! Layers, lowest first:
+//! - [`config`]: transport settings.
+//! - [`wheel`]: the timing wheel that paces flows and runs their timers.
+//! - [`receiver`]: one flow's receiving state and ACK policy.
+//! - [`sender`]: one flow's sending state: scoreboard, loss detection, RTT estimate.
+//! - [`endpoint`]: a host's flows, without I/O (datagrams in, datagrams out, a clock).
+
+pub mod config;
+pub mod endpoint;
+pub mod receiver;
+pub mod sender;
+pub mod wheel;
+
+pub use config::TransportConfig;
+pub use endpoint::{Endpoint, FlowResult, FlowSpec, PeerId, Refused, Transmit, TransportCounters};

@@ -1,0 +1,284 @@
+//! The UDP transport's endpoints over an in-memory link: a sender host and a receiver host joined by a
+//! bottleneck with a byte buffer, DCTCP-style ECN marking, INT stamping and a propagation delay, run
+//! as a small discrete-event loop. Deterministic, so every figure below is exact for its seed.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use sluice_cc::registry::lookup;
+use sluice_cc::Needs;
+use sluice_core::{Time, PS_PER_MS, PS_PER_S, PS_PER_US};
+use sluice_plane::PlaneConfig;
+use sluice_udp::{Endpoint, FlowResult, FlowSpec, TransportConfig};
+use sluice_wire::sluice::{append_hop, IntRecord};
+use sluice_wire::Ecn;
+
+const GBPS: u64 = 1_000_000_000;
+const SENDER: u32 = 0;
+const RECEIVER: u32 = 1;
+
+/// The bottleneck from the sender to the receiver (the reverse path only delays).
+#[derive(Clone, Copy)]
+struct Link {
+    /// The sender's NIC: faster than the bottleneck, as several senders behind one switch would be.
+    nic_rate: u64,
+    rate: u64,
+    delay: Time,
+    buffer: u64,
+    /// Mark ECT packets CE when the queue they join holds more than this many bytes.
+    k: u64,
+    /// Drop every n-th data packet (0: none).
+    drop_every: u64,
+    /// Drop everything from this time on (the receiver vanishes).
+    cut_at: Option<Time>,
+}
+
+impl Default for Link {
+    fn default() -> Self {
+        Link {
+            nic_rate: 25 * GBPS,
+            rate: 10 * GBPS,
+            delay: 10 * PS_PER_US,
+            buffer: 400_000,
+            k: 30_000,
+            drop_every: 0,
+            cut_at: None,
+        }
+    }
+}
+
+/// What a run saw.
+#[derive(Default)]
+struct Run {
+    results: Vec<FlowResult>,
+    /// Payload-carrying bytes that crossed the bottleneck, and the time its last one left.
+    bottleneck_bytes: u64,
+    last_departure: Time,
+    /// Queue length sampled at every data packet's arrival, bytes.
+    queue_samples: Vec<u64>,
+    marked: u64,
+    dropped: u64,
+    now: Time,
+}
+
+struct Packet {
+    to: u32,
+    ecn: Ecn,
+    bytes: Vec<u8>,
+}
+
+fn run(link: Link, specs: Vec<FlowSpec>, limit: Time) -> (Run, Endpoint, Endpoint) {
+    let config = TransportConfig { line_rate: link.nic_rate, ..TransportConfig::default() };
+    let mut hosts =
+        [Endpoint::new(config, PlaneConfig::default(), 0), Endpoint::new(config, PlaneConfig::default(), 0)];
+    for spec in specs {
+        hosts[SENDER as usize].open(spec, 0).unwrap();
+    }
+    let mut wire: BinaryHeap<Reverse<(Time, u64)>> = BinaryHeap::new();
+    let mut packets: Vec<Option<Packet>> = Vec::new();
+    let mut out = Run::default();
+    let mut link_free: Time = 0;
+    let mut sent_data = 0u64;
+    let mut buf = vec![0u8; 9000];
+    let mut now = 0;
+    while now < limit {
+        for h in 0..2u32 {
+            hosts[h as usize].advance(now);
+            while let Some(t) = hosts[h as usize].poll_transmit(now, &mut buf) {
+                let mut bytes = buf[..t.len].to_vec();
+                let mut ecn = t.ecn;
+                let mut at = now + link.delay;
+                if h == SENDER && bytes.len() > 100 {
+                    sent_data += 1;
+                    let wire_bytes = t.len as u64 + 42;
+                    let queued = link_free.saturating_sub(now) * link.rate / PS_PER_S / 8;
+                    out.queue_samples.push(queued);
+                    let cut = link.cut_at.is_some_and(|c| now >= c);
+                    if cut
+                        || queued + wire_bytes > link.buffer
+                        || (link.drop_every > 0 && sent_data.is_multiple_of(link.drop_every))
+                    {
+                        out.dropped += 1;
+                        continue;
+                    }
+                    if queued > link.k && ecn.is_ect() {
+                        ecn = Ecn::Ce;
+                        out.marked += 1;
+                    }
+                    let departure = link_free.max(now) + wire_bytes * 8 * PS_PER_S / link.rate;
+                    link_free = departure;
+                    let hop = IntRecord {
+                        ts_ns: departure / 1000,
+                        tx_bytes: out.bottleneck_bytes,
+                        qlen: queued,
+                        rate: link.rate,
+                    };
+                    let len = bytes.len();
+                    bytes.resize(len + 32, 0);
+                    if let Ok(n) = append_hop(&mut bytes, len, &hop) {
+                        bytes.truncate(n);
+                    }
+                    out.bottleneck_bytes += wire_bytes;
+                    out.last_departure = departure;
+                    at = departure + link.delay;
+                } else if link.cut_at.is_some_and(|c| now >= c) {
+                    continue;
+                }
+                packets.push(Some(Packet { to: 1 - h, ecn, bytes }));
+                wire.push(Reverse((at, packets.len() as u64 - 1)));
+            }
+        }
+        out.results.extend(hosts[SENDER as usize].take_finished());
+        if hosts[SENDER as usize].active() == 0 {
+            break;
+        }
+        let next_arrival = wire.peek().map(|Reverse((t, _))| *t);
+        let wakeups = hosts.iter().filter_map(Endpoint::next_wakeup);
+        let Some(next) = next_arrival.into_iter().chain(wakeups).min() else { break };
+        now = next.max(now + 1);
+        while let Some(Reverse((t, id))) = wire.peek().copied() {
+            if t > now {
+                break;
+            }
+            wire.pop();
+            let p = packets[id as usize].take().unwrap();
+            let from = 1 - p.to;
+            hosts[p.to as usize].handle(t, from, p.ecn, &p.bytes).unwrap();
+        }
+    }
+    out.now = now;
+    let [a, b] = hosts;
+    (out, a, b)
+}
+
+fn spec(id: u32, algorithm: &str, size: Option<u64>, line_rate: u64) -> FlowSpec {
+    let a = lookup(algorithm).unwrap();
+    FlowSpec {
+        id,
+        peer: RECEIVER,
+        size,
+        factory: (a.build)(&toml::Table::new(), line_rate).unwrap(),
+        needs: Needs { ecn: a.needs.ecn, cnp: a.needs.cnp, int: a.needs.int, ..Needs::default() },
+    }
+}
+
+fn specs(n: u32, algorithm: &str, size: u64) -> Vec<FlowSpec> {
+    (0..n).map(|id| spec(id, algorithm, Some(size), 10 * GBPS)).collect()
+}
+
+/// Bottleneck utilisation over the run: bytes it carried over the time it was needed.
+fn utilisation(r: &Run, link: &Link) -> f64 {
+    r.bottleneck_bytes as f64 * 8.0 / (r.last_departure as f64 / PS_PER_S as f64) / link.rate as f64
+}
+
+fn mean(xs: &[u64]) -> f64 {
+    xs.iter().sum::<u64>() as f64 / xs.len().max(1) as f64
+}
+
+fn completed(r: &Run, n: usize, size: u64) {
+    assert_eq!(r.results.len(), n, "every flow ends");
+    for f in &r.results {
+        assert_eq!(f.error, None, "flow {}", f.id);
+        assert_eq!(f.size, size, "flow {} delivers everything", f.id);
+    }
+}
+
+#[test]
+fn reno_delivers_a_megabyte_in_order() {
+    let link = Link { buffer: 2_000_000, ..Link::default() };
+    let (r, a, b) = run(link, specs(1, "reno", 1_000_000), 100 * PS_PER_MS);
+    completed(&r, 1, 1_000_000);
+    assert_eq!(b.received().map(|(_, bytes)| bytes).sum::<u64>(), 1_000_000);
+    assert_eq!((a.counters.retransmits, a.counters.malformed, b.counters.malformed), (0, 0, 0));
+    assert!(a.plane_counters.signals > 0 && a.plane_counters.decisions > 0);
+}
+
+#[test]
+fn dctcp_fills_the_bottleneck_and_holds_the_queue_near_k() {
+    let link = Link::default();
+    let (r, a, _) = run(link, specs(4, "dctcp", 4_000_000), 200 * PS_PER_MS);
+    completed(&r, 4, 4_000_000);
+    let u = utilisation(&r, &link);
+    assert!(u > 0.9, "utilisation {u:.3}");
+    assert!(r.marked > 0, "the queue passed K");
+    assert_eq!(r.dropped, 0, "DCTCP keeps the queue below the buffer");
+    let late: Vec<u64> = r.queue_samples[r.queue_samples.len() / 2..].to_vec();
+    let q = mean(&late);
+    assert!(q < 3.0 * link.k as f64, "mean queue {q:.0} B with K = {} B", link.k);
+    assert_eq!(a.counters.retransmits, 0);
+}
+
+#[test]
+fn losses_are_recovered_and_counted() {
+    let link = Link { drop_every: 50, ..Link::default() };
+    let (r, a, _) = run(link, specs(2, "cubic", 2_000_000), 500 * PS_PER_MS);
+    completed(&r, 2, 2_000_000);
+    assert!(r.dropped > 0);
+    assert!(a.counters.retransmits >= r.dropped, "every drop resent: {} vs {}", a.counters.retransmits, r.dropped);
+    assert!(r.results.iter().all(|f| f.retransmitted > 0));
+}
+
+/// Runs two 2 MB flows of `algorithm` and checks they complete with no refused packet.
+fn two_flows(algorithm: &str) -> (Run, Endpoint, Endpoint, f64) {
+    let link = Link::default();
+    let (r, a, b) = run(link, specs(2, algorithm, 2_000_000), 500 * PS_PER_MS);
+    completed(&r, 2, 2_000_000);
+    assert_eq!(a.counters.unknown_flow + a.counters.out_of_window + a.counters.malformed, 0, "{algorithm}");
+    assert!(a.plane_counters.decisions > 0, "{algorithm} decided");
+    let u = utilisation(&r, &link);
+    (r, a, b, u)
+}
+
+#[test]
+fn dcqcn_slows_down_on_the_receivers_cnps() {
+    let (r, a, b, _) = two_flows("dcqcn");
+    assert!(b.counters.cnps_sent > 0, "the receiver answered CE marks with CNPs");
+    assert!(r.marked > 0);
+    // Two flows starting at the 25 Gbps line rate into 10 Gbps overflow the 400 KB buffer before the
+    // CNPs (50 us apart) bring the rate down; without PFC those losses are DCQCN's own.
+    assert!(a.counters.retransmits >= r.dropped);
+}
+
+#[test]
+fn hpcc_holds_the_queue_near_empty_from_int_alone() {
+    let (r, _, _, u) = two_flows("hpcc");
+    assert_eq!(r.marked + r.dropped, 0, "no ECN, no loss: INT alone");
+    assert!(u > 0.85, "utilisation {u:.3}");
+    assert!(mean(&r.queue_samples) < 5_000.0, "mean queue {:.0} B", mean(&r.queue_samples));
+}
+
+#[test]
+fn delay_based_algorithms_run_on_echoed_timestamps() {
+    let (r, _, _, u) = two_flows("swift");
+    assert_eq!(r.dropped, 0);
+    assert!(u > 0.9, "swift: utilisation {u:.3}");
+    // TIMELY cuts its rate on the queueing of the first round trips and then adds 10 Mbps per update
+    // (Mittal et al. SIGCOMM'15 defaults), too slow to refill the link within a 2 MB flow; it runs.
+    let (r, _, _, _) = two_flows("timely");
+    assert_eq!(r.dropped, 0);
+}
+
+#[test]
+fn a_vanished_receiver_ends_the_flow_with_an_error() {
+    let link = Link { cut_at: Some(50 * PS_PER_US), ..Link::default() };
+    let config = TransportConfig::default();
+    let (r, a, _) = run(link, vec![spec(0, "reno", None, 10 * GBPS)], 3 * config.peer_timeout);
+    assert_eq!(r.results.len(), 1);
+    let error = r.results[0].error.as_deref().expect("an error");
+    assert!(error.contains("peer 1") && error.contains("gone"), "{error}");
+    assert!(r.results[0].finish <= 50 * PS_PER_US + config.peer_timeout + 10 * PS_PER_MS);
+    assert!(a.counters.timeouts > 0);
+}
+
+#[test]
+fn streams_end_when_stopped() {
+    let config = TransportConfig::default();
+    let mut a = Endpoint::new(config, PlaneConfig::default(), 0);
+    a.open(spec(3, "reno", None, 10 * GBPS), 0).unwrap();
+    assert!(a.open(spec(3, "reno", None, 10 * GBPS), 0).is_err(), "ids are unique");
+    let mut buf = vec![0u8; 9000];
+    let t = a.poll_transmit(0, &mut buf).expect("the first packet");
+    assert_eq!((t.peer, t.ecn), (RECEIVER, Ecn::NotEct));
+    a.stop_streams();
+    assert_eq!(a.active(), 1, "what was sent must still be acknowledged");
+}
