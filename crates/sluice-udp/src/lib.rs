@@ -8,12 +8,17 @@
 //! - [`receiver`]: one flow's receiving state and ACK policy.
 //! - [`sender`]: one flow's sending state: scoreboard, loss detection, RTT estimate.
 //! - [`endpoint`]: a host's flows, without I/O (datagrams in, datagrams out, a clock).
+//! - [`io`]: batched IPv4 UDP sockets that carry the ECN bits both ways.
+//! - [`host`]: an endpoint on a socket, run on the monotonic clock.
 
 pub mod config;
 pub mod endpoint;
+pub mod host;
+pub mod io;
 pub mod receiver;
 pub mod sender;
 pub mod wheel;
 
 pub use config::TransportConfig;
 pub use endpoint::{Endpoint, FlowResult, FlowSpec, PeerId, Refused, Transmit, TransportCounters};
+pub use host::{IoCounters, UdpHost};

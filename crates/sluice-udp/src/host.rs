@@ -1,0 +1,165 @@
+//! An endpoint on a real socket: the loop that takes datagrams in batches, lets the endpoint's clock
+//! run on the monotonic clock, sends what it has in batches, and sleeps on the socket until its next
+//! wake-up.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddrV4;
+use std::time::{Duration, Instant};
+
+use sluice_core::{Time, PS_PER_NS};
+use sluice_wire::Ecn;
+
+use crate::endpoint::{Endpoint, PeerId};
+use crate::io::{RecvBatch, SendBatch, Socket};
+
+/// What the socket loop did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoCounters {
+    /// `sendmmsg` calls.
+    pub send_calls: u64,
+    /// Datagrams the kernel did not take (its buffer was full).
+    pub send_dropped: u64,
+    /// `recvmmsg` calls that returned datagrams.
+    pub recv_calls: u64,
+    /// Waits on the socket.
+    pub waits: u64,
+}
+
+/// An endpoint bound to a socket.
+pub struct UdpHost {
+    socket: Socket,
+    /// The transport.
+    pub endpoint: Endpoint,
+    peers: Vec<SocketAddrV4>,
+    peer_ids: HashMap<SocketAddrV4, PeerId>,
+    epoch: Instant,
+    send: SendBatch,
+    recv: RecvBatch,
+    /// What the loop did.
+    pub io: IoCounters,
+}
+
+impl UdpHost {
+    /// `endpoint` on `socket`; its clock starts now.
+    pub fn new(socket: Socket, endpoint: Endpoint) -> UdpHost {
+        set_timer_slack();
+        UdpHost {
+            socket,
+            endpoint,
+            peers: Vec::new(),
+            peer_ids: HashMap::new(),
+            epoch: Instant::now(),
+            send: SendBatch::default(),
+            recv: RecvBatch::default(),
+            io: IoCounters::default(),
+        }
+    }
+
+    /// The socket's address.
+    pub fn local_addr(&self) -> io::Result<SocketAddrV4> {
+        self.socket.local_addr()
+    }
+
+    /// The endpoint's clock: picoseconds since the host was made.
+    pub fn now(&self) -> Time {
+        self.epoch.elapsed().as_nanos() as Time * PS_PER_NS
+    }
+
+    /// The peer id of `addr`, numbering it if new.
+    pub fn peer(&mut self, addr: SocketAddrV4) -> PeerId {
+        if let Some(&id) = self.peer_ids.get(&addr) {
+            return id;
+        }
+        let id = self.peers.len() as PeerId;
+        self.peers.push(addr);
+        self.peer_ids.insert(addr, id);
+        id
+    }
+
+    /// The address of peer `id`.
+    pub fn peer_addr(&self, id: PeerId) -> Option<SocketAddrV4> {
+        self.peers.get(id as usize).copied()
+    }
+
+    /// Runs until `done` says so (asked after every round) or a socket error.
+    pub fn run(&mut self, mut done: impl FnMut(&mut Endpoint, Time) -> bool) -> io::Result<()> {
+        loop {
+            let busy = self.round()?;
+            let now = self.now();
+            if done(&mut self.endpoint, now) {
+                return Ok(());
+            }
+            if !busy {
+                self.sleep(now)?;
+            }
+        }
+    }
+
+    /// One round: receive, run due timers, send. Returns whether anything moved.
+    pub fn round(&mut self) -> io::Result<bool> {
+        let received = self.receive()?;
+        let now = self.now();
+        self.endpoint.advance(now);
+        let sent = self.transmit(now)?;
+        Ok(received + sent > 0)
+    }
+
+    fn receive(&mut self) -> io::Result<usize> {
+        let n = self.socket.recv(&mut self.recv)?;
+        if n == 0 {
+            return Ok(0);
+        }
+        self.io.recv_calls += 1;
+        let now = self.now();
+        for k in 0..n {
+            let (_, from, _) = self.recv.get(k);
+            let peer = self.peer(from);
+            let (bytes, _, tos) = self.recv.get(k);
+            // A refused datagram is counted by the endpoint; the loop goes on.
+            let _ = self.endpoint.handle(now, peer, Ecn::from_bits(tos), bytes);
+        }
+        Ok(n)
+    }
+
+    fn transmit(&mut self, now: Time) -> io::Result<usize> {
+        let mut total = 0;
+        loop {
+            while !self.send.is_full() {
+                let Some(t) = self.endpoint.poll_transmit(now, self.send.next_buffer()) else { break };
+                let Some(to) = self.peer_addr(t.peer) else { continue };
+                self.send.push(t.len, to, t.ecn.bits());
+            }
+            let queued = self.send.len();
+            if queued == 0 {
+                return Ok(total);
+            }
+            let went = self.socket.send(&mut self.send)?;
+            self.io.send_calls += 1;
+            self.io.send_dropped += (queued - went) as u64;
+            total += queued;
+        }
+    }
+
+    /// Sleeps on the socket until the endpoint's next wake-up (at most 100 ms, so `done` is asked).
+    fn sleep(&mut self, now: Time) -> io::Result<()> {
+        let limit = Duration::from_millis(100);
+        let timeout = match self.endpoint.next_wakeup() {
+            Some(at) if at <= now => return Ok(()),
+            Some(at) => Duration::from_nanos((at - now) / PS_PER_NS).min(limit),
+            None => limit,
+        };
+        self.io.waits += 1;
+        self.socket.wait(Some(timeout))?;
+        Ok(())
+    }
+}
+
+/// Asks the kernel to wake this thread within 1 us of its timers instead of the default 50 us, so
+/// that pacing delays hold.
+fn set_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and touches nothing else.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong);
+    }
+}

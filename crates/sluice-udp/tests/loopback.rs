@@ -1,0 +1,80 @@
+//! A sender and a receiver on real sockets over loopback: flows complete, every byte arrives once,
+//! and a receiver that is gone ends the sender's flows with an error.
+
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+
+use sluice_cc::registry::lookup;
+use sluice_core::PS_PER_MS;
+use sluice_plane::PlaneConfig;
+use sluice_udp::io::Socket;
+use sluice_udp::{Endpoint, FlowSpec, TransportConfig, UdpHost};
+
+fn host() -> UdpHost {
+    let socket = Socket::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+    UdpHost::new(socket, Endpoint::new(TransportConfig::default(), PlaneConfig::default(), 0))
+}
+
+fn open(sender: &mut UdpHost, to: SocketAddrV4, flows: u32, size: u64, algorithm: &str) {
+    let a = lookup(algorithm).unwrap();
+    let factory = (a.build)(&toml::Table::new(), 10_000_000_000).unwrap();
+    let peer = sender.peer(to);
+    let now = sender.now();
+    for id in 0..flows {
+        let spec = FlowSpec { id, peer, size: Some(size), factory: factory.clone(), needs: a.needs };
+        sender.endpoint.open(spec, now).unwrap();
+    }
+}
+
+#[test]
+fn flows_complete_over_loopback_sockets() {
+    let mut receiver = host();
+    let to = receiver.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop_rx = stop.clone();
+    let rx = thread::spawn(move || {
+        receiver.run(|_, _| stop_rx.load(Ordering::Relaxed)).unwrap();
+        receiver
+    });
+    let mut sender = host();
+    open(&mut sender, to, 4, 1_000_000, "dctcp");
+    let mut results = Vec::new();
+    sender
+        .run(|e, now| {
+            results.extend(e.take_finished());
+            e.active() == 0 || now > 20_000 * PS_PER_MS
+        })
+        .unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let receiver = rx.join().unwrap();
+    assert_eq!(results.len(), 4, "every flow ended within 20 s");
+    for r in &results {
+        assert_eq!((r.size, r.error.as_deref()), (1_000_000, None), "flow {}", r.id);
+    }
+    let delivered: u64 = receiver.endpoint.received().map(|(_, bytes)| bytes).sum();
+    assert_eq!(delivered, 4_000_000, "each byte once");
+    assert_eq!(receiver.endpoint.counters.malformed + sender.endpoint.counters.malformed, 0);
+    assert!(sender.io.send_calls > 0 && receiver.io.recv_calls > 0);
+}
+
+#[test]
+fn a_receiver_that_never_answers_fails_the_flow() {
+    let silent = Socket::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let to = silent.local_addr().unwrap();
+    let config = TransportConfig { peer_timeout: 200 * PS_PER_MS, ..TransportConfig::default() };
+    let socket = Socket::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let mut sender = UdpHost::new(socket, Endpoint::new(config, PlaneConfig::default(), 0));
+    open(&mut sender, to, 1, 1_000_000, "reno");
+    let mut results = Vec::new();
+    sender
+        .run(|e, now| {
+            results.extend(e.take_finished());
+            e.active() == 0 || now > 5_000 * PS_PER_MS
+        })
+        .unwrap();
+    assert_eq!(results.len(), 1, "the flow ended instead of hanging");
+    assert!(results[0].error.as_deref().is_some_and(|e| e.contains("gone")));
+    drop(silent);
+}
