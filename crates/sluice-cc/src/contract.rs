@@ -192,6 +192,23 @@ impl Capabilities {
         CapabilitySet::of(&[Capability::Ecn, Capability::Window, Capability::PacingRate]),
     );
 
+    /// The user-space UDP transport (`sluice-udp`). Receivers echo CE marks on ACKs and send CNPs when the
+    /// sender's algorithm asks for them; ACKs carry back the INT records switches appended (the sluice
+    /// software switch does); the sender applies a window and paces at a rate per flow, or sends at line
+    /// rate for `none` (a traffic generator's unlimited flow). No token transport, receiver-side
+    /// controller, host policy or Bolt switch logic (yet).
+    pub const UDP: Capabilities = Capabilities::new(
+        "the UDP datapath",
+        CapabilitySet::of(&[
+            Capability::Ecn,
+            Capability::Cnp,
+            Capability::Int,
+            Capability::Window,
+            Capability::PacingRate,
+            Capability::Uncontrolled,
+        ]),
+    );
+
     /// A datapath named `datapath` providing `provides`.
     pub const fn new(datapath: &'static str, provides: CapabilitySet) -> Capabilities {
         Capabilities { datapath, provides }
@@ -205,7 +222,7 @@ impl Capabilities {
 }
 
 /// Every datapath sluice ships, for listings.
-pub const DATAPATHS: [Capabilities; 2] = [Capabilities::SIMULATOR, Capabilities::KERNEL_TCP];
+pub const DATAPATHS: [Capabilities; 3] = [Capabilities::SIMULATOR, Capabilities::KERNEL_TCP, Capabilities::UDP];
 
 /// What `algorithm` requires of a datapath: its declared [`Needs`] and the control it applies.
 pub fn requirements(algorithm: &Algorithm) -> CapabilitySet {

@@ -12,6 +12,7 @@ pub mod host_summary;
 pub mod progress;
 pub mod runner;
 pub mod sweep_command;
+pub mod udp;
 
 pub use estimate::{estimate, RunEstimate};
 pub use runner::{

@@ -3,6 +3,7 @@
 //! scenario, and refuses exactly the algorithms that need ECN marks when the scenario switches marking
 //! off. Kernel TCP (the `kernel` feature) is tried through the agent's acceptance path: the check itself,
 //! the settings file, the command-line options and `sluice agent`, which refuses before it loads anything.
+//! The UDP datapath sends two flows of each algorithm it accepts over loopback to a `sluice udp recv`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -178,4 +179,62 @@ mod kernel_tcp {
             names_exactly(name, &message, missing);
         }
     }
+}
+
+/// What the UDP datapath lacks, per algorithm it refuses.
+const REFUSED_ON_UDP: [(&str, &[Capability]); 9] = [
+    ("bolt", &[Capability::Bolt]),
+    ("expresspass", &[Capability::TokenTransport, Capability::Receiver]),
+    ("ep_aeolus", &[Capability::TokenTransport, Capability::Receiver]),
+    ("homa", &[Capability::TokenTransport, Capability::Receiver]),
+    ("ndp", &[Capability::TokenTransport, Capability::Receiver]),
+    ("tocc", &[Capability::TokenTransport, Capability::Receiver]),
+    ("tocc_nounsched", &[Capability::TokenTransport, Capability::Receiver]),
+    ("ec_aware", &[Capability::Receiver]),
+    ("hostcc", &[Capability::HostPolicy]),
+];
+
+/// A free UDP port on loopback (bound and released, so a receiver can take it).
+fn free_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn the_udp_datapath_runs_or_refuses_every_algorithm_naming_what_it_lacks() {
+    let dir = scratch("udp");
+    let to = format!("127.0.0.1:{}", free_port());
+    let mut receiver = Command::new(SLUICE)
+        .args(["udp", "recv", "--bind", &to, "--duration", "120s"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (mut refused, mut failures) = (Vec::new(), Vec::new());
+    for name in names() {
+        let out = format!("out-{name}");
+        let args = ["udp", "send", "--to", &to, "--algorithm", name, "--flows", "2", "--size", "200KB", "--out", &out];
+        let send = sluice(&dir, &args);
+        let expected = REFUSED_ON_UDP.iter().find(|(n, _)| *n == name).map(|(_, m)| *m);
+        match (send.status.success(), expected) {
+            (true, None) => {
+                let summary = std::fs::read_to_string(dir.join(&out).join("summary.json")).unwrap();
+                let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+                if summary["delivered_bytes"] != 400_000 || summary["failed"] != 0 {
+                    failures.push(format!("{name}: {summary}"));
+                }
+            }
+            (false, Some(missing)) => {
+                let message = stderr(&send);
+                assert!(message.contains("the UDP datapath"), "{name}: {message}");
+                names_exactly(name, &message, missing);
+                refused.push(name);
+            }
+            (ok, _) => failures.push(format!("{name}: success {ok}: {}", stderr(&send))),
+        }
+    }
+    receiver.kill().unwrap();
+    receiver.wait().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(refused, REFUSED_ON_UDP.map(|(n, _)| n));
 }

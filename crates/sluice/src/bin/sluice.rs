@@ -80,6 +80,11 @@ enum Command {
         #[arg(long = "label", value_name = "NAME")]
         labels: Vec<String>,
     },
+    /// The UDP datapath: send flows with an algorithm of the library, or receive and acknowledge them.
+    Udp {
+        #[command(subcommand)]
+        command: sluice::udp::UdpCommand,
+    },
     /// Drive Linux kernel TCP: register sluice's BPF congestion control and run the library's algorithms
     /// for the flows that choose it (root).
     #[cfg(feature = "kernel")]
@@ -223,6 +228,7 @@ fn dispatch(command: Command) -> Result<(), Failure> {
             "report: {}\n",
             sluice_report::write_report(&dirs, path.as_deref(), &labels).map_err(String::from)?.display()
         )),
+        Command::Udp { command } => sluice::udp::run(command),
         #[cfg(feature = "kernel")]
         Command::Agent(args) => Ok(agent::run(args)?),
         #[cfg(not(feature = "kernel"))]

@@ -1,0 +1,305 @@
+//! `sluice udp send` and `sluice udp recv`: the UDP datapath between two hosts (or two network
+//! namespaces), with any algorithm of the library the datapath can run. The sender writes `fct.csv` in
+//! the columns the simulator writes, so runs of both compare side by side.
+
+use std::fs;
+use std::net::SocketAddrV4;
+use std::path::PathBuf;
+
+use serde_json::json;
+use sluice_cc::contract::{self, Capabilities};
+use sluice_cc::registry::lookup;
+use sluice_core::units::{parse_duration, parse_rate, parse_size};
+use sluice_core::PS_PER_S;
+use sluice_plane::PlaneConfig;
+use sluice_results::csv::write_fct_csv;
+use sluice_results::{ideal_fct, FlowRecord};
+use sluice_udp::config::{ETHERNET_BYTES, IP_UDP_BYTES};
+use sluice_udp::io::Socket;
+use sluice_udp::{Endpoint, FlowResult, FlowSpec, TransportConfig, UdpHost};
+
+use crate::console::{interrupted, note, out, Failure};
+
+/// The two ends of the UDP datapath.
+#[derive(clap::Subcommand)]
+pub enum UdpCommand {
+    /// Receive flows and acknowledge them, until SIGINT or SIGTERM (or --duration).
+    Recv(RecvArgs),
+    /// Send flows to a receiver, each run by an algorithm of the library.
+    Send(SendArgs),
+}
+
+/// Options of `sluice udp recv`.
+#[derive(clap::Args)]
+pub struct RecvArgs {
+    /// Address and port to receive on.
+    #[arg(long, default_value = "0.0.0.0:5300")]
+    bind: String,
+    /// Stop after this long (e.g. 30s).
+    #[arg(long)]
+    duration: Option<String>,
+    /// At most one CNP per flow per this interval, for algorithms that use CNPs (default 50us, DCQCN).
+    #[arg(long, default_value = "50us")]
+    cnp_interval: String,
+    /// Write the receiver's counters as JSON here on exit.
+    #[arg(long)]
+    stats: Option<PathBuf>,
+}
+
+/// Options of `sluice udp send`.
+#[derive(clap::Args)]
+pub struct SendArgs {
+    /// The receiver's address and port.
+    #[arg(long)]
+    to: String,
+    /// Local address and port.
+    #[arg(long, default_value = "0.0.0.0:0")]
+    bind: String,
+    /// The algorithm of every flow (`sluice list` shows them and which datapaths run them).
+    #[arg(long, default_value = "dctcp")]
+    algorithm: String,
+    /// Algorithm parameter `KEY=VALUE` (numbers, booleans or strings, as in a scenario's [cc.params]).
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+    /// Flows to send at once.
+    #[arg(long, default_value_t = 1)]
+    flows: u32,
+    /// Bytes per flow (e.g. 1MB); without it, flows are streams that run for --duration.
+    #[arg(long)]
+    size: Option<String>,
+    /// How long streams run (default 5s); with --size, the limit on the whole run (default 60s).
+    #[arg(long)]
+    duration: Option<String>,
+    /// The sending host's line rate: the pacer's ceiling and what algorithms are told.
+    #[arg(long, default_value = "10Gbps")]
+    line_rate: String,
+    /// Base RTT algorithms assume before their first sample.
+    #[arg(long, default_value = "20us")]
+    base_rtt: String,
+    /// IP MTU of the path.
+    #[arg(long, default_value_t = 1500)]
+    mtu: u32,
+    /// Send one ACK per this many data packets.
+    #[arg(long, default_value_t = 1)]
+    ack_every: u32,
+    /// A flow with no acknowledgment for this long ends with an error.
+    #[arg(long, default_value = "1s")]
+    peer_timeout: String,
+    /// Directory for fct.csv and summary.json.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Runs `sluice udp ...`.
+pub fn run(command: UdpCommand) -> Result<(), Failure> {
+    match command {
+        UdpCommand::Recv(args) => recv(args),
+        UdpCommand::Send(args) => send(args),
+    }
+}
+
+fn option<T, E: std::fmt::Display>(flag: &str, value: &str, parse: fn(&str) -> Result<T, E>) -> Result<T, Failure> {
+    parse(value).map_err(|e| Failure::Error(format!("--{flag} {value:?}: {e}")))
+}
+
+fn address(flag: &str, value: &str) -> Result<SocketAddrV4, Failure> {
+    value.parse().map_err(|_| {
+        Failure::Error(format!("--{flag} {value:?}: expected an IPv4 address and port, like 10.0.0.2:5300"))
+    })
+}
+
+fn bind(flag: &str, value: &str) -> Result<Socket, Failure> {
+    let addr = address(flag, value)?;
+    Socket::bind(addr).map_err(|e| Failure::Error(format!("--{flag} {addr}: {e}")))
+}
+
+fn recv(args: RecvArgs) -> Result<(), Failure> {
+    let socket = bind("bind", &args.bind)?;
+    let limit = args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?;
+    let cnp = option("cnp-interval", &args.cnp_interval, parse_duration)?;
+    let mut endpoint = Endpoint::new(TransportConfig::default(), PlaneConfig::default(), 0);
+    endpoint.set_cnp_interval(cnp);
+    let mut host = UdpHost::new(socket, endpoint);
+    crate::console::catch_interrupts()?;
+    note(&format!("receiving on {}", host.local_addr().map_err(|e| Failure::Error(e.to_string()))?));
+    host.run(|_, now| interrupted() || limit.is_some_and(|l| now >= l)).map_err(|e| Failure::Error(e.to_string()))?;
+    let bytes: u64 = host.endpoint.received().map(|(_, b)| b).sum();
+    let flows = host.endpoint.received().count();
+    let c = host.endpoint.counters;
+    let stats = json!({
+        "flows": flows,
+        "bytes": bytes,
+        "acks_sent": c.acks_sent,
+        "cnps_sent": c.cnps_sent,
+        "ce_received": c.ce_received,
+        "refused": refused(&host.endpoint),
+    });
+    if let Some(path) = &args.stats {
+        write_new(path, &format!("{stats:#}\n"))?;
+    }
+    out(&format!(
+        "received {bytes} bytes in {flows} flows; {} ACKs, {} CNPs, {} CE marks\n",
+        c.acks_sent, c.cnps_sent, c.ce_received
+    ))
+}
+
+fn send(args: SendArgs) -> Result<(), Failure> {
+    let algorithm = lookup(&args.algorithm)
+        .ok_or_else(|| Failure::Error(format!("--algorithm {:?}: unknown (see `sluice list`)", args.algorithm)))?;
+    contract::check(algorithm, &Capabilities::UDP).map_err(|m| Failure::Error(m.to_string()))?;
+    let config = TransportConfig {
+        mtu: args.mtu,
+        line_rate: option("line-rate", &args.line_rate, parse_rate)?,
+        base_rtt: option("base-rtt", &args.base_rtt, parse_duration)?,
+        ack_every_packets: args.ack_every,
+        peer_timeout: option("peer-timeout", &args.peer_timeout, parse_duration)?,
+        ..TransportConfig::default()
+    };
+    config.validate().map_err(Failure::Error)?;
+    let params = parse_params(&args.params)?;
+    let factory = (algorithm.build)(&params, config.line_rate).map_err(|e| Failure::Error(format!("--param: {e}")))?;
+    let size = args.size.as_deref().map(|s| option("size", s, parse_size)).transpose()?;
+    if size == Some(0) || args.flows == 0 {
+        return Err(Failure::Error("--size and --flows must be positive".into()));
+    }
+    let default_limit = if size.is_some() { 60 * PS_PER_S } else { 5 * PS_PER_S };
+    let limit =
+        args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?.unwrap_or(default_limit);
+    let to = address("to", &args.to)?;
+    let mut host = UdpHost::new(bind("bind", &args.bind)?, Endpoint::new(config, PlaneConfig::default(), 0));
+    let peer = host.peer(to);
+    let now = host.now();
+    for id in 0..args.flows {
+        let spec = FlowSpec { id, peer, size, factory: factory.clone(), needs: algorithm.needs };
+        host.endpoint.open(spec, now).map_err(Failure::Error)?;
+    }
+    crate::console::catch_interrupts()?;
+    let mut results = Vec::new();
+    let mut stopped = false;
+    host.run(|e, now| {
+        results.extend(e.take_finished());
+        if !stopped && (now >= limit || interrupted()) {
+            stopped = true;
+            e.stop_streams();
+        }
+        e.active() == 0 || now >= limit + 2 * config.peer_timeout
+    })
+    .map_err(|e| Failure::Error(e.to_string()))?;
+    report(&args, &host, &results, config, size)
+}
+
+/// `KEY=VALUE` pairs as a [cc.params] table: integers, floats, booleans, else strings.
+fn parse_params(pairs: &[String]) -> Result<toml::Table, Failure> {
+    let mut table = toml::Table::new();
+    for pair in pairs {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(Failure::Error(format!("--param {pair:?}: expected KEY=VALUE")));
+        };
+        let value =
+            value.parse::<i64>().map(toml::Value::Integer).or_else(|_| value.parse::<f64>().map(toml::Value::Float));
+        let value = value.or_else(|_| pair[key.len() + 1..].parse::<bool>().map(toml::Value::Boolean));
+        let value = value.unwrap_or_else(|_| toml::Value::String(pair[key.len() + 1..].to_string()));
+        table.insert(key.trim().to_string(), value);
+    }
+    Ok(table)
+}
+
+fn refused(e: &Endpoint) -> serde_json::Value {
+    let c = e.counters;
+    json!({
+        "malformed": c.malformed,
+        "unknown_flow": c.unknown_flow,
+        "wrong_peer": c.wrong_peer,
+        "out_of_window": c.out_of_window,
+        "unexpected_kind": c.unexpected_kind,
+        "too_many_flows": c.too_many_flows,
+    })
+}
+
+fn report(
+    args: &SendArgs,
+    host: &UdpHost,
+    results: &[FlowResult],
+    config: TransportConfig,
+    size: Option<u64>,
+) -> Result<(), Failure> {
+    let failed: Vec<&FlowResult> = results.iter().filter(|r| r.error.is_some()).collect();
+    let delivered: u64 = results.iter().map(|r| r.size).sum();
+    let first = results.iter().map(|r| r.start).min().unwrap_or(0);
+    let last = results.iter().map(|r| r.finish).max().unwrap_or(0);
+    let seconds = (last - first) as f64 / PS_PER_S as f64;
+    let goodput = if seconds > 0.0 { delivered as f64 * 8.0 / seconds } else { 0.0 };
+    let c = host.endpoint.counters;
+    if let Some(dir) = &args.out {
+        let records: Vec<FlowRecord> = results.iter().map(|r| record(r, config, size)).collect();
+        let mut fct = Vec::new();
+        write_fct_csv(&mut fct, &records).map_err(|e| Failure::Error(e.to_string()))?;
+        let summary = json!({
+            "datapath": "udp",
+            "algorithm": args.algorithm,
+            "flows": results.len(),
+            "failed": failed.len(),
+            "delivered_bytes": delivered,
+            "goodput_bps": goodput,
+            "data_packets": c.data_sent,
+            "retransmits": c.retransmits,
+            "timeouts": c.timeouts,
+            "refused": refused(&host.endpoint),
+            "plane": { "signals": host.endpoint.plane_counters.signals, "reports": host.endpoint.plane_counters.reports,
+                       "decisions": host.endpoint.plane_counters.decisions },
+            "io": { "send_calls": host.io.send_calls, "send_dropped": host.io.send_dropped, "recv_calls": host.io.recv_calls },
+        });
+        fs::create_dir_all(dir).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
+        write_new(&dir.join("fct.csv"), std::str::from_utf8(&fct).expect("CSV is UTF-8"))?;
+        write_new(&dir.join("summary.json"), &format!("{summary:#}\n"))?;
+    }
+    out(&format!(
+        "{} flow(s) of {}: {} bytes in {:.3} s, {:.2} Gbps goodput; {} data packets, {} resent, {} timeouts\n",
+        results.len(),
+        args.algorithm,
+        delivered,
+        seconds,
+        goodput / 1e9,
+        c.data_sent,
+        c.retransmits,
+        c.timeouts
+    ))?;
+    match failed.first() {
+        Some(f) => Err(Failure::Error(format!(
+            "{} of {} flows failed; flow {}: {}",
+            failed.len(),
+            results.len(),
+            f.id,
+            f.error.as_deref().unwrap_or("")
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn record(r: &FlowResult, config: TransportConfig, size: Option<u64>) -> FlowRecord {
+    let per_packet = (IP_UDP_BYTES + ETHERNET_BYTES) as u64 + sluice_wire::sluice::HEADER_LEN as u64;
+    let wire = r.size + r.size.div_ceil(config.payload_bytes(0) as u64) * per_packet;
+    FlowRecord {
+        id: r.id as u64,
+        src: 0,
+        dst: 1,
+        size: size.unwrap_or(r.size),
+        delivered: r.size,
+        start: r.start,
+        finish: r.error.is_none().then_some(r.finish),
+        ideal_fct: ideal_fct(config.base_rtt, wire.max(1), config.line_rate).max(1),
+        retransmitted_bytes: r.retransmitted,
+        long_lived: size.is_none(),
+        group: 0,
+        received: r.size,
+        started: true,
+    }
+}
+
+/// Writes `text` to `path` through a temporary file, so a failed write leaves nothing half written.
+fn write_new(path: &std::path::Path, text: &str) -> Result<(), Failure> {
+    let tmp = path.with_extension("partial");
+    fs::write(&tmp, text)
+        .and_then(|()| fs::rename(&tmp, path))
+        .map_err(|e| Failure::Error(format!("{}: {e}", path.display())))
+}
