@@ -1,6 +1,7 @@
 //! Fuzz targets for every parser a user or a peer feeds sluice: scenario TOML with `--set` overrides (then
 //! resolution), flow-list CSV, topology files (sluice TOML and the HPCC `topology.txt`), flow-size CDF
-//! files, the kernel agent's message codec, and the packet formats of the software switch (`sluice-wire`).
+//! files, the kernel agent's message codec, the packet formats of the software switch (`sluice-wire`), and
+//! the UDP datapath's endpoint fed datagrams from peers (`sluice-udp`).
 //!
 //! Each target is a function of raw bytes that panics only on a defect. `scripts/fuzz.sh` runs them
 //! under libFuzzer (the `libfuzzer` feature builds one binary per target); `tests/replay.rs` runs them
@@ -15,6 +16,7 @@ pub mod codec;
 pub mod flowlist;
 pub mod scenario;
 pub mod topology;
+pub mod udp;
 pub mod wire;
 
 /// A fuzz target: a name (its corpus folder) and the function run on each input.
@@ -26,13 +28,14 @@ pub struct Target {
 }
 
 /// Every target, in the order `scripts/fuzz.sh` runs them.
-pub const TARGETS: [Target; 6] = [
+pub const TARGETS: [Target; 7] = [
     Target { name: "scenario", run: scenario::run },
     Target { name: "flowlist", run: flowlist::run },
     Target { name: "topology", run: topology::run },
     Target { name: "cdf", run: cdf::run },
     Target { name: "codec", run: codec::run },
     Target { name: "wire", run: wire::run },
+    Target { name: "udp", run: udp::run },
 ];
 
 /// This crate's folder (corpora, regressions and the data files scenarios may name).

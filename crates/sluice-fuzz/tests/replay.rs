@@ -5,7 +5,7 @@ use std::fs;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use sluice_fuzz::{codec, crate_dir, wire, Target, TARGETS};
+use sluice_fuzz::{codec, crate_dir, udp, wire, Target, TARGETS};
 
 /// The files of `dir`, sorted; none when it does not exist.
 fn inputs(dir: &Path) -> Vec<PathBuf> {
@@ -102,9 +102,31 @@ fn wire_seeds_match_the_encoders() {
     }
 }
 
+#[test]
+fn udp_corpus_and_regressions_pass() {
+    check("udp");
+}
+
+/// The udp target's seeds are datagram sequences the encoders write; `SLUICE_FUZZ_WRITE_SEEDS=1`
+/// rewrites them after a layout change.
+#[test]
+fn udp_seeds_match_the_encoders() {
+    let dir = crate_dir().join("corpus").join("udp");
+    for (name, bytes) in udp::seed_messages() {
+        let path = dir.join(format!("seed-{name}"));
+        if std::env::var_os("SLUICE_FUZZ_WRITE_SEEDS").is_some() {
+            fs::create_dir_all(&dir).expect("writable corpus folder");
+            fs::write(&path, &bytes).expect("writable corpus folder");
+        }
+        let committed = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(committed, bytes, "{} differs from the encoders' output", path.display());
+        udp::run(&committed);
+    }
+}
+
 /// Every target is replayed by one of the tests above.
 #[test]
 fn every_target_has_a_replay_test() {
     let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
-    assert_eq!(names, ["scenario", "flowlist", "topology", "cdf", "codec", "wire"]);
+    assert_eq!(names, ["scenario", "flowlist", "topology", "cdf", "codec", "wire", "udp"]);
 }
