@@ -383,17 +383,18 @@ impl Endpoint {
             let len = encode(&c.header, hops, &[], buf).ok()?;
             return Some(Transmit { peer: c.peer, len, ecn: Ecn::NotEct });
         }
-        while self.nic_free <= now {
+        let horizon = now + self.config.burst;
+        while self.nic_free <= horizon {
             let slot = self.ready.pop_front()?;
             let f = &mut self.flows[slot as usize];
             f.in_ready = false;
             if f.ended {
                 continue;
             }
-            if f.next_tx > now {
+            if f.next_tx > horizon {
                 if !f.pace_armed {
                     f.pace_armed = true;
-                    self.wheel.arm(f.next_tx, Timer::Pace(slot));
+                    self.wheel.arm(f.next_tx - self.config.burst, Timer::Pace(slot));
                 }
                 continue;
             }
@@ -404,9 +405,11 @@ impl Endpoint {
     }
 
     /// When the endpoint next has something to do without an arrival: the wheel's earliest entry or the
-    /// NIC's next free time when flows wait for it; `None` when only arrivals can wake it.
+    /// NIC's next free time (less the burst allowance) when flows wait for it; `None` when only
+    /// arrivals can wake it.
     pub fn next_wakeup(&self) -> Option<Time> {
-        let nic = (!self.ready.is_empty() || !self.control.is_empty()).then_some(self.nic_free);
+        let nic = (!self.ready.is_empty() || !self.control.is_empty())
+            .then(|| self.nic_free.saturating_sub(self.config.burst));
         match (nic, self.wheel.next_due()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -436,8 +439,9 @@ impl Endpoint {
         f.sender.sent(next, now);
         self.counters.data_sent += 1;
         let wire_bits = (len as u64 + (IP_UDP_BYTES + ETHERNET_BYTES) as u64) * 8;
-        f.next_tx = f.next_tx.max(now) + wire_bits * PS_PER_S / f.rate.max(1);
-        self.nic_free = self.nic_free.max(now) + wire_bits * PS_PER_S / self.config.line_rate;
+        // Pacing runs on the packets' own schedule, not on when a burst released them.
+        f.next_tx = f.next_tx.max(now.saturating_sub(self.config.burst)) + wire_bits * PS_PER_S / f.rate.max(1);
+        self.nic_free = self.nic_free.max(now.saturating_sub(self.config.burst)) + wire_bits * PS_PER_S / self.config.line_rate;
         let transmit = Transmit { peer: f.peer, len, ecn: if f.ect { Ecn::Ect0 } else { Ecn::NotEct } };
         if !f.rto_armed {
             f.rto_armed = true;
