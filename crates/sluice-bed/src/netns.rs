@@ -198,8 +198,8 @@ pub fn stale() -> (Vec<String>, Vec<String>) {
     (namespaces, links)
 }
 
-/// Removes every leftover bed namespace and link; returns how many it removed.
-pub fn remove_stale() -> usize {
+/// Removes every leftover bed namespace and link; returns how many namespaces and links it found.
+pub fn remove_stale() -> (usize, usize) {
     let (namespaces, links) = stale();
     for ns in &namespaces {
         let _ = Command::new("ip").args(["netns", "del", ns]).stderr(Stdio::null()).status();
@@ -207,5 +207,5 @@ pub fn remove_stale() -> usize {
     for link in &links {
         let _ = Command::new("ip").args(["link", "del", link]).stderr(Stdio::null()).status();
     }
-    namespaces.len() + links.len()
+    (namespaces.len(), links.len())
 }

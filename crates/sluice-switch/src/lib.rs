@@ -11,6 +11,7 @@
 
 pub mod config;
 pub mod fabric;
+pub mod impair;
 pub mod pool;
 pub mod port;
 pub mod records;
