@@ -127,8 +127,9 @@ pub struct FabricConfig {
     pub slots: usize,
 }
 
-/// Default packet slots: 65,536 (128 MiB of 2 KiB slots, touched only as used), enough for every
-/// queue and delay line of a small fabric at 10 Gbit/s with 10 ms links in full-size frames.
+/// Default packet slots: 65,536 (128 MiB of 2 KiB slots, touched only as used): a 10 ms link at the
+/// fastest rate the fabric takes (1 Gbit/s) holds about 15,000 minimum-size frames in flight, so a
+/// small fabric's delay lines and queues fit.
 pub const DEFAULT_SLOTS: usize = 1 << 16;
 
 impl FabricConfig {

@@ -15,12 +15,13 @@ use crate::config::{FabricConfig, HostAddr, Sampling, SwitchParams, DEFAULT_SLOT
 /// Shortest link delay the fabric emulates: 10 us. A veth and the kernel's receive path take several
 /// microseconds themselves, so a shorter configured delay would not be what the hosts see.
 pub const MIN_DELAY: Time = 10 * PS_PER_US;
-/// Longest link delay: 10 ms (the delay lines hold every packet in flight; at 10 Gbit/s a 10 ms link
-/// holds 12.5 MB).
+/// Longest link delay: 10 ms (the delay lines hold every packet in flight; at 1 Gbit/s a 10 ms link
+/// holds 1.25 MB).
 pub const MAX_DELAY: Time = 10 * PS_PER_MS;
-/// Fastest link: 10 Gbit/s, above what one core forwards in full-size frames (BENCHMARKS.md, "Software
-/// switch").
-pub const MAX_RATE: Rate = 10_000_000_000;
+/// Fastest link: 1 Gbit/s, the highest rate the switch delivered within 2% of exact with full-size
+/// frames on the reference 2-core machine while two hosts flooded it (BENCHMARKS.md, "Software switch");
+/// at 2 Gbit/s it delivered 68%. Minimum-size frames are limited to about 150,000 frames/s.
+pub const MAX_RATE: Rate = 1_000_000_000;
 /// Most hosts: 64 (a namespace and a veth pair each).
 pub const MAX_HOSTS: u32 = 64;
 
