@@ -209,7 +209,8 @@ impl Fabric {
         };
         let len = self.pool.meta(id).len;
         *self.pool.meta_mut(id) = Meta { len, ..meta };
-        let Some(&link) = self.port_of[self.cfg.topology.hosts[host as usize] as usize].first() else {
+        let node = self.cfg.topology.hosts.get(host as usize).copied();
+        let Some(&link) = node.and_then(|n| self.port_of[n as usize].first()) else {
             self.pool.release(id);
             self.counters.unroutable += 1;
             return;

@@ -342,8 +342,11 @@ fn frames_to_unknown_hosts_and_non_ip_frames_are_counted_and_dropped() {
     let mut stray = udp(0, 2, 100, Ecn::NotEct, 0, 1);
     stray[30..34].copy_from_slice(&[192, 0, 2, 1]);
     f.receive(0, 0, &stray);
+    // A host index the fabric does not have (a caller's mistake) is counted too, not a panic.
+    f.receive(0, 99, &udp(0, 2, 100, Ecn::NotEct, 0, 1));
     assert!(run(&mut f, 1_000_000).is_empty());
-    assert_eq!(f.counters().unroutable, 2);
+    assert_eq!(f.counters().unroutable, 3);
+    assert_eq!(f.packets_held(), 0);
 }
 
 #[test]
