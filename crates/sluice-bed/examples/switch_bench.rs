@@ -10,8 +10,9 @@
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
+use sluice_bed::ring::RxRing;
 use sluice_bed::socket::{PacketSocket, TxBatch, BATCH};
-use sluice_bed::{exclusive, run, sockets, unavailable, Bed, Wait};
+use sluice_bed::{exclusive, run, run_rings, sockets, unavailable, Bed, Wait};
 use sluice_core::PS_PER_US;
 use sluice_sim::config::{EcnConfig, LoadBalance};
 use sluice_switch::config::{DEFAULT_SLOTS, IP_MTU, WIRE_OVERHEAD};
@@ -111,18 +112,59 @@ fn rx_counters(bed: &Bed, host: usize) -> (u64, u64) {
     (read("rx_packets"), read("rx_bytes"))
 }
 
+/// How the switch reads frames.
+#[derive(Clone, Copy, PartialEq)]
+enum Rx {
+    /// `recvmmsg` (what the bed uses).
+    Batch,
+    /// TPACKET_V3 rings with a 1 ms block timer.
+    Ring,
+}
+
+/// The switch on its own thread until `stop` is raised.
+fn start(
+    cfg: FabricConfig,
+    bed: &Bed,
+    rx: Rx,
+    wait: Wait,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<sluice_bed::LoopStats> {
+    let socks = sockets(bed).unwrap();
+    let mut rings: Vec<RxRing> =
+        if rx == Rx::Ring { bed.hosts.iter().map(|h| RxRing::open(&h.link, 1).unwrap()).collect() } else { Vec::new() };
+    std::thread::spawn(move || {
+        let mut fabric = Fabric::new(cfg);
+        let stop = || stop.load(std::sync::atomic::Ordering::Relaxed);
+        match rx {
+            Rx::Batch => run(&mut fabric, &socks, wait, None, &stop).unwrap(),
+            Rx::Ring => run_rings(&mut fabric, &socks, &mut rings, wait, None, &stop).unwrap(),
+        }
+    })
+}
+
+/// Ping's (min, avg) RTT in ms from host 0 to host 2 through an idle fabric with 10 us links.
+fn ping(rx: Rx, wait: Wait) -> (f64, f64) {
+    let cfg = config(1_000_000_000);
+    let bed = Bed::up(&cfg.hosts).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let switch = start(cfg, &bed, rx, wait, stop.clone());
+    let out = bed.hosts[0].command("ping").args(["-q", "-c", "50", "-i", "0.02", &bed.hosts[2].ip()]).output().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    switch.join().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.contains("min/avg")).unwrap_or_else(|| panic!("ping: {text}"));
+    let v: Vec<f64> =
+        line.split('=').nth(1).unwrap().trim().split('/').map(|x| x.trim_end_matches(" ms").parse().unwrap()).collect();
+    (v[0], v[1])
+}
+
 /// Delivered frames/s and bit/s (wire bits, with the 24 B per-frame overhead) at host 2 while hosts 0
 /// and 1 flood it with `len`-byte frames for `seconds`, links at `rate`.
-fn bed_run(rate: u64, len: usize, seconds: f64) -> (f64, f64, sluice_bed::LoopStats) {
+fn bed_run(rate: u64, len: usize, seconds: f64, rx: Rx) -> (f64, f64, sluice_bed::LoopStats) {
     let cfg = config(rate);
     let bed = Bed::up(&cfg.hosts).unwrap();
-    let socks = sockets(&bed).unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = stop.clone();
-    let switch = std::thread::spawn(move || {
-        let mut fabric = Fabric::new(cfg);
-        run(&mut fabric, &socks, Wait::Spin, None, &|| flag.load(std::sync::atomic::Ordering::Relaxed)).unwrap()
-    });
+    let switch = start(cfg, &bed, rx, Wait::Spin, stop.clone());
     let floods: Vec<_> = (0..2u32)
         .map(|h| {
             let (ns, f, until) = (bed.hosts[h as usize].namespace.clone(), frame(h, len), seconds);
@@ -162,10 +204,14 @@ fn main() {
     }
     let seconds: f64 = std::env::args().nth(1).map(|s| s.parse().unwrap()).unwrap_or(4.0);
     let _lock = exclusive().unwrap();
+    if std::env::args().nth(2).as_deref() == Some("rx") {
+        compare_rx(seconds);
+        return;
+    }
     for len in [1514usize, 60] {
         println!("frames of {len} B: fabric logic alone {:.2} Mframes/s", engine_only(len) / 1e6);
         for rate in [100_000_000u64, 1_000_000_000, 2_000_000_000, 5_000_000_000, 10_000_000_000] {
-            let (pps, bps, stats) = bed_run(rate, len, seconds);
+            let (pps, bps, stats) = bed_run(rate, len, seconds, Rx::Batch);
             println!(
                 "  link {:>5.1} Gbit/s: delivered {:>6.3} Gbit/s ({:>5.1}% of the rate), {:>8.0} frames/s; switch read {:.0} frames/s",
                 rate as f64 / 1e9,
@@ -174,6 +220,25 @@ fn main() {
                 pps,
                 stats.rx_frames as f64 / (stats.elapsed_ns as f64 * 1e-9),
             );
+        }
+    }
+}
+
+/// recvmmsg against a TPACKET_V3 ring: ping latency through an idle fabric (sleeping and spinning
+/// loop) and frames/s under a flood.
+fn compare_rx(seconds: f64) {
+    let configured = 4.0 * 0.010 + 4.0 * (98.0 + 24.0) * 8.0 / 1e9 * 1e3;
+    println!("ping through 10 us links at 1 Gbit/s (configured RTT {configured:.3} ms):");
+    for (name, rx) in [("recvmmsg", Rx::Batch), ("TPACKET_V3 ring, 1 ms block timer", Rx::Ring)] {
+        for wait in [Wait::Poll, Wait::Spin] {
+            let (min, avg) = ping(rx, wait);
+            println!("  {name}, {wait:?}: min {min:.3} ms, avg {avg:.3} ms");
+        }
+    }
+    for len in [1514usize, 60] {
+        for (name, rx) in [("recvmmsg", Rx::Batch), ("TPACKET_V3 ring", Rx::Ring)] {
+            let (pps, bps, _) = bed_run(10_000_000_000, len, seconds, rx);
+            println!("  flood of {len} B frames, {name}: {pps:.0} frames/s delivered ({:.3} Gbit/s)", bps / 1e9);
         }
     }
 }

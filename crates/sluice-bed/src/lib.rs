@@ -9,6 +9,7 @@
 
 pub mod lock;
 pub mod netns;
+pub mod ring;
 pub mod run;
 pub mod socket;
 
@@ -16,7 +17,7 @@ use std::process::{Command, Stdio};
 
 pub use lock::exclusive;
 pub use netns::{remove_stale, Bed, BedHost};
-pub use run::{run, LoopStats, Wait};
+pub use run::{run, run_rings, LoopStats, Wait};
 
 /// Why the bed cannot run here (not root, tools missing); `None` when it can.
 pub fn unavailable() -> Option<String> {

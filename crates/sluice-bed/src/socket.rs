@@ -11,7 +11,7 @@ use sluice_switch::pool::SLOT_BYTES;
 pub const BATCH: usize = 32;
 /// `PACKET_IGNORE_OUTGOING` (linux/if_packet.h, Linux 4.20): the socket does not see frames the
 /// interface sends, its own included.
-const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+pub(crate) const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 /// Socket buffer each way, bytes: 8 MiB holds about 5,000 full frames, a few ms of a 10 Gbit/s link,
 /// so a burst from a host waits in the socket rather than being dropped while the loop is busy.
 const SOCKET_BUFFER: libc::c_int = 8 << 20;

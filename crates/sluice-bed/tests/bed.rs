@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use sluice_bed::{exclusive, run, sockets, unavailable, Bed, LoopStats, Wait};
+use sluice_bed::ring::RxRing;
+use sluice_bed::{exclusive, run, run_rings, sockets, unavailable, Bed, LoopStats, Wait};
 use sluice_switch::{fabric_config, Fabric};
 
 const RATE: f64 = 100e6;
@@ -172,4 +173,32 @@ fn a_star_delays_shapes_and_marks() {
     assert!(port.stats.max_queue > K, "queue {}", port.stats.max_queue);
     assert!(port.stats.ecn_marks > 0);
     eprintln!("ping min {min} avg {avg} ms (base {base_ms}); goodput {goodput:.0} of {expected:.0}; {busy}; {stats:?}");
+}
+
+/// The TPACKET_V3 receive path (kept for measurements) forwards too: every ping comes back, and no
+/// faster than the configured delay allows.
+#[test]
+fn the_ring_receive_path_forwards() {
+    if skip() {
+        return;
+    }
+    let _lock = exclusive().unwrap();
+    let scenario = sluice_scenario::load_str(SCENARIO, "bed.toml", Path::new("."), &[]).unwrap();
+    let config = fabric_config(&sluice_scenario::resolve(&scenario).unwrap()).unwrap();
+    let bed = Bed::up(&config.hosts).unwrap();
+    let socks = sockets(&bed).unwrap();
+    let mut rings: Vec<RxRing> = bed.hosts.iter().map(|h| RxRing::open(&h.link, 1).unwrap()).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let switch = std::thread::spawn(move || {
+        let mut fabric = Fabric::new(config);
+        run_rings(&mut fabric, &socks, &mut rings, Wait::Spin, None, &|| flag.load(Ordering::SeqCst)).unwrap()
+    });
+    let ping = bed.hosts[1].command("ping").args(["-q", "-c", "5", "-i", "0.05", &bed.hosts[2].ip()]).output().unwrap();
+    stop.store(true, Ordering::SeqCst);
+    let stats = switch.join().unwrap();
+    let text = String::from_utf8_lossy(&ping.stdout);
+    assert!(text.contains(" 0% packet loss"), "{text}");
+    assert!(rtt(&text).0 >= 4.0 * DELAY_US / 1000.0, "{text}");
+    assert!(stats.rx_frames >= 10, "{stats:?}");
 }

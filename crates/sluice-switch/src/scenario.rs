@@ -19,8 +19,8 @@ pub const MIN_DELAY: Time = 10 * PS_PER_US;
 /// holds 1.25 MB).
 pub const MAX_DELAY: Time = 10 * PS_PER_MS;
 /// Fastest link: 1 Gbit/s, the highest rate the switch delivered within 2% of exact with full-size
-/// frames on the reference 2-core machine while two hosts flooded it (BENCHMARKS.md, "Software switch");
-/// at 2 Gbit/s it delivered 68%. Minimum-size frames are limited to about 150,000 frames/s.
+/// frames on the reference 2-core machine while two hosts flooded it (BENCHMARKS.md, "Software switch";
+/// two runs of three), against at most 68% at 2 Gbit/s. It forwards at most about 160,000 frames/s.
 pub const MAX_RATE: Rate = 1_000_000_000;
 /// Most hosts: 64 (a namespace and a veth pair each).
 pub const MAX_HOSTS: u32 = 64;
