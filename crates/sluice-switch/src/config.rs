@@ -27,9 +27,10 @@ pub struct HostAddr {
 }
 
 impl HostAddr {
-    /// The addressing the bed uses for host `index` (below 64,768): `10.77.x.y` with `x = index / 253`
-    /// and `y = index % 253 + 1` (never `.0` or `.255`), and locally administered MACs (IEEE 802: bit 1
-    /// of the first byte) `02:73:6c:00:hi:lo` for the host and `02:73:6c:01:hi:lo` for the fabric.
+    /// The addressing the bed uses for host `index` (below 64,768), in private space (RFC 1918):
+    /// `10.77.x.y` with `x = index / 253` and `y = index % 253 + 1` (never `.0` or `.255`), and locally
+    /// administered MACs (IEEE 802: bit 1 of the first byte) `02:73:6c:00:hi:lo` for the host and
+    /// `02:73:6c:01:hi:lo` for the fabric.
     pub fn numbered(index: u32) -> HostAddr {
         let (x, y) = ((index / 253) as u8, (index % 253) as u8 + 1);
         let (hi, lo) = ((index >> 8) as u8, index as u8);
