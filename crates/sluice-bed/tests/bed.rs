@@ -202,3 +202,58 @@ fn the_ring_receive_path_forwards() {
     assert!(rtt(&text).0 >= 4.0 * DELAY_US / 1000.0, "{text}");
     assert!(stats.rx_frames >= 10, "{stats:?}");
 }
+
+/// Kernel TCP (CUBIC with classic ECN, RFC 3168) through the switch: marks above K replace losses, so
+/// two flows fill the bottleneck without a drop while the queue stays far below the buffer.
+#[test]
+fn kernel_tcp_with_ecn_is_marked_instead_of_dropped() {
+    if skip() {
+        return;
+    }
+    let _lock = exclusive().unwrap();
+    let scenario = sluice_scenario::load_str(SCENARIO, "bed.toml", Path::new("."), &[]).unwrap();
+    let config = fabric_config(&sluice_scenario::resolve(&scenario).unwrap()).unwrap();
+    let buffer = config.switch.buffer;
+    let bed = Bed::up(&config.hosts).unwrap();
+    for host in 0..3 {
+        let ok = bed.hosts[host].command("sysctl").args(["-qw", "net.ipv4.tcp_ecn=1"]).status().unwrap();
+        assert!(ok.success());
+    }
+    let switch = Switch::start(Fabric::new(config), &bed);
+    // Hosts 0 and 1 each send one flow to host 2: the switch port to host 2 is the bottleneck.
+    let servers: Vec<Child> = [5201, 5202]
+        .iter()
+        .map(|port| {
+            let port = port.to_string();
+            bed.hosts[2].command("iperf3").args(["-s", "-1", "-p", &port]).stdout(Stdio::null()).spawn().unwrap()
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let clients: Vec<Child> = [(0, 5201), (1, 5202)]
+        .iter()
+        .map(|&(host, port)| {
+            let (ip, port) = (bed.hosts[2].ip(), port.to_string());
+            let args = ["-J", "-c", &ip, "-p", &port, "-t", "3", "-C", "cubic"];
+            bed.hosts[host].command("iperf3").args(args).stdout(Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    let received: f64 = clients
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("iperf3 JSON");
+            json["end"]["sum_received"]["bits_per_second"].as_f64().unwrap_or(0.0)
+        })
+        .sum();
+    for mut s in servers {
+        let _ = s.wait();
+    }
+    let (fabric, _) = switch.finish();
+    let sw0 = fabric.config().topology.nodes.iter().position(|n| n.name == "sw0").unwrap() as u32;
+    let port = fabric.port(sw0, 2);
+    eprintln!("TCP with ECN: {received:.0} bit/s, port to h2 {:?}", port.stats);
+    assert!(received > 0.85 * RATE, "goodput {received}");
+    assert!(port.stats.ecn_marks > 0, "{:?}", port.stats);
+    assert_eq!(port.stats.drops, 0, "{:?}", port.stats);
+    assert!(port.stats.max_queue < buffer / 4, "queue {} of a {buffer} B buffer", port.stats.max_queue);
+}
