@@ -257,3 +257,40 @@ fn kernel_tcp_with_ecn_is_marked_instead_of_dropped() {
     assert_eq!(port.stats.drops, 0, "{:?}", port.stats);
     assert!(port.stats.max_queue < buffer / 4, "queue {} of a {buffer} B buffer", port.stats.max_queue);
 }
+
+/// INT through real sockets: sluice data packets that ask for it arrive at the receiver with one record
+/// (one switch) carrying the bottleneck's rate, their payload intact and the UDP checksum (which the
+/// switch recomputes) accepted by the receiving kernel.
+#[test]
+fn sluice_packets_get_an_int_record() {
+    if skip() {
+        return;
+    }
+    let _lock = exclusive().unwrap();
+    let sets = ["switch.int=true".to_string()];
+    let scenario = sluice_scenario::load_str(SCENARIO, "bed.toml", Path::new("."), &sets).unwrap();
+    let config = fabric_config(&sluice_scenario::resolve(&scenario).unwrap()).unwrap();
+    let bed = Bed::up(&config.hosts).unwrap();
+    let switch = Switch::start(Fabric::new(config), &bed);
+    let recv = bed.hosts[2]
+        .command("python3")
+        .args([script("sluice_int.py"), "recv".into(), bed.hosts[2].ip(), "50".into()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut recv = recv;
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(recv.stdout.as_mut().unwrap()), &mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    let send = bed.hosts[0]
+        .command("python3")
+        .args([script("sluice_int.py"), "send".into(), bed.hosts[2].ip(), "50".into()])
+        .status()
+        .unwrap();
+    assert!(send.success());
+    let out = recv.wait_with_output().unwrap();
+    let (_, stats) = switch.finish();
+    let seen: Vec<(u64, u64, u64, bool)> = serde_json::from_slice(&out.stdout).expect("receiver JSON");
+    assert_eq!(seen.len(), 50, "{stats:?}");
+    assert!(seen.iter().all(|&(hops, rate, _, ok)| hops == 1 && rate == RATE as u64 && ok), "{seen:?}");
+}
