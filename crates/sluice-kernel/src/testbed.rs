@@ -45,20 +45,8 @@ pub fn unavailable() -> Option<String> {
     None
 }
 
-/// Takes the machine-wide lock of kernel test beds and benchmarks, waiting for whoever holds it: they
-/// register the same congestion-control names and share the CPUs, so only one may run at a time, in
-/// this process or another. The lock is held until the returned file is dropped.
-pub fn exclusive() -> Result<std::fs::File, String> {
-    let path = std::env::temp_dir().join("sluice-kernel-datapath.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    file.lock().map_err(|e| format!("lock {}: {e}", path.display()))?;
-    Ok(file)
-}
+// The machine-wide lock is shared with the switch bed (`sluice-bed`), which builds namespaces too.
+pub use sluice_bed::exclusive;
 
 fn is_root() -> bool {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

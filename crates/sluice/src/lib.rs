@@ -5,6 +5,8 @@
 
 #[cfg(feature = "kernel")]
 pub mod agent;
+#[cfg(feature = "bed")]
+pub mod bed;
 pub mod console;
 pub mod estimate;
 pub mod group_summary;

@@ -12,6 +12,8 @@ use sluice_scenario::{list_text, load, resolve_with_progress, resolved_toml, Res
 
 #[cfg(feature = "kernel")]
 use sluice::agent;
+#[cfg(feature = "bed")]
+use sluice::bed;
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "Programmable congestion control for datacenter networks")]
@@ -93,6 +95,18 @@ enum Command {
     #[cfg(not(feature = "kernel"))]
     #[command(hide = true)]
     Agent {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        _args: Vec<String>,
+    },
+    /// The software switch's bed: a namespace per host of a scenario, joined by one switch process that
+    /// gives real datapaths the scenario's delay, shaping, ECN marking and INT (root).
+    #[cfg(feature = "bed")]
+    #[command(subcommand)]
+    Bed(bed::BedCommand),
+    /// Stands in for `bed` in a build without it, to say so.
+    #[cfg(not(feature = "bed"))]
+    #[command(hide = true)]
+    Bed {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         _args: Vec<String>,
     },
@@ -236,6 +250,14 @@ fn dispatch(command: Command) -> Result<(), Failure> {
             "this sluice was built without the kernel datapath. Install its build packages (clang, bpftool, \
              libbpf, libelf: `sudo ./scripts/setup.sh`) and build it with `cargo build --release --features \
              kernel`; then run `sudo target/release/sluice agent ...`"
+                .into(),
+        )),
+        #[cfg(feature = "bed")]
+        Command::Bed(command) => bed::run(command),
+        #[cfg(not(feature = "bed"))]
+        Command::Bed { .. } => Err(Failure::Error(
+            "this sluice was built without the software switch's bed: build it with `cargo build --release \
+             --features bed` and run `sudo target/release/sluice bed ...`"
                 .into(),
         )),
     }

@@ -1,0 +1,148 @@
+//! A fabric's configuration from a resolved sluice scenario: `[topology]`, `[switch]`, `[switch.ecn]`,
+//! `seed` and the port sampling of `[output]`. Every network setting the fabric cannot honour is an
+//! error naming its key; none is ignored. Host-side settings (`[host]`, `[cc]`, `[[workload]]`,
+//! `[plane]`, flow outputs) belong to the datapaths the bed's hosts run, not to the switch.
+
+use std::fmt;
+
+use sluice_core::{format_duration, format_rate, Rate, Time, PS_PER_MS, PS_PER_US};
+use sluice_scenario::Resolved;
+use sluice_sim::config::Scheduler;
+use sluice_topo::TopologySpec;
+
+use crate::config::{FabricConfig, HostAddr, Sampling, SwitchParams, DEFAULT_SLOTS, IP_MTU, WIRE_OVERHEAD};
+
+/// Shortest link delay the fabric emulates: 10 us. A veth and the kernel's receive path take several
+/// microseconds themselves, so a shorter configured delay would not be what the hosts see.
+pub const MIN_DELAY: Time = 10 * PS_PER_US;
+/// Longest link delay: 10 ms (the delay lines hold every packet in flight; at 1 Gbit/s a 10 ms link
+/// holds 1.25 MB).
+pub const MAX_DELAY: Time = 10 * PS_PER_MS;
+/// Fastest link: 1 Gbit/s, the highest rate the switch delivered within 2% of exact with full-size
+/// frames on the reference 2-core machine while two hosts flooded it (BENCHMARKS.md, "Software switch";
+/// two runs of three), against at most 68% at 2 Gbit/s. It forwards at most about 160,000 frames/s.
+pub const MAX_RATE: Rate = 1_000_000_000;
+/// Most hosts: 64 (a namespace and a veth pair each).
+pub const MAX_HOSTS: u32 = 64;
+
+/// A scenario setting the fabric cannot honour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported {
+    /// The scenario key, as written in scenario files (`switch.pfc.enabled`).
+    pub key: String,
+    /// Why, and what would work.
+    pub reason: String,
+}
+
+impl fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.key, self.reason)
+    }
+}
+
+impl std::error::Error for Unsupported {}
+
+fn unsupported(key: &str, reason: impl Into<String>) -> Unsupported {
+    Unsupported { key: key.to_string(), reason: reason.into() }
+}
+
+/// The fabric configuration of `resolved`, or the first setting it cannot honour.
+pub fn fabric_config(resolved: &Resolved) -> Result<FabricConfig, Unsupported> {
+    let scenario = &resolved.scenario;
+    check_topology(resolved)?;
+    let sw = &scenario.switch;
+    if sw.pfc.enabled {
+        return Err(unsupported(
+            "switch.pfc.enabled",
+            "the software switch is lossy (no PFC pause frames toward kernel hosts); set it to false",
+        ));
+    }
+    if let Scheduler::Dwrr { .. } = sw.scheduler {
+        return Err(unsupported("switch.scheduler", "the software switch schedules by strict priority only"));
+    }
+    if sw.bolt.enabled {
+        return Err(unsupported("switch.bolt.enabled", "Bolt's switch logic is not in the software switch"));
+    }
+    if !scenario.faults.is_empty() {
+        return Err(unsupported(
+            "fault",
+            "faults name simulator flows; give the bed impairments by 5-tuple instead (`--impair`)",
+        ));
+    }
+    if resolved.packet_trace.is_some() {
+        return Err(unsupported("output.packet_trace", "the software switch writes no packet trace"));
+    }
+    let hosts = (0..resolved.topology.num_hosts()).map(HostAddr::numbered).collect();
+    Ok(FabricConfig {
+        topology: resolved.topology.clone(),
+        routes: resolved.routes.clone(),
+        hosts,
+        switch: SwitchParams {
+            buffer: sw.buffer,
+            dt_alpha: sw.dt_alpha,
+            queues: sw.queues,
+            data_queue: sw.data_queue,
+            control_queue: sw.control_queue,
+            ecn: sw.ecn.clone(),
+            int: sw.int,
+            load_balance: sw.load_balance,
+            wire_overhead: WIRE_OVERHEAD,
+            ip_mtu: IP_MTU,
+        },
+        impairments: Vec::new(),
+        sampling: Sampling { interval: scenario.output.sample_interval, ports: resolved.throughput_ports.clone() },
+        seed: scenario.seed,
+        slots: DEFAULT_SLOTS,
+    })
+}
+
+/// The key of `spec` that sets the rate of a host link (`host`) or of a switch-to-switch link.
+fn rate_key(spec: &TopologySpec, host: bool) -> &'static str {
+    match (spec, host) {
+        (TopologySpec::Star { .. }, _) => "topology.rate",
+        (TopologySpec::Dumbbell { .. }, true) => "topology.host_rate",
+        (TopologySpec::Dumbbell { .. }, false) => "topology.bottleneck_rate",
+        (TopologySpec::LeafSpine { .. }, true) => "topology.host_rate",
+        (TopologySpec::LeafSpine { .. }, false) => "topology.uplink_rate",
+        (TopologySpec::FatTree { .. }, true) => "topology.host_rate",
+        (TopologySpec::FatTree { .. }, false) => "topology.tor_agg_rate",
+        (TopologySpec::File { .. }, _) => "topology.path",
+    }
+}
+
+fn check_topology(resolved: &Resolved) -> Result<(), Unsupported> {
+    let spec = &resolved.scenario.topology;
+    let topo = &resolved.topology;
+    if topo.num_hosts() > MAX_HOSTS {
+        return Err(unsupported(
+            "topology",
+            format!("{} hosts; the bed makes a namespace per host and takes at most {MAX_HOSTS}", topo.num_hosts()),
+        ));
+    }
+    for link in &topo.links {
+        let host = topo.host_of[link.a as usize].is_some() || topo.host_of[link.b as usize].is_some();
+        let delay_key = if matches!(spec, TopologySpec::File { .. }) { "topology.path" } else { "topology.delay" };
+        if !(MIN_DELAY..=MAX_DELAY).contains(&link.delay) {
+            return Err(unsupported(
+                delay_key,
+                format!(
+                    "a link delay of {} is outside what the software switch emulates ({} to {})",
+                    format_duration(link.delay),
+                    format_duration(MIN_DELAY),
+                    format_duration(MAX_DELAY)
+                ),
+            ));
+        }
+        if link.rate > MAX_RATE {
+            return Err(unsupported(
+                rate_key(spec, host),
+                format!(
+                    "a link rate of {} is above the {} the software switch shapes exactly",
+                    format_rate(link.rate),
+                    format_rate(MAX_RATE)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

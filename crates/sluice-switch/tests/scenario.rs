@@ -1,0 +1,81 @@
+//! Fabric configurations from scenarios: what is honoured, and the key named for what is not.
+
+use std::path::Path;
+
+use sluice_switch::{fabric_config, records, Fabric};
+
+const BASE: &str = r#"
+[topology]
+kind = "star"
+hosts = 3
+rate = "1Gbps"
+delay = "50us"
+[[workload]]
+kind = "incast"
+receiver = 2
+senders = 2
+size = "100KB"
+[cc]
+algorithm = "dctcp"
+[switch]
+buffer = "1MB"
+[switch.pfc]
+enabled = false
+[output]
+throughput_ports = ["sw0:p2"]
+sample_interval = "100us"
+"#;
+
+fn config(sets: &[&str]) -> Result<sluice_switch::FabricConfig, String> {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let scenario = sluice_scenario::load_str(BASE, "bed.toml", Path::new("."), &sets).map_err(|e| e.to_string())?;
+    let resolved = sluice_scenario::resolve(&scenario).map_err(|e| e.to_string())?;
+    fabric_config(&resolved).map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_star_scenario_gives_its_buffer_thresholds_and_sampling() {
+    let c = config(&[]).unwrap();
+    assert_eq!(c.hosts.len(), 3);
+    assert_eq!(c.switch.buffer, 1_000_000);
+    assert!(c.switch.ecn.enabled);
+    // DCTCP's step threshold at 1 Gbit/s: K = 30 KB x 1G/10G (HPCC artifact run.py).
+    let t = c.switch.ecn.for_rate(1_000_000_000);
+    assert_eq!((t.kmin, t.kmax, t.pmax), (3_000, 3_000, 1.0));
+    assert_eq!(c.sampling.interval, 100_000_000);
+    assert_eq!(c.sampling.ports.len(), 1);
+}
+
+#[test]
+fn settings_the_fabric_cannot_honour_are_named() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["switch.pfc.enabled=true"], "`switch.pfc.enabled`"),
+        (&["topology.delay=1us"], "`topology.delay`"),
+        (&["topology.rate=100Gbps"], "`topology.rate`"),
+        (&["switch.bolt.enabled=true"], "`switch.bolt.enabled`"),
+        (&["topology.hosts=100", "workload.0.senders=99"], "`topology`"),
+    ];
+    for (sets, key) in cases {
+        let err = config(sets).expect_err(key);
+        assert!(err.starts_with(key), "{sets:?}: {err}");
+    }
+}
+
+#[test]
+fn results_have_the_simulator_columns() {
+    let c = config(&[]).unwrap();
+    let mut fabric = Fabric::new(c);
+    let dir = std::env::temp_dir().join(format!("sluice-switch-results-{}", std::process::id()));
+    fabric.advance(1_000_000, &mut |_, _| {});
+    records::write_results(&mut fabric, &dir, 1_000_000_000).unwrap();
+    let queues = std::fs::read_to_string(dir.join("queues.csv")).unwrap();
+    assert!(queues.starts_with(sluice_results::csv::QUEUES_HEADER));
+    assert!(queues.contains("\nport,sw0,2,h2,1000000000,0,0,"), "{queues}");
+    assert!(queues.contains("\nswitch,sw0,"));
+    let throughput = std::fs::read_to_string(dir.join("throughput.csv")).unwrap();
+    let rows: Vec<&str> = throughput.lines().collect();
+    assert_eq!(rows[0], sluice_results::csv::THROUGHPUT_HEADER);
+    assert_eq!(rows.len(), 11, "ten samples of 100 us in 1 ms");
+    assert!(rows[1].starts_with("sw0:p2,100000.000,0,"), "{}", rows[1]);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,152 @@
+//! `sluice bed`: the software switch's bed for a scenario (root). `up` builds a namespace per host
+//! joined to the root namespace by a veth pair, `run` runs the scenario's fabric in the foreground
+//! over those links until SIGINT/SIGTERM or `--duration` and writes `queues.csv` and `throughput.csv`,
+//! and `down` removes every bed namespace and link (a crashed run's leftovers too).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use sluice_bed::{exclusive, remove_stale, run as run_loop, sockets, unavailable, Bed, Wait};
+use sluice_core::{parse_duration, PS_PER_NS};
+use sluice_scenario::{load, resolve};
+use sluice_switch::records::write_results;
+use sluice_switch::{fabric_config, Fabric, FabricConfig, Impairment};
+
+use crate::console::{catch_interrupts, interrupted, note, out, Failure};
+
+/// The scenario a bed is for.
+#[derive(clap::Args)]
+pub struct BedScenario {
+    /// The scenario file (TOML): its topology, switch and ECN settings make the fabric.
+    scenario: PathBuf,
+    /// Override a scenario field (repeatable), as `sluice run --set`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Override the scenario's seed (RED and impairment randomness).
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+/// `sluice bed` subcommands.
+#[derive(clap::Subcommand)]
+pub enum BedCommand {
+    /// Build the bed's namespaces and links for a scenario and leave them up.
+    Up {
+        /// The scenario.
+        #[command(flatten)]
+        scenario: BedScenario,
+    },
+    /// Run the scenario's switch in the foreground (building the bed if it is not up, and removing it
+    /// again at the end), until SIGINT/SIGTERM or --duration; then write queues.csv and throughput.csv.
+    Run {
+        /// The scenario.
+        #[command(flatten)]
+        scenario: BedScenario,
+        /// Stop after this long ("10s", "500ms"); default: run until interrupted.
+        #[arg(long)]
+        duration: Option<String>,
+        /// Results directory (default: `bed` inside the scenario's output directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Drop or mark packets of a flow where they leave the last switch (repeatable):
+        /// `drop|mark udp|tcp SRC:PORT DST:PORT packets=N[,N...]|fraction=F`.
+        #[arg(long = "impair", value_name = "SPEC")]
+        impairments: Vec<String>,
+        /// Never sleep between packets: one core stays busy, timing is the most exact.
+        #[arg(long)]
+        spin: bool,
+    },
+    /// Remove every bed namespace and link.
+    Down,
+}
+
+/// Runs a `sluice bed` subcommand.
+pub fn run(command: BedCommand) -> Result<(), Failure> {
+    if let Some(why) = unavailable() {
+        return Err(Failure::Error(format!("the bed cannot run here: {why}")));
+    }
+    match command {
+        BedCommand::Up { scenario } => up(&scenario),
+        BedCommand::Run { scenario, duration, out: dir, impairments, spin } => {
+            run_bed(&scenario, duration.as_deref(), dir, &impairments, spin)
+        }
+        BedCommand::Down => {
+            let _lock = exclusive()?;
+            let (namespaces, links) = remove_stale();
+            out(&format!("bed down: removed {namespaces} namespaces and {links} links\n"))
+        }
+    }
+}
+
+fn config(args: &BedScenario) -> Result<(FabricConfig, PathBuf), Failure> {
+    let scenario = load(&args.scenario, &args.sets, args.seed).map_err(|e| e.to_string())?;
+    let resolved = resolve(&scenario).map_err(|e| e.to_string())?;
+    let config = fabric_config(&resolved).map_err(|e| format!("the software switch cannot run this scenario: {e}"))?;
+    Ok((config, scenario.output.dir.join("bed")))
+}
+
+fn describe(bed: &Bed) -> String {
+    let mut text = String::new();
+    for (i, h) in bed.hosts.iter().enumerate() {
+        text += &format!("h{i}: namespace {} address {} (switch link {})\n", h.namespace, h.ip(), h.link);
+    }
+    text + "run a command on a host with `ip netns exec NAMESPACE COMMAND`\n"
+}
+
+fn up(args: &BedScenario) -> Result<(), Failure> {
+    let (config, _) = config(args)?;
+    let _lock = exclusive()?;
+    let mut bed = Bed::up(&config.hosts)?;
+    bed.keep();
+    out(&format!("bed up: {} hosts\n{}", bed.hosts.len(), describe(&bed)))
+}
+
+fn run_bed(
+    args: &BedScenario,
+    duration: Option<&str>,
+    dir: Option<PathBuf>,
+    impairments: &[String],
+    spin: bool,
+) -> Result<(), Failure> {
+    let (mut config, default_dir) = config(args)?;
+    for spec in impairments {
+        config.impairments.push(spec.parse::<Impairment>().map_err(|e| format!("--impair: {e}"))?);
+    }
+    let limit = duration
+        .map(|d| parse_duration(d).map(|ps| Duration::from_nanos(ps / PS_PER_NS)))
+        .transpose()
+        .map_err(|e| format!("--duration: {e}"))?;
+    catch_interrupts()?;
+    let _lock = exclusive()?;
+    let bed = match Bed::attach(&config.hosts) {
+        Ok(bed) => bed,
+        Err(_) => Bed::up(&config.hosts)?,
+    };
+    note(&format!(
+        "bed: {} hosts; switching until interrupted{}",
+        bed.hosts.len(),
+        match duration {
+            Some(d) => format!(" or after {d}"),
+            None => String::new(),
+        }
+    ));
+    note(describe(&bed).trim_end());
+    let sockets = sockets(&bed).map_err(|e| format!("opening the switch's links: {e}"))?;
+    let mut fabric = Fabric::new(config);
+    let wait = if spin { Wait::Spin } else { Wait::Poll };
+    let stats = run_loop(&mut fabric, &sockets, wait, limit, &interrupted).map_err(|e| format!("switch: {e}"))?;
+    let dir = dir.unwrap_or(default_dir);
+    write_results(&mut fabric, &dir, stats.elapsed_ns * PS_PER_NS).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let c = fabric.counters();
+    out(&format!(
+        "bed run: {} frames in, {} out over {:.3} s; {} unroutable, {} without a free slot, {} refused by the kernel; \
+         results in {}\n",
+        stats.rx_frames,
+        stats.tx_frames,
+        stats.elapsed_ns as f64 * 1e-9,
+        c.unroutable,
+        c.no_slot,
+        stats.tx_dropped,
+        dir.display()
+    ))
+}
