@@ -338,6 +338,15 @@ impl Endpoint {
         }
     }
 
+    /// Ends every flow still sending at `now` with the error `why` (the run is over).
+    pub fn abandon(&mut self, now: Time, why: &str) {
+        for slot in 0..self.flows.len() as u32 {
+            if !self.flows[slot as usize].ended {
+                self.end(slot, now, Some(why.to_string()));
+            }
+        }
+    }
+
     /// Takes a datagram from `peer` whose IP header carried `ecn`; a packet that is refused is counted
     /// and its reason returned.
     pub fn handle(&mut self, now: Time, peer: PeerId, ecn: Ecn, datagram: &[u8]) -> Result<(), Refused> {
@@ -441,7 +450,8 @@ impl Endpoint {
         let wire_bits = (len as u64 + (IP_UDP_BYTES + ETHERNET_BYTES) as u64) * 8;
         // Pacing runs on the packets' own schedule, not on when a burst released them.
         f.next_tx = f.next_tx.max(now.saturating_sub(self.config.burst)) + wire_bits * PS_PER_S / f.rate.max(1);
-        self.nic_free = self.nic_free.max(now.saturating_sub(self.config.burst)) + wire_bits * PS_PER_S / self.config.line_rate;
+        self.nic_free =
+            self.nic_free.max(now.saturating_sub(self.config.burst)) + wire_bits * PS_PER_S / self.config.line_rate;
         let transmit = Transmit { peer: f.peer, len, ecn: if f.ect { Ecn::Ect0 } else { Ecn::NotEct } };
         if !f.rto_armed {
             f.rto_armed = true;

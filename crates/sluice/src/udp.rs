@@ -185,6 +185,9 @@ fn send(args: SendArgs) -> Result<(), Failure> {
         e.active() == 0 || now >= limit + 2 * config.peer_timeout
     })
     .map_err(|e| Failure::Error(e.to_string()))?;
+    let now = host.now();
+    host.endpoint.abandon(now, "data still unacknowledged when the run ended");
+    results.extend(host.endpoint.take_finished());
     report(&args, &host, &results, config, size)
 }
 
