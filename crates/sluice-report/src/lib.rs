@@ -15,9 +15,11 @@
 //!
 //! Layout: [`csv`] reads sluice's CSV files, [`run`] a results directory, [`sweep`] a sweep directory,
 //! [`charts`] turns runs into chart and table boxes, [`svg`] draws, [`html`] assembles the page and
-//! [`label`] names overlaid runs by what differs between their scenarios.
+//! [`label`] names overlaid runs by what differs between their scenarios. [`compare`] sets results
+//! directories of any datapath side by side as a text table (`sluice compare`).
 
 pub mod charts;
+pub mod compare;
 pub mod csv;
 pub mod error;
 pub mod html;

@@ -1,5 +1,5 @@
 //! The simulator's side of the CC plane: each flow's [`FlowDriver`] (fold, trigger, filters, timers,
-//! the algorithm) runs with its host as the datapath ([`SimPath`]). In native mode due reports reach the
+//! the algorithm) runs with its host as the datapath (`SimPath`). In native mode due reports reach the
 //! algorithm at once; in offload mode they cross the modelled channel (batching, latency, ring, plane
 //! core) kept here per host, and decisions come back after the latency.
 

@@ -327,13 +327,24 @@ impl Endpoint {
     /// Ends every stream: each delivers what it has sent and then finishes.
     pub fn stop_streams(&mut self) {
         for slot in 0..self.flows.len() as u32 {
-            let f = &mut self.flows[slot as usize];
-            if !f.ended && f.sender.size.is_none() {
-                f.sender.stop();
-                if f.sender.done() {
-                    let at = f.sender.last_progress;
-                    self.end(slot, at, None);
-                }
+            self.stop_slot(slot);
+        }
+    }
+
+    /// Ends stream `id` (a sized flow goes on): it delivers what it has sent and then finishes.
+    pub fn stop_stream(&mut self, id: u32) {
+        if let Some(&slot) = self.slot_of.get(&id) {
+            self.stop_slot(slot);
+        }
+    }
+
+    fn stop_slot(&mut self, slot: u32) {
+        let f = &mut self.flows[slot as usize];
+        if !f.ended && f.sender.size.is_none() {
+            f.sender.stop();
+            if f.sender.done() {
+                let at = f.sender.last_progress;
+                self.end(slot, at, None);
             }
         }
     }

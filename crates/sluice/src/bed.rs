@@ -4,14 +4,19 @@
 //! and `down` removes every bed namespace and link (a crashed run's leftovers too).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
+
+use sluice_cc::contract::{self, Capabilities};
 
 use sluice_bed::{exclusive, remove_stale, run as run_loop, sockets, unavailable, Bed, Wait};
 use sluice_core::{parse_duration, PS_PER_NS};
-use sluice_scenario::{load, resolve};
+use sluice_scenario::{load, resolve, Resolved};
 use sluice_switch::records::write_results;
 use sluice_switch::{fabric_config, Fabric, FabricConfig, Impairment};
 
+use crate::bed_workload;
 use crate::console::{catch_interrupts, interrupted, note, out, Failure};
 
 /// The scenario a bed is for.
@@ -25,6 +30,13 @@ pub struct BedScenario {
     /// Override the scenario's seed (RED and impairment randomness).
     #[arg(long)]
     seed: Option<u64>,
+}
+
+/// A real datapath `bed run` can drive the scenario's flows on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Datapath {
+    /// The sluice UDP transport (`sluice udp send` and `recv` in the hosts' namespaces).
+    Udp,
 }
 
 /// `sluice bed` subcommands.
@@ -55,6 +67,10 @@ pub enum BedCommand {
         /// Never sleep between packets: one core stays busy, timing is the most exact.
         #[arg(long)]
         spin: bool,
+        /// Also run the scenario's flows, on this datapath (`udp`), and stop when they are done; the
+        /// results directory then holds fct.csv and summary.json as well.
+        #[arg(long)]
+        datapath: Option<Datapath>,
     },
     /// Remove every bed namespace and link.
     Down,
@@ -67,8 +83,8 @@ pub fn run(command: BedCommand) -> Result<(), Failure> {
     }
     match command {
         BedCommand::Up { scenario } => up(&scenario),
-        BedCommand::Run { scenario, duration, out: dir, impairments, spin } => {
-            run_bed(&scenario, duration.as_deref(), dir, &impairments, spin)
+        BedCommand::Run { scenario, duration, out: dir, impairments, spin, datapath } => {
+            run_bed(&scenario, duration.as_deref(), dir, &impairments, spin, datapath)
         }
         BedCommand::Down => {
             let _lock = exclusive()?;
@@ -78,11 +94,34 @@ pub fn run(command: BedCommand) -> Result<(), Failure> {
     }
 }
 
-fn config(args: &BedScenario) -> Result<(FabricConfig, PathBuf), Failure> {
+fn config(args: &BedScenario) -> Result<(FabricConfig, PathBuf, Resolved), Failure> {
     let scenario = load(&args.scenario, &args.sets, args.seed).map_err(|e| e.to_string())?;
     let resolved = resolve(&scenario).map_err(|e| e.to_string())?;
     let config = fabric_config(&resolved).map_err(|e| format!("the software switch cannot run this scenario: {e}"))?;
-    Ok((config, scenario.output.dir.join("bed")))
+    Ok((config, scenario.output.dir.join("bed"), resolved))
+}
+
+/// Refuses a scenario whose algorithm the UDP datapath cannot run, naming what it lacks.
+fn check_datapath(resolved: &Resolved) -> Result<(), Failure> {
+    contract::check(resolved.algorithm, &Capabilities::UDP).map_err(|m| Failure::Error(m.to_string()))
+}
+
+/// Starts the scenario's flows on the UDP datapath; the returned thread waits for them and then sets
+/// `done`, which stops the switch.
+fn start_workload(
+    resolved: &Resolved,
+    bed: &Bed,
+    dir: &std::path::Path,
+    done: Arc<AtomicBool>,
+) -> Result<std::thread::JoinHandle<(bed_workload::Outcome, String)>, Failure> {
+    let exe = std::env::current_exe().map_err(|e| Failure::Error(format!("finding this program: {e}")))?;
+    let running = bed_workload::start_udp(resolved, bed, dir, &exe)?;
+    Ok(std::thread::spawn(move || {
+        let algorithm = running.algorithm().to_string();
+        let outcome = running.wait();
+        done.store(true, Ordering::SeqCst);
+        (outcome, algorithm)
+    }))
 }
 
 fn describe(bed: &Bed) -> String {
@@ -94,7 +133,7 @@ fn describe(bed: &Bed) -> String {
 }
 
 fn up(args: &BedScenario) -> Result<(), Failure> {
-    let (config, _) = config(args)?;
+    let (config, _, _) = config(args)?;
     let _lock = exclusive()?;
     let mut bed = Bed::up(&config.hosts)?;
     bed.keep();
@@ -107,8 +146,12 @@ fn run_bed(
     dir: Option<PathBuf>,
     impairments: &[String],
     spin: bool,
+    datapath: Option<Datapath>,
 ) -> Result<(), Failure> {
-    let (mut config, default_dir) = config(args)?;
+    let (mut config, default_dir, resolved) = config(args)?;
+    if datapath.is_some() {
+        check_datapath(&resolved)?;
+    }
     for spec in impairments {
         config.impairments.push(spec.parse::<Impairment>().map_err(|e| format!("--impair: {e}"))?);
     }
@@ -134,9 +177,23 @@ fn run_bed(
     let sockets = sockets(&bed).map_err(|e| format!("opening the switch's links: {e}"))?;
     let mut fabric = Fabric::new(config);
     let wait = if spin { Wait::Spin } else { Wait::Poll };
-    let stats = run_loop(&mut fabric, &sockets, wait, limit, &interrupted).map_err(|e| format!("switch: {e}"))?;
     let dir = dir.unwrap_or(default_dir);
+    let done = Arc::new(AtomicBool::new(false));
+    let workload = match datapath {
+        Some(Datapath::Udp) => Some(start_workload(&resolved, &bed, &dir, done.clone())?),
+        None => None,
+    };
+    let stop = || interrupted() || done.load(Ordering::SeqCst);
+    let stats = run_loop(&mut fabric, &sockets, wait, limit, &stop).map_err(|e| format!("switch: {e}"))?;
     write_results(&mut fabric, &dir, stats.elapsed_ns * PS_PER_NS).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if let Some(waiter) = workload {
+        let (outcome, algorithm) =
+            waiter.join().map_err(|_| Failure::Error("the workload's waiter panicked".into()))?;
+        bed_workload::merge(&dir, &algorithm, &outcome)?;
+        if let Some(first) = outcome.failures.first() {
+            return Err(Failure::Error(format!("{} sender(s) failed; {first}", outcome.failures.len())));
+        }
+    }
     let c = fabric.counters();
     out(&format!(
         "bed run: {} frames in, {} out over {:.3} s; {} unroutable, {} without a free slot, {} refused by the kernel; \

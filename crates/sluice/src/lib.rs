@@ -7,6 +7,8 @@
 pub mod agent;
 #[cfg(feature = "bed")]
 pub mod bed;
+#[cfg(feature = "bed")]
+pub mod bed_workload;
 pub mod console;
 pub mod estimate;
 pub mod group_summary;
@@ -15,6 +17,7 @@ pub mod progress;
 pub mod runner;
 pub mod sweep_command;
 pub mod udp;
+pub mod udp_plan;
 
 pub use estimate::{estimate, RunEstimate};
 pub use runner::{

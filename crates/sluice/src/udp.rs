@@ -5,18 +5,22 @@
 use std::fs;
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::json;
 use sluice_cc::contract::{self, Capabilities};
-use sluice_cc::registry::lookup;
+use sluice_cc::registry::{lookup, Factory};
+use sluice_cc::Needs;
 use sluice_core::units::{parse_duration, parse_rate, parse_size};
-use sluice_core::PS_PER_S;
+use sluice_core::{Time, PS_PER_S};
 use sluice_plane::PlaneConfig;
 use sluice_results::csv::write_fct_csv;
 use sluice_results::{ideal_fct, FlowRecord};
 use sluice_udp::config::{ETHERNET_BYTES, IP_UDP_BYTES};
 use sluice_udp::io::Socket;
-use sluice_udp::{Endpoint, FlowResult, FlowSpec, TransportConfig, UdpHost};
+use sluice_udp::{Endpoint, FlowResult, FlowSpec, PeerId, TransportConfig, UdpHost};
+
+use crate::udp_plan::{all_at_once, read_flow_list, Planned};
 
 use crate::console::{interrupted, note, out, Failure};
 
@@ -50,8 +54,11 @@ pub struct RecvArgs {
 #[derive(clap::Args)]
 pub struct SendArgs {
     /// The receiver's address and port.
-    #[arg(long)]
-    to: String,
+    #[arg(long, required_unless_present = "flow_list", conflicts_with = "flow_list")]
+    to: Option<String>,
+    /// Flows to send from a CSV list instead (receivers, sizes, start and stop times; see the docs).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["flows", "size"])]
+    flow_list: Option<PathBuf>,
     /// Local address and port.
     #[arg(long, default_value = "0.0.0.0:0")]
     bind: String,
@@ -85,6 +92,9 @@ pub struct SendArgs {
     /// A flow with no acknowledgment for this long ends with an error.
     #[arg(long, default_value = "1s")]
     peer_timeout: String,
+    /// Minimum retransmission timeout.
+    #[arg(long, default_value = "1ms")]
+    rto_min: String,
     /// Directory for fct.csv and summary.json.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -153,6 +163,7 @@ fn send(args: SendArgs) -> Result<(), Failure> {
         base_rtt: option("base-rtt", &args.base_rtt, parse_duration)?,
         ack_every_packets: args.ack_every,
         peer_timeout: option("peer-timeout", &args.peer_timeout, parse_duration)?,
+        rto_min: option("rto-min", &args.rto_min, parse_duration)?,
         ..TransportConfig::default()
     };
     config.validate().map_err(Failure::Error)?;
@@ -162,33 +173,83 @@ fn send(args: SendArgs) -> Result<(), Failure> {
     if size == Some(0) || args.flows == 0 {
         return Err(Failure::Error("--size and --flows must be positive".into()));
     }
-    let default_limit = if size.is_some() { 60 * PS_PER_S } else { 5 * PS_PER_S };
+    let plan = match (&args.flow_list, &args.to) {
+        (Some(path), _) => read_flow_list(path).map_err(Failure::Error)?,
+        (None, Some(to)) => all_at_once(args.flows, address("to", to)?, size),
+        (None, None) => return Err(Failure::Error("give --to or --flow-list".into())),
+    };
+    let sized = plan.iter().all(|f| f.size.is_some());
+    let default_limit = if sized { 60 * PS_PER_S } else { 5 * PS_PER_S };
     let limit =
         args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?.unwrap_or(default_limit);
-    let to = address("to", &args.to)?;
     let mut host = UdpHost::new(bind("bind", &args.bind)?, Endpoint::new(config, PlaneConfig::default(), 0));
-    let peer = host.peer(to);
-    let now = host.now();
-    for id in 0..args.flows {
-        let spec = FlowSpec { id, peer, size, factory: factory.clone(), needs: algorithm.needs };
-        host.endpoint.open(spec, now).map_err(Failure::Error)?;
-    }
+    let peers: Vec<PeerId> = plan.iter().map(|f| host.peer(f.to)).collect();
     crate::console::catch_interrupts()?;
+    let mut schedule = Schedule::new(&plan, peers);
     let mut results = Vec::new();
-    let mut stopped = false;
+    let mut failure = None;
     host.run(|e, now| {
-        results.extend(e.take_finished());
-        if !stopped && (now >= limit || interrupted()) {
-            stopped = true;
-            e.stop_streams();
+        if let Err(err) = schedule.due(e, now, &factory, algorithm.needs) {
+            failure = Some(err);
+            return true;
         }
-        e.active() == 0 || now >= limit + 2 * config.peer_timeout
+        results.extend(e.take_finished());
+        if now >= limit || interrupted() {
+            schedule.stop_all(e);
+        }
+        (schedule.all_started() && e.active() == 0) || now >= limit + 2 * config.peer_timeout
     })
     .map_err(|e| Failure::Error(e.to_string()))?;
+    if let Some(err) = failure {
+        return Err(Failure::Error(err));
+    }
     let now = host.now();
     host.endpoint.abandon(now, "data still unacknowledged when the run ended");
     results.extend(host.endpoint.take_finished());
-    report(&args, &host, &results, config, size)
+    report(&args, &host, &results, config, &plan)
+}
+
+/// Opens planned flows when their start comes and stops streams when their stop comes.
+struct Schedule {
+    /// Flows by start time, with their peers; `next` is the first not yet opened.
+    flows: Vec<(Planned, PeerId)>,
+    next: usize,
+    /// Streams with stop times, by stop time; `next_stop` is the first not yet stopped.
+    stops: Vec<(Time, u32)>,
+    next_stop: usize,
+}
+
+impl Schedule {
+    fn new(plan: &[Planned], peers: Vec<PeerId>) -> Schedule {
+        let mut flows: Vec<(Planned, PeerId)> = plan.iter().copied().zip(peers).collect();
+        flows.sort_by_key(|(f, _)| (f.start, f.id));
+        let mut stops: Vec<(Time, u32)> = plan.iter().filter_map(|f| f.stop.map(|t| (t, f.id))).collect();
+        stops.sort_unstable();
+        Schedule { flows, next: 0, stops, next_stop: 0 }
+    }
+
+    fn due(&mut self, e: &mut Endpoint, now: Time, factory: &Arc<dyn Factory>, needs: Needs) -> Result<(), String> {
+        while let Some((f, peer)) = self.flows.get(self.next).filter(|(f, _)| f.start <= now) {
+            let spec = FlowSpec { id: f.id, peer: *peer, size: f.size, factory: factory.clone(), needs };
+            e.open(spec, now)?;
+            self.next += 1;
+        }
+        while let Some(&(_, id)) = self.stops.get(self.next_stop).filter(|(at, _)| *at <= now) {
+            e.stop_stream(id);
+            self.next_stop += 1;
+        }
+        Ok(())
+    }
+
+    fn all_started(&self) -> bool {
+        self.next == self.flows.len()
+    }
+
+    /// The run is over: flows not yet started never will, and every stream stops.
+    fn stop_all(&mut self, e: &mut Endpoint) {
+        self.flows.truncate(self.next);
+        e.stop_streams();
+    }
 }
 
 /// `KEY=VALUE` pairs as a [cc.params] table: integers, floats, booleans, else strings.
@@ -224,7 +285,7 @@ fn report(
     host: &UdpHost,
     results: &[FlowResult],
     config: TransportConfig,
-    size: Option<u64>,
+    plan: &[Planned],
 ) -> Result<(), Failure> {
     let failed: Vec<&FlowResult> = results.iter().filter(|r| r.error.is_some()).collect();
     let delivered: u64 = results.iter().map(|r| r.size).sum();
@@ -234,7 +295,9 @@ fn report(
     let goodput = if seconds > 0.0 { delivered as f64 * 8.0 / seconds } else { 0.0 };
     let c = host.endpoint.counters;
     if let Some(dir) = &args.out {
-        let records: Vec<FlowRecord> = results.iter().map(|r| record(r, config, size)).collect();
+        let mut records: Vec<FlowRecord> =
+            results.iter().filter_map(|r| Some(record(r, config, plan.iter().find(|f| f.id == r.id)?))).collect();
+        records.sort_by_key(|r| r.id);
         let mut fct = Vec::new();
         write_fct_csv(&mut fct, &records).map_err(|e| Failure::Error(e.to_string()))?;
         let summary = json!({
@@ -279,21 +342,22 @@ fn report(
     }
 }
 
-fn record(r: &FlowResult, config: TransportConfig, size: Option<u64>) -> FlowRecord {
+fn record(r: &FlowResult, config: TransportConfig, f: &Planned) -> FlowRecord {
     let per_packet = (IP_UDP_BYTES + ETHERNET_BYTES) as u64 + sluice_wire::sluice::HEADER_LEN as u64;
     let wire = r.size + r.size.div_ceil(config.payload_bytes(0) as u64) * per_packet;
+    let estimate = ideal_fct(config.base_rtt, wire.max(1), config.line_rate);
     FlowRecord {
         id: r.id as u64,
-        src: 0,
-        dst: 1,
-        size: size.unwrap_or(r.size),
+        src: f.src,
+        dst: f.dst,
+        size: f.size.unwrap_or(r.size),
         delivered: r.size,
         start: r.start,
         finish: r.error.is_none().then_some(r.finish),
-        ideal_fct: ideal_fct(config.base_rtt, wire.max(1), config.line_rate).max(1),
+        ideal_fct: f.ideal_fct.unwrap_or(estimate).max(1),
         retransmitted_bytes: r.retransmitted,
-        long_lived: size.is_none(),
-        group: 0,
+        long_lived: f.size.is_none(),
+        group: f.group,
         received: r.size,
         started: true,
     }

@@ -82,6 +82,16 @@ enum Command {
         #[arg(long = "label", value_name = "NAME")]
         labels: Vec<String>,
     },
+    /// Results directories side by side, whatever datapath wrote them (the simulator, the bed's UDP
+    /// datapath, ...): flows, slowdowns, sampled ports' throughput and queues, marks and drops.
+    Compare {
+        /// Results directories.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// Name a directory's column (one per DIR; default: the directory's name).
+        #[arg(long = "label", value_name = "NAME")]
+        labels: Vec<String>,
+    },
     /// The UDP datapath: send flows with an algorithm of the library, or receive and acknowledge them.
     Udp {
         #[command(subcommand)]
@@ -231,6 +241,24 @@ fn check(args: ScenarioArgs) -> Result<(), Failure> {
     out(&resolved_toml(&resolved))
 }
 
+/// `sluice compare`: the figures of every directory as one table on stdout.
+fn compare(dirs: &[PathBuf], labels: &[String]) -> Result<(), Failure> {
+    if !labels.is_empty() && labels.len() != dirs.len() {
+        return Err(Failure::Error(format!(
+            "{} --label for {} directories: give one per DIR or none",
+            labels.len(),
+            dirs.len()
+        )));
+    }
+    let mut columns = Vec::new();
+    for (k, dir) in dirs.iter().enumerate() {
+        let name = dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let label = labels.get(k).cloned().unwrap_or(name);
+        columns.push(sluice_report::compare::figures(dir, &label).map_err(|e| Failure::Error(e.to_string()))?);
+    }
+    out(&sluice_report::compare::render(&columns))
+}
+
 fn dispatch(command: Command) -> Result<(), Failure> {
     match command {
         Command::Run { args, out, quiet, force } => run(args, out, quiet, force),
@@ -242,6 +270,7 @@ fn dispatch(command: Command) -> Result<(), Failure> {
             "report: {}\n",
             sluice_report::write_report(&dirs, path.as_deref(), &labels).map_err(String::from)?.display()
         )),
+        Command::Compare { dirs, labels } => compare(&dirs, &labels),
         Command::Udp { command } => sluice::udp::run(command),
         #[cfg(feature = "kernel")]
         Command::Agent(args) => Ok(agent::run(args)?),

@@ -1,0 +1,222 @@
+//! A scenario's flows on the UDP datapath in the bed: a `sluice udp recv` in every receiving host's
+//! namespace, a `sluice udp send` with its share of the flows (a flow list) in every sending host's,
+//! while the switch runs in this process. When the senders are done the receivers are stopped, and the
+//! senders' `fct.csv` files become one, with the flow ids, hosts and ideal completion times of the
+//! simulator's run of the same file, so that `sluice compare` can set the two side by side.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
+use sluice_bed::Bed;
+use sluice_core::{serialization_ps, Time, PS_PER_NS};
+use sluice_scenario::Resolved;
+use sluice_workload::UNBOUNDED_SIZE;
+
+use crate::console::Failure;
+use crate::udp_plan::{Planned, FLOW_LIST_HEADER};
+
+/// The port receivers listen on.
+const PORT: u16 = 5300;
+/// Bytes a 1500-byte sluice data packet takes on the wire beyond its payload: Ethernet 14, IP 20,
+/// UDP 8, sluice header 56.
+const PER_PACKET: u64 = 98;
+/// Payload of a 1500-byte sluice data packet.
+const PAYLOAD: u64 = 1416;
+
+/// The datapath processes of a running workload.
+pub struct Running {
+    dir: PathBuf,
+    receivers: Vec<Child>,
+    senders: Vec<(u32, Child)>,
+    algorithm: String,
+}
+
+/// What the workload gave, once its processes ended.
+pub struct Outcome {
+    /// Senders that failed, with what they said.
+    pub failures: Vec<String>,
+}
+
+/// Starts the scenario's flows on the UDP datapath: receivers first, then one sender per sending
+/// host. Files go under `dir/hosts/h<i>/`.
+pub fn start_udp(resolved: &Resolved, bed: &Bed, dir: &Path, exe: &Path) -> Result<Running, Failure> {
+    let plans = plan(resolved, bed);
+    let mut receivers = Vec::new();
+    for dst in receiving_hosts(resolved) {
+        let host = &bed.hosts[dst as usize];
+        let stats = host_dir(dir, dst)?.join("receiver.json");
+        let mut c = host.command(exe.to_str().unwrap_or("sluice"));
+        c.args(["udp", "recv", "--bind", &format!("{}:{PORT}", host.ip()), "--stats"]).arg(&stats);
+        receivers.push(spawn(c)?);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut senders = Vec::new();
+    for (src, flows) in plans.iter().enumerate().filter(|(_, f)| !f.is_empty()) {
+        let host_dir = host_dir(dir, src as u32)?;
+        let list = host_dir.join("flows.csv");
+        let text: String = std::iter::once(FLOW_LIST_HEADER.to_string())
+            .chain(flows.iter().map(Planned::csv_line))
+            .map(|l| l + "\n")
+            .collect();
+        fs::write(&list, text).map_err(|e| Failure::Error(format!("{}: {e}", list.display())))?;
+        let mut c = bed.hosts[src].command(exe.to_str().unwrap_or("sluice"));
+        c.args(["udp", "send", "--flow-list"]).arg(&list).arg("--out").arg(&host_dir);
+        c.args(sender_options(resolved, flows));
+        senders.push((src as u32, spawn(c)?));
+    }
+    Ok(Running { dir: dir.to_path_buf(), receivers, senders, algorithm: resolved.algorithm.name.to_string() })
+}
+
+impl Running {
+    /// Waits for every sender, then stops the receivers (SIGTERM, so that they write their counters).
+    pub fn wait(mut self) -> Outcome {
+        let mut failures = Vec::new();
+        for (src, child) in self.senders.drain(..) {
+            match child.wait_with_output() {
+                Ok(o) if o.status.success() => {}
+                Ok(o) => failures.push(format!("sender h{src}: {}", String::from_utf8_lossy(&o.stderr).trim())),
+                Err(e) => failures.push(format!("sender h{src}: {e}")),
+            }
+        }
+        for child in &mut self.receivers {
+            // SAFETY: kill(2) on the pid of a child this process spawned and has not yet reaped.
+            unsafe {
+                libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+            }
+        }
+        for mut child in self.receivers.drain(..) {
+            let _ = child.wait();
+        }
+        Outcome { failures }
+    }
+
+    /// Where the workload writes.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The algorithm the flows ran.
+    pub fn algorithm(&self) -> &str {
+        &self.algorithm
+    }
+}
+
+/// Merges the senders' results into `dir/fct.csv` and `dir/summary.json`.
+pub fn merge(dir: &Path, algorithm: &str, outcome: &Outcome) -> Result<(), Failure> {
+    let mut header = None;
+    let mut rows: Vec<(u64, String)> = Vec::new();
+    let mut totals =
+        json!({"retransmits": 0, "timeouts": 0, "data_packets": 0, "flows": 0, "failed": 0, "delivered_bytes": 0});
+    for host in host_dirs(dir) {
+        let Ok(text) = fs::read_to_string(host.join("fct.csv")) else { continue };
+        let mut lines = text.lines();
+        header = header.or(lines.next().map(str::to_string));
+        rows.extend(
+            lines.map(|l| (l.split(',').next().and_then(|id| id.parse().ok()).unwrap_or(u64::MAX), l.to_string())),
+        );
+        if let Ok(summary) = fs::read_to_string(host.join("summary.json")) {
+            let summary: Value = serde_json::from_str(&summary).unwrap_or_default();
+            for key in ["retransmits", "timeouts", "data_packets", "flows", "failed", "delivered_bytes"] {
+                totals[key] = json!(totals[key].as_u64().unwrap_or(0) + summary[key].as_u64().unwrap_or(0));
+            }
+        }
+    }
+    rows.sort();
+    let header = header.ok_or_else(|| Failure::Error(format!("no sender wrote results under {}", dir.display())))?;
+    let fct: String = std::iter::once(header).chain(rows.into_iter().map(|(_, l)| l)).map(|l| l + "\n").collect();
+    fs::write(dir.join("fct.csv"), fct).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
+    let summary = json!({
+        "datapath": "udp",
+        "algorithm": algorithm,
+        "totals": totals,
+        "sender_failures": outcome.failures,
+    });
+    fs::write(dir.join("summary.json"), format!("{summary:#}\n"))
+        .map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))
+}
+
+/// Each sending host's flows, with receivers' addresses and the simulator's flow ids.
+fn plan(resolved: &Resolved, bed: &Bed) -> Vec<Vec<Planned>> {
+    let mut plans = vec![Vec::new(); bed.hosts.len()];
+    for (id, f) in resolved.flows.iter().enumerate() {
+        let to = format!("{}:{PORT}", bed.hosts[f.dst as usize].ip()).parse().expect("bed addresses are IPv4");
+        let size = (f.size != UNBOUNDED_SIZE).then_some(f.size.max(1));
+        plans[f.src as usize].push(Planned {
+            id: id as u32,
+            src: f.src,
+            dst: f.dst,
+            to,
+            size,
+            start: f.start,
+            stop: f.stop.filter(|_| size.is_none()),
+            ideal_fct: size.map(|s| ideal_fct(resolved, f.src, f.dst, s)),
+            group: f.group,
+        });
+    }
+    plans
+}
+
+/// The simulator's ideal completion time (HPCC artifact definition) with the UDP datapath's framing:
+/// the path's unloaded round trip for a full packet plus the flow's wire bytes at the bottleneck rate.
+fn ideal_fct(resolved: &Resolved, src: u32, dst: u32, size: u64) -> Time {
+    let path = resolved.topology.path_profile(&resolved.routes, src, dst);
+    let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(PAYLOAD + PER_PACKET, *r)).sum();
+    let wire = size + size.div_ceil(PAYLOAD) * PER_PACKET;
+    sluice_results::ideal_fct(2 * path.prop_delay + per_hop, wire, path.bottleneck)
+}
+
+/// The sender's options from the scenario: algorithm and parameters, line rate, the longest unloaded
+/// round trip of its flows, ACK spacing, minimum RTO and time limit.
+fn sender_options(resolved: &Resolved, flows: &[Planned]) -> Vec<String> {
+    let s = &resolved.scenario;
+    let algorithm = resolved.algorithm.name;
+    let mut args = vec!["--algorithm".to_string(), algorithm.to_string()];
+    if let Some(toml::Value::Table(params)) = s.cc.tables.get(algorithm) {
+        for (key, value) in params {
+            let text = match value {
+                toml::Value::String(v) => v.clone(),
+                other => other.to_string(),
+            };
+            args.extend(["--param".to_string(), format!("{key}={text}")]);
+        }
+    }
+    let base = flows.iter().map(|f| round_trip(resolved, f.src, f.dst)).max().unwrap_or(0);
+    args.extend(["--line-rate".into(), format!("{}bps", resolved.line_rate)]);
+    args.extend(["--base-rtt".into(), format!("{}ns", base / PS_PER_NS)]);
+    args.extend(["--ack-every".into(), s.host.ack_every_packets.to_string()]);
+    args.extend(["--rto-min".into(), format!("{}ns", s.host.rto_min / PS_PER_NS)]);
+    args.extend(["--duration".into(), format!("{}ns", s.simulation.time_limit / PS_PER_NS)]);
+    args
+}
+
+fn round_trip(resolved: &Resolved, src: u32, dst: u32) -> Time {
+    let path = resolved.topology.path_profile(&resolved.routes, src, dst);
+    let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(PAYLOAD + PER_PACKET, *r)).sum();
+    2 * path.prop_delay + per_hop
+}
+
+fn receiving_hosts(resolved: &Resolved) -> Vec<u32> {
+    let mut hosts: Vec<u32> = resolved.flows.iter().map(|f| f.dst).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    hosts
+}
+
+fn host_dir(dir: &Path, host: u32) -> Result<PathBuf, Failure> {
+    let d = dir.join("hosts").join(format!("h{host}"));
+    fs::create_dir_all(&d).map_err(|e| Failure::Error(format!("{}: {e}", d.display())))?;
+    Ok(d)
+}
+
+fn host_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> =
+        fs::read_dir(dir.join("hosts")).map(|r| r.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
+fn spawn(mut c: Command) -> Result<Child, Failure> {
+    c.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().map_err(|e| Failure::Error(format!("starting {c:?}: {e}")))
+}
