@@ -30,7 +30,7 @@ pub enum UdpCommand {
     /// Receive flows and acknowledge them, until SIGINT or SIGTERM (or --duration).
     Recv(RecvArgs),
     /// Send flows to a receiver, each run by an algorithm of the library.
-    Send(SendArgs),
+    Send(Box<SendArgs>),
 }
 
 /// Options of `sluice udp recv`.
@@ -104,7 +104,7 @@ pub struct SendArgs {
 pub fn run(command: UdpCommand) -> Result<(), Failure> {
     match command {
         UdpCommand::Recv(args) => recv(args),
-        UdpCommand::Send(args) => send(args),
+        UdpCommand::Send(args) => send(*args),
     }
 }
 
