@@ -57,18 +57,39 @@ fn datapath(dir: &Path) -> String {
     }
 }
 
+/// Flows: how many ended, goodput, long flows' rates and fairness, and sized flows' slowdowns.
 fn flow_rows(t: &Table, rows: &mut Vec<(String, Option<f64>)>) -> Result<(), ReportError> {
     let (size, fct, slowdown) = (t.require("size_bytes")?, t.require("fct_ns")?, t.require("slowdown")?);
+    let (start, finish, ideal) = (t.require("start_ns")?, t.require("finish_ns")?, t.require("ideal_fct_ns")?);
     let mut all = 0;
+    let mut ended = 0;
+    let mut bytes = 0.0;
+    let (mut first, mut last) = (f64::MAX, 0.0f64);
+    let mut long_rates = Vec::new();
     let mut done: Vec<(u64, f64, f64)> = Vec::new();
     for row in t.rows() {
         all += 1;
-        let (Some(f), Some(s)) = (t.number(row, fct)?, t.number(row, slowdown)?) else { continue };
-        done.push((t.required_number(row, size)? as u64, f, s));
+        let Some(f) = t.number(row, fct)? else { continue };
+        let b = t.required_number(row, size)?;
+        ended += 1;
+        bytes += b;
+        first = first.min(t.required_number(row, start)?);
+        last = last.max(t.number(row, finish)?.unwrap_or(0.0));
+        if t.number(row, ideal)?.is_none() && f > 0.0 {
+            long_rates.push(b * 8.0 / f * 1e3);
+        }
+        if let Some(s) = t.number(row, slowdown)? {
+            done.push((b as u64, f, s));
+        }
     }
     let slowdowns = sorted(done.iter().map(|d| d.2));
     rows.push(("flows".into(), Some(all as f64)));
-    rows.push(("flows finished".into(), Some(done.len() as f64)));
+    rows.push(("flows finished".into(), Some(ended as f64)));
+    rows.push(("goodput (Mbps)".into(), (last > first).then(|| bytes * 8.0 / (last - first) * 1e3)));
+    if !long_rates.is_empty() {
+        rows.push(("long flows, mean (Mbps)".into(), mean(&long_rates)));
+        rows.push(("long flows, Jain".into(), Some(sluice_results::jain_fairness(&long_rates))));
+    }
     rows.push(("FCT mean (ms)".into(), mean(&done.iter().map(|d| d.1 / 1e6).collect::<Vec<_>>())));
     rows.push(("slowdown mean".into(), mean(&slowdowns)));
     rows.push(("slowdown p50".into(), percentile(&slowdowns, 500)));
@@ -134,8 +155,8 @@ fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
     v
 }
 
-/// The figures of several directories as one text table: a row per metric any of them has, a column
-/// per directory, and for two columns the second's difference from the first in percent.
+/// The figures of several directories as one text table: a row per metric any of them has a value for,
+/// a column per directory, and for two columns the second's difference from the first in percent.
 pub fn render(columns: &[Figures]) -> String {
     let mut metrics: Vec<&str> = Vec::new();
     for c in columns {
@@ -156,6 +177,9 @@ pub fn render(columns: &[Figures]) -> String {
     for m in metrics {
         let values: Vec<Option<f64>> =
             columns.iter().map(|c| c.rows.iter().find(|(n, _)| n == m).and_then(|(_, v)| *v)).collect();
+        if values.iter().all(Option::is_none) {
+            continue;
+        }
         let mut line: Vec<String> = std::iter::once(m.to_string()).chain(values.iter().map(|v| number(*v))).collect();
         if two {
             line.push(match (values[0], values[1]) {
@@ -219,14 +243,16 @@ mod tests {
         );
         let b = dir(
             "b",
-            &format!("{FCT_HEAD}0,0,2,1000,0,22,22,10,2.2,0,0\n1,1,2,1000,0,,,10,,0,0\n"),
+            &format!("{FCT_HEAD}0,0,2,1000,0,22,22,10,2.2,0,0\n1,1,2,1000,0,,,10,,0,0\n2,1,2,5000,0,50,50,,,0,0\n"),
             &format!("{TP_HEAD}p,10,100,0.1,10,wire,2000\n"),
         );
         let fa = figures(&a, "sim").unwrap();
         let fb = figures(&b, "udp").unwrap();
         let value = |f: &Figures, m: &str| f.rows.iter().find(|(n, _)| n == m).and_then(|(_, v)| *v);
         assert_eq!(value(&fa, "slowdown mean"), Some(3.0));
-        assert_eq!(value(&fb, "flows finished"), Some(1.0));
+        assert_eq!(value(&fa, "goodput (Mbps)"), Some(400_000.0), "2000 B in 40 ns");
+        assert_eq!(value(&fb, "long flows, Jain"), Some(1.0), "one flow without an ideal FCT: long");
+        assert_eq!(value(&fb, "flows finished"), Some(2.0));
         assert_eq!(value(&fa, "p busy Gbps"), Some(0.09), "idle samples left out");
         assert_eq!(value(&fa, "p busy queue (KB)"), Some(2.0));
         assert_eq!(value(&fa, "p max queue (KB)"), Some(3.0));

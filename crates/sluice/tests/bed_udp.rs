@@ -5,7 +5,10 @@
 //! rate allows) and shared fairly (Jain's index over the four flows at least 0.95); DCTCP must hold the
 //! queue near K with marks and no drop, and every marked packet must reach the receiver as CE.
 //!
-//! Elsewhere the test says why it skips; in CI (`CI=true`, root) it must run.
+//! The bundled `scenarios/bed/dumbbell4.toml` also runs whole: `sluice bed run --datapath udp` against
+//! `sluice run` of the same file, compared by `sluice compare`.
+//!
+//! Elsewhere the tests say why they skip; in CI (`CI=true`, root) they must run.
 #![cfg(feature = "bed")]
 
 use std::path::{Path, PathBuf};
@@ -49,6 +52,9 @@ pmax = 1.0
 throughput_ports = ["sw0:p2"]
 sample_interval = "10ms"
 "#;
+
+/// The tests share the bed's namespace names: one at a time.
+static BED: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn skip() -> bool {
     let Some(why) = sluice_bed::unavailable() else { return false };
@@ -209,6 +215,7 @@ fn udp_flows_fill_and_share_the_bottleneck_and_dctcp_holds_the_queue_at_k() {
     if skip() {
         return;
     }
+    let _one = BED.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch();
     let mut report = Vec::new();
     for algorithm in ["dctcp", "swift", "hpcc", "dcqcn"] {
@@ -242,4 +249,44 @@ fn udp_flows_fill_and_share_the_bottleneck_and_dctcp_holds_the_queue_at_k() {
         }
     }
     eprintln!("{}", report.join("\n"));
+}
+
+/// One row of `sluice compare`'s table: the two columns' values.
+fn compared(table: &str, metric: &str) -> (f64, f64) {
+    let line = table.lines().find(|l| l.starts_with(metric)).unwrap_or_else(|| panic!("no {metric:?} in\n{table}"));
+    let cells: Vec<f64> = line[metric.len()..].split_whitespace().filter_map(|c| c.parse().ok()).collect();
+    (cells[0], cells[1])
+}
+
+#[test]
+fn the_bundled_dumbbell_on_udp_matches_the_simulator() {
+    if skip() {
+        return;
+    }
+    let _one = BED.lock().unwrap_or_else(|e| e.into_inner());
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/bed/dumbbell4.toml");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bed-dumbbell4");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (sim, udp) = (dir.join("sim"), dir.join("udp"));
+    let set = ["--set", "workload.0.flows=[{src=0,dst=4,stop=\"1s\"},{src=1,dst=5,stop=\"1s\"},{src=2,dst=6,stop=\"1s\"},{src=3,dst=7,stop=\"1s\"}]"];
+    let run = Command::new(SLUICE).args(["run", scenario, "--quiet", "--out"]).arg(&sim).args(set).output().unwrap();
+    assert!(run.status.success(), "{}", text(&run));
+    let bed = Command::new(SLUICE)
+        .args(["bed", "run", scenario, "--datapath", "udp", "--out"])
+        .arg(&udp)
+        .args(set)
+        .output()
+        .unwrap();
+    assert!(bed.status.success(), "{}", text(&bed));
+    let table = Command::new(SLUICE).arg("compare").args([&sim, &udp]).output().unwrap();
+    assert!(table.status.success(), "{}", text(&table));
+    let table = String::from_utf8_lossy(&table.stdout).to_string();
+    eprintln!("{table}");
+    let (sim_rate, udp_rate) = compared(&table, "sw0:p4 busy Gbps");
+    assert!((udp_rate - sim_rate).abs() <= 0.1 * sim_rate, "throughput within 10%:\n{table}");
+    let (_, jain) = compared(&table, "long flows, Jain");
+    assert!(jain >= 0.95, "{table}");
+    // Both hold the queue at DCTCP's K (30 KB); the bed's host stacks add jitter of a few packets.
+    let (sim_queue, udp_queue) = compared(&table, "sw0:p4 busy queue (KB)");
+    assert!(udp_queue / sim_queue < 1.5 && sim_queue / udp_queue < 1.5, "{table}");
 }
