@@ -37,6 +37,24 @@ pub struct BedScenario {
 pub enum Datapath {
     /// The sluice UDP transport (`sluice udp send` and `recv` in the hosts' namespaces).
     Udp,
+    /// Kernel TCP run by `sluice agent` (`sluice tcp send` and `recv`; needs the `kernel` feature).
+    Kernel,
+}
+
+impl Datapath {
+    fn real(self) -> bed_workload::Real {
+        match self {
+            Datapath::Udp => bed_workload::Real::Udp,
+            Datapath::Kernel => bed_workload::Real::Kernel,
+        }
+    }
+
+    fn capabilities(self) -> Capabilities {
+        match self {
+            Datapath::Udp => Capabilities::UDP,
+            Datapath::Kernel => Capabilities::KERNEL_TCP,
+        }
+    }
 }
 
 /// `sluice bed` subcommands.
@@ -67,8 +85,9 @@ pub enum BedCommand {
         /// Never sleep between packets: one core stays busy, timing is the most exact.
         #[arg(long)]
         spin: bool,
-        /// Also run the scenario's flows, on this datapath (`udp`), and stop when they are done; the
-        /// results directory then holds fct.csv and summary.json as well.
+        /// Also run the scenario's flows, on this datapath (`udp`, or `kernel` with the `kernel`
+        /// feature), and stop when they are done; the results directory then holds fct.csv and
+        /// summary.json as well.
         #[arg(long)]
         datapath: Option<Datapath>,
     },
@@ -101,26 +120,37 @@ fn config(args: &BedScenario) -> Result<(FabricConfig, PathBuf, Resolved), Failu
     Ok((config, scenario.output.dir.join("bed"), resolved))
 }
 
-/// Refuses a scenario whose algorithm the UDP datapath cannot run, naming what it lacks.
-fn check_datapath(resolved: &Resolved) -> Result<(), Failure> {
-    contract::check(resolved.algorithm, &Capabilities::UDP).map_err(|m| Failure::Error(m.to_string()))
+/// Refuses a scenario whose algorithm `datapath` cannot run, naming what it lacks, and the kernel
+/// datapath in a build without it.
+fn check_datapath(resolved: &Resolved, datapath: Datapath) -> Result<(), Failure> {
+    if datapath == Datapath::Kernel && !cfg!(feature = "kernel") {
+        return Err(Failure::Error(
+            "--datapath kernel needs the kernel datapath: build with `cargo build --release --features bed,kernel`"
+                .into(),
+        ));
+    }
+    contract::check(resolved.algorithm, &datapath.capabilities()).map_err(|m| Failure::Error(m.to_string()))
 }
 
-/// Starts the scenario's flows on the UDP datapath; the returned thread waits for them and then sets
-/// `done`, which stops the switch.
+/// What the workload's waiter hands back: the outcome, the algorithm and the datapath.
+type Waited = (bed_workload::Outcome, String, bed_workload::Real);
+
+/// Starts the scenario's flows on `real`; the returned thread waits for them and then sets `done`,
+/// which stops the switch.
 fn start_workload(
+    real: bed_workload::Real,
     resolved: &Resolved,
     bed: &Bed,
     dir: &std::path::Path,
     done: Arc<AtomicBool>,
-) -> Result<std::thread::JoinHandle<(bed_workload::Outcome, String)>, Failure> {
+) -> Result<std::thread::JoinHandle<Waited>, Failure> {
     let exe = std::env::current_exe().map_err(|e| Failure::Error(format!("finding this program: {e}")))?;
-    let running = bed_workload::start_udp(resolved, bed, dir, &exe)?;
+    let running = bed_workload::start(real, resolved, bed, dir, &exe)?;
     Ok(std::thread::spawn(move || {
-        let algorithm = running.algorithm().to_string();
+        let (algorithm, real) = (running.algorithm().to_string(), running.real());
         let outcome = running.wait();
         done.store(true, Ordering::SeqCst);
-        (outcome, algorithm)
+        (outcome, algorithm, real)
     }))
 }
 
@@ -149,8 +179,8 @@ fn run_bed(
     datapath: Option<Datapath>,
 ) -> Result<(), Failure> {
     let (mut config, default_dir, resolved) = config(args)?;
-    if datapath.is_some() {
-        check_datapath(&resolved)?;
+    if let Some(d) = datapath {
+        check_datapath(&resolved, d)?;
     }
     for spec in impairments {
         config.impairments.push(spec.parse::<Impairment>().map_err(|e| format!("--impair: {e}"))?);
@@ -180,16 +210,16 @@ fn run_bed(
     let dir = dir.unwrap_or(default_dir);
     let done = Arc::new(AtomicBool::new(false));
     let workload = match datapath {
-        Some(Datapath::Udp) => Some(start_workload(&resolved, &bed, &dir, done.clone())?),
+        Some(d) => Some(start_workload(d.real(), &resolved, &bed, &dir, done.clone())?),
         None => None,
     };
     let stop = || interrupted() || done.load(Ordering::SeqCst);
     let stats = run_loop(&mut fabric, &sockets, wait, limit, &stop).map_err(|e| format!("switch: {e}"))?;
     write_results(&mut fabric, &dir, stats.elapsed_ns * PS_PER_NS).map_err(|e| format!("{}: {e}", dir.display()))?;
     if let Some(waiter) = workload {
-        let (outcome, algorithm) =
+        let (outcome, algorithm, real) =
             waiter.join().map_err(|_| Failure::Error("the workload's waiter panicked".into()))?;
-        bed_workload::merge(&dir, &algorithm, &outcome)?;
+        bed_workload::merge(real, &dir, &algorithm, &outcome)?;
         if let Some(first) = outcome.failures.first() {
             return Err(Failure::Error(format!("{} sender(s) failed; {first}", outcome.failures.len())));
         }

@@ -1,8 +1,10 @@
-//! A scenario's flows on the UDP datapath in the bed: a `sluice udp recv` in every receiving host's
-//! namespace, a `sluice udp send` with its share of the flows (a flow list) in every sending host's,
-//! while the switch runs in this process. When the senders are done the receivers are stopped, and the
+//! A scenario's flows on a real datapath in the bed, while the switch runs in this process: a receiver
+//! in every receiving host's namespace and a sender with its share of the flows (a flow list) in every
+//! sending host's. On the UDP datapath they are `sluice udp recv` and `send`; on kernel TCP,
+//! `sluice tcp recv` and `send` with sockets that choose `sluice`, while a `sluice agent` runs the
+//! scenario's algorithm. When the senders are done the receivers (and the agent) are stopped, and the
 //! senders' `fct.csv` files become one, with the flow ids, hosts and ideal completion times of the
-//! simulator's run of the same file, so that `sluice compare` can set the two side by side.
+//! simulator's run of the same file, so that `sluice compare` can set them side by side.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -19,18 +21,52 @@ use crate::udp_plan::{Planned, FLOW_LIST_HEADER};
 
 /// The port receivers listen on.
 const PORT: u16 = 5300;
-/// Bytes a 1500-byte sluice data packet takes on the wire beyond its payload: Ethernet 14, IP 20,
-/// UDP 8, sluice header 56.
-const PER_PACKET: u64 = 98;
-/// Payload of a 1500-byte sluice data packet.
-const PAYLOAD: u64 = 1416;
+
+/// A real datapath the bed drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Real {
+    /// The sluice UDP transport.
+    Udp,
+    /// Kernel TCP through `sluice agent`.
+    Kernel,
+}
+
+impl Real {
+    /// Payload of a full packet at a 1500-byte MTU, and the bytes it takes on the wire beyond that.
+    /// UDP: a sluice header (56) on UDP (8), IPv4 (20) and Ethernet (14). TCP: MSS 1448 with
+    /// timestamps (TCP 32, IPv4 20, Ethernet 14).
+    fn framing(self) -> (u64, u64) {
+        match self {
+            Real::Udp => (1416, 98),
+            Real::Kernel => (1448, 66),
+        }
+    }
+
+    /// The subcommand of `sluice` that carries this datapath's traffic.
+    fn tool(self) -> &'static str {
+        match self {
+            Real::Udp => "udp",
+            Real::Kernel => "tcp",
+        }
+    }
+
+    /// Name of the datapath in `summary.json`.
+    fn name(self) -> &'static str {
+        match self {
+            Real::Udp => "udp",
+            Real::Kernel => "kernel",
+        }
+    }
+}
 
 /// The datapath processes of a running workload.
 pub struct Running {
     dir: PathBuf,
     receivers: Vec<Child>,
     senders: Vec<(u32, Child)>,
+    agent: Option<Child>,
     algorithm: String,
+    real: Real,
 }
 
 /// What the workload gave, once its processes ended.
@@ -39,16 +75,22 @@ pub struct Outcome {
     pub failures: Vec<String>,
 }
 
-/// Starts the scenario's flows on the UDP datapath: receivers first, then one sender per sending
-/// host. Files go under `dir/hosts/h<i>/`.
-pub fn start_udp(resolved: &Resolved, bed: &Bed, dir: &Path, exe: &Path) -> Result<Running, Failure> {
-    let plans = plan(resolved, bed);
+/// Starts the scenario's flows on `real`: the agent first (kernel TCP), then receivers, then one sender
+/// per sending host. Files go under `dir/hosts/h<i>/`.
+pub fn start(real: Real, resolved: &Resolved, bed: &Bed, dir: &Path, exe: &Path) -> Result<Running, Failure> {
+    let agent = match real {
+        Real::Kernel => Some(start_agent(resolved, bed, dir, exe)?),
+        Real::Udp => None,
+    };
+    let plans = plan(real, resolved, bed);
     let mut receivers = Vec::new();
     for dst in receiving_hosts(resolved) {
         let host = &bed.hosts[dst as usize];
-        let stats = host_dir(dir, dst)?.join("receiver.json");
         let mut c = host.command(exe.to_str().unwrap_or("sluice"));
-        c.args(["udp", "recv", "--bind", &format!("{}:{PORT}", host.ip()), "--stats"]).arg(&stats);
+        c.args([real.tool(), "recv", "--bind", &format!("{}:{PORT}", host.ip())]);
+        if real == Real::Udp {
+            c.arg("--stats").arg(host_dir(dir, dst)?.join("receiver.json"));
+        }
         receivers.push(spawn(c)?);
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
@@ -62,11 +104,53 @@ pub fn start_udp(resolved: &Resolved, bed: &Bed, dir: &Path, exe: &Path) -> Resu
             .collect();
         fs::write(&list, text).map_err(|e| Failure::Error(format!("{}: {e}", list.display())))?;
         let mut c = bed.hosts[src].command(exe.to_str().unwrap_or("sluice"));
-        c.args(["udp", "send", "--flow-list"]).arg(&list).arg("--out").arg(&host_dir);
-        c.args(sender_options(resolved, flows));
+        c.args([real.tool(), "send", "--flow-list"]).arg(&list).arg("--out").arg(&host_dir);
+        c.args(match real {
+            Real::Udp => sender_options(resolved, flows),
+            Real::Kernel => kernel_sender_options(resolved),
+        });
         senders.push((src as u32, spawn(c)?));
     }
-    Ok(Running { dir: dir.to_path_buf(), receivers, senders, algorithm: resolved.algorithm.name.to_string() })
+    Ok(Running {
+        dir: dir.to_path_buf(),
+        receivers,
+        senders,
+        agent,
+        algorithm: resolved.algorithm.name.to_string(),
+        real,
+    })
+}
+
+/// Starts `sluice agent` with the scenario's algorithm (and its parameters) for every socket that
+/// chooses `sluice`, and turns ECN on in every host's TCP; waits until its names are registered.
+fn start_agent(resolved: &Resolved, bed: &Bed, dir: &Path, exe: &Path) -> Result<Child, Failure> {
+    for host in &bed.hosts {
+        let ok = host.command("sysctl").args(["-qw", "net.ipv4.tcp_ecn=1"]).status();
+        if !ok.is_ok_and(|s| s.success()) {
+            return Err(Failure::Error(format!("turning ECN on in {}", host.namespace)));
+        }
+    }
+    let algorithm = resolved.algorithm.name;
+    let mut c = Command::new(exe);
+    c.args(["agent", "--default", algorithm, "--stats"]).arg(dir.join("agent.json"));
+    for (key, value) in algorithm_params(resolved) {
+        c.args(["--param", &format!("{algorithm}.{key}={value}")]);
+    }
+    let child = spawn(c)?;
+    let t = std::time::Instant::now();
+    while !registered() {
+        if t.elapsed() > std::time::Duration::from_secs(20) {
+            return Err(Failure::Error("sluice agent did not register its congestion control within 20 s".into()));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Ok(child)
+}
+
+/// Whether `sluice` is among the kernel's congestion controls.
+fn registered() -> bool {
+    let list = fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
+    list.split_whitespace().any(|n| n == "sluice")
 }
 
 impl Running {
@@ -80,13 +164,13 @@ impl Running {
                 Err(e) => failures.push(format!("sender h{src}: {e}")),
             }
         }
-        for child in &mut self.receivers {
+        for child in self.receivers.iter_mut().chain(self.agent.as_mut()) {
             // SAFETY: kill(2) on the pid of a child this process spawned and has not yet reaped.
             unsafe {
                 libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
             }
         }
-        for mut child in self.receivers.drain(..) {
+        for mut child in self.receivers.drain(..).chain(self.agent.take()) {
             let _ = child.wait();
         }
         Outcome { failures }
@@ -101,10 +185,15 @@ impl Running {
     pub fn algorithm(&self) -> &str {
         &self.algorithm
     }
+
+    /// The datapath.
+    pub fn real(&self) -> Real {
+        self.real
+    }
 }
 
 /// Merges the senders' results into `dir/fct.csv` and `dir/summary.json`.
-pub fn merge(dir: &Path, algorithm: &str, outcome: &Outcome) -> Result<(), Failure> {
+pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome) -> Result<(), Failure> {
     let mut header = None;
     let mut rows: Vec<(u64, String)> = Vec::new();
     let mut totals =
@@ -128,7 +217,7 @@ pub fn merge(dir: &Path, algorithm: &str, outcome: &Outcome) -> Result<(), Failu
     let fct: String = std::iter::once(header).chain(rows.into_iter().map(|(_, l)| l)).map(|l| l + "\n").collect();
     fs::write(dir.join("fct.csv"), fct).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
     let summary = json!({
-        "datapath": "udp",
+        "datapath": real.name(),
         "algorithm": algorithm,
         "totals": totals,
         "sender_failures": outcome.failures,
@@ -138,7 +227,7 @@ pub fn merge(dir: &Path, algorithm: &str, outcome: &Outcome) -> Result<(), Failu
 }
 
 /// Each sending host's flows, with receivers' addresses and the simulator's flow ids.
-fn plan(resolved: &Resolved, bed: &Bed) -> Vec<Vec<Planned>> {
+fn plan(real: Real, resolved: &Resolved, bed: &Bed) -> Vec<Vec<Planned>> {
     let mut plans = vec![Vec::new(); bed.hosts.len()];
     for (id, f) in resolved.flows.iter().enumerate() {
         let to = format!("{}:{PORT}", bed.hosts[f.dst as usize].ip()).parse().expect("bed addresses are IPv4");
@@ -151,19 +240,20 @@ fn plan(resolved: &Resolved, bed: &Bed) -> Vec<Vec<Planned>> {
             size,
             start: f.start,
             stop: f.stop.filter(|_| size.is_none()),
-            ideal_fct: size.map(|s| ideal_fct(resolved, f.src, f.dst, s)),
+            ideal_fct: size.map(|s| ideal_fct(real, resolved, f.src, f.dst, s)),
             group: f.group,
         });
     }
     plans
 }
 
-/// The simulator's ideal completion time (HPCC artifact definition) with the UDP datapath's framing:
-/// the path's unloaded round trip for a full packet plus the flow's wire bytes at the bottleneck rate.
-fn ideal_fct(resolved: &Resolved, src: u32, dst: u32, size: u64) -> Time {
+/// The simulator's ideal completion time (HPCC artifact definition) with the datapath's framing: the
+/// path's unloaded round trip for a full packet plus the flow's wire bytes at the bottleneck rate.
+fn ideal_fct(real: Real, resolved: &Resolved, src: u32, dst: u32, size: u64) -> Time {
+    let (payload, per_packet) = real.framing();
     let path = resolved.topology.path_profile(&resolved.routes, src, dst);
-    let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(PAYLOAD + PER_PACKET, *r)).sum();
-    let wire = size + size.div_ceil(PAYLOAD) * PER_PACKET;
+    let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(payload + per_packet, *r)).sum();
+    let wire = size + size.div_ceil(payload) * per_packet;
     sluice_results::ideal_fct(2 * path.prop_delay + per_hop, wire, path.bottleneck)
 }
 
@@ -171,16 +261,9 @@ fn ideal_fct(resolved: &Resolved, src: u32, dst: u32, size: u64) -> Time {
 /// round trip of its flows, ACK spacing, minimum RTO and time limit.
 fn sender_options(resolved: &Resolved, flows: &[Planned]) -> Vec<String> {
     let s = &resolved.scenario;
-    let algorithm = resolved.algorithm.name;
-    let mut args = vec!["--algorithm".to_string(), algorithm.to_string()];
-    if let Some(toml::Value::Table(params)) = s.cc.tables.get(algorithm) {
-        for (key, value) in params {
-            let text = match value {
-                toml::Value::String(v) => v.clone(),
-                other => other.to_string(),
-            };
-            args.extend(["--param".to_string(), format!("{key}={text}")]);
-        }
+    let mut args = vec!["--algorithm".to_string(), resolved.algorithm.name.to_string()];
+    for (key, value) in algorithm_params(resolved) {
+        args.extend(["--param".to_string(), format!("{key}={value}")]);
     }
     let base = flows.iter().map(|f| round_trip(resolved, f.src, f.dst)).max().unwrap_or(0);
     args.extend(["--line-rate".into(), format!("{}bps", resolved.line_rate)]);
@@ -191,9 +274,34 @@ fn sender_options(resolved: &Resolved, flows: &[Planned]) -> Vec<String> {
     args
 }
 
+/// The kernel sender's options: its sockets choose `sluice` (the agent's algorithm), and the
+/// scenario's time limit.
+fn kernel_sender_options(resolved: &Resolved) -> Vec<String> {
+    let limit = resolved.scenario.simulation.time_limit / PS_PER_NS;
+    vec!["--congestion".into(), "sluice".into(), "--duration".into(), format!("{limit}ns")]
+}
+
+/// The algorithm's parameters in force (`[cc.<algorithm>]` of the resolved scenario), as text.
+fn algorithm_params(resolved: &Resolved) -> Vec<(String, String)> {
+    let Some(toml::Value::Table(params)) = resolved.scenario.cc.tables.get(resolved.algorithm.name) else {
+        return Vec::new();
+    };
+    params
+        .iter()
+        .map(|(key, value)| {
+            let text = match value {
+                toml::Value::String(v) => v.clone(),
+                other => other.to_string(),
+            };
+            (key.clone(), text)
+        })
+        .collect()
+}
+
 fn round_trip(resolved: &Resolved, src: u32, dst: u32) -> Time {
+    let (payload, per_packet) = Real::Udp.framing();
     let path = resolved.topology.path_profile(&resolved.routes, src, dst);
-    let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(PAYLOAD + PER_PACKET, *r)).sum();
+    let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(payload + per_packet, *r)).sum();
     2 * path.prop_delay + per_hop
 }
 

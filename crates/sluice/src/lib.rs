@@ -16,6 +16,7 @@ pub mod host_summary;
 pub mod progress;
 pub mod runner;
 pub mod sweep_command;
+pub mod tcp;
 pub mod udp;
 pub mod udp_plan;
 

@@ -97,6 +97,12 @@ enum Command {
         #[command(subcommand)]
         command: sluice::udp::UdpCommand,
     },
+    /// Flows over kernel TCP with a chosen congestion control (the kernel datapath's traffic, for
+    /// `sluice bed run --datapath kernel`): send a flow list, or receive.
+    Tcp {
+        #[command(subcommand)]
+        command: sluice::tcp::TcpCommand,
+    },
     /// Drive Linux kernel TCP: register sluice's BPF congestion control and run the library's algorithms
     /// for the flows that choose it (root).
     #[cfg(feature = "kernel")]
@@ -272,6 +278,7 @@ fn dispatch(command: Command) -> Result<(), Failure> {
         )),
         Command::Compare { dirs, labels } => compare(&dirs, &labels),
         Command::Udp { command } => sluice::udp::run(command),
+        Command::Tcp { command } => sluice::tcp::run(command),
         #[cfg(feature = "kernel")]
         Command::Agent(args) => Ok(agent::run(args)?),
         #[cfg(not(feature = "kernel"))]
