@@ -85,15 +85,15 @@ mod tests {
     fn each_algorithm_shows_its_needs_and_the_datapaths_that_meet_them() {
         let text = list_text();
         let expected = [
-            ("reno", "[controls: window; needs: nothing; runs on: the simulator, kernel TCP]"),
-            ("dctcp", "[controls: window; needs: ECN; runs on: the simulator, kernel TCP]"),
-            ("dcqcn", "[controls: rate; needs: ECN, CNP; runs on: the simulator]"),
-            ("hpcc", "needs: INT; runs on: the simulator]"),
+            ("reno", "[controls: window; needs: nothing; runs on: the simulator, kernel TCP, the UDP datapath]"),
+            ("dctcp", "[controls: window; needs: ECN; runs on: the simulator, kernel TCP, the UDP datapath]"),
+            ("dcqcn", "[controls: rate; needs: ECN, CNP; runs on: the simulator, the UDP datapath]"),
+            ("hpcc", "needs: INT; runs on: the simulator, the UDP datapath]"),
             ("bolt", "needs: Bolt switches; runs on: the simulator]"),
             ("ndp", "[controls: window; needs: token transport, receiver controller; runs on: the simulator]"),
             ("ec_aware", "needs: receiver controller; runs on: the simulator]"),
             ("hostcc", "needs: ECN, host policy; runs on: the simulator]"),
-            ("none", "[controls: nothing; needs: nothing; runs on: the simulator]"),
+            ("none", "[controls: nothing; needs: nothing; runs on: the simulator, the UDP datapath]"),
         ];
         for (algorithm, shown) in expected {
             let line = line_of(&text, algorithm);
