@@ -17,7 +17,7 @@ use std::time::Duration;
 use sluice_kernel::config::AgentConfig;
 use sluice_kernel::loader::{read_profile, registered_names, BpfRunTime, Floor, FLOOR_NAME};
 use sluice_kernel::runtime::{request_stop, run, RunOptions, RunSummary};
-use sluice_kernel::testbed::{exclusive, unavailable, TestBed};
+use sluice_testbed::{exclusive, unavailable, TestBed};
 
 const STATS: &str = "/proc/sys/kernel/bpf_stats_enabled";
 

@@ -11,7 +11,6 @@
 //! - [`config`]: algorithm choice per flow (socket name, port rules, default) and settings.
 //! - [`runtime`]: the main loop.
 //! - [`fixed`]: a fixed-window / fixed-rate test algorithm.
-//! - [`testbed`]: network namespaces, veth, tbf and iperf3 for the tests and benchmarks.
 
 pub mod adapter;
 pub mod agent;
@@ -20,4 +19,3 @@ pub mod config;
 pub mod fixed;
 pub mod loader;
 pub mod runtime;
-pub mod testbed;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use sluice_kernel::codec::{Decision, D_CWND, VERSION};
 use sluice_kernel::loader::{registered_names, Maps};
-use sluice_kernel::testbed::{cc_in, cwnd_in, exclusive, finish, unavailable, TestBed};
+use sluice_testbed::{cc_in, cwnd_in, exclusive, finish, unavailable, TestBed};
 
 /// Transfer length of throughput checks, s.
 const SECONDS: u32 = 5;

@@ -4,7 +4,9 @@
 //! interrupted run with the same names are removed before a new bed is built.
 //!
 //! This kernel has no netem (no delay emulation) and no RED qdisc (no ECN marking); the bottleneck is a
-//! token bucket, whose queue drops from its tail.
+//! token bucket, whose queue drops from its tail. For delay, ECN and INT, the software switch's bed
+//! (`sluice-bed`, `sluice bed run`) serves the kernel datapath too; this crate shares its machine-wide
+//! lock. It exists for the kernel datapath's end-to-end tests and benchmarks only (`publish = false`).
 
 use std::io::{BufRead, Read, Write};
 use std::net::TcpStream;
