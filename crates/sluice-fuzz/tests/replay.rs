@@ -85,12 +85,11 @@ fn wire_corpus_and_regressions_pass() {
     check("wire");
 }
 
-/// The wire target's seeds are packets its encoders write; the committed copies must match the current
-/// layout. `SLUICE_FUZZ_WRITE_SEEDS=1` rewrites them after a layout change.
-#[test]
-fn wire_seeds_match_the_encoders() {
-    let dir = crate_dir().join("corpus").join("wire");
-    for (name, bytes) in wire::seed_messages() {
+/// Checks that the committed seeds of `target` (`corpus/<target>/seed-<name>`) are what its encoders
+/// write now, and replays them; `SLUICE_FUZZ_WRITE_SEEDS=1` rewrites them after a layout change.
+fn seeds_match(target: &str, seeds: Vec<(String, Vec<u8>)>, run: fn(&[u8])) {
+    let dir = crate_dir().join("corpus").join(target);
+    for (name, bytes) in seeds {
         let path = dir.join(format!("seed-{name}"));
         if std::env::var_os("SLUICE_FUZZ_WRITE_SEEDS").is_some() {
             fs::create_dir_all(&dir).expect("writable corpus folder");
@@ -98,8 +97,15 @@ fn wire_seeds_match_the_encoders() {
         }
         let committed = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(committed, bytes, "{} differs from the encoders' output", path.display());
-        wire::run(&committed);
+        run(&committed);
     }
+}
+
+/// The wire target's seeds are packets its encoders write; the committed copies must match the current
+/// layout.
+#[test]
+fn wire_seeds_match_the_encoders() {
+    seeds_match("wire", wire::seed_messages(), wire::run);
 }
 
 #[test]
@@ -107,21 +113,10 @@ fn udp_corpus_and_regressions_pass() {
     check("udp");
 }
 
-/// The udp target's seeds are datagram sequences the encoders write; `SLUICE_FUZZ_WRITE_SEEDS=1`
-/// rewrites them after a layout change.
+/// The udp target's seeds are datagram sequences the encoders write.
 #[test]
 fn udp_seeds_match_the_encoders() {
-    let dir = crate_dir().join("corpus").join("udp");
-    for (name, bytes) in udp::seed_messages() {
-        let path = dir.join(format!("seed-{name}"));
-        if std::env::var_os("SLUICE_FUZZ_WRITE_SEEDS").is_some() {
-            fs::create_dir_all(&dir).expect("writable corpus folder");
-            fs::write(&path, &bytes).expect("writable corpus folder");
-        }
-        let committed = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(committed, bytes, "{} differs from the encoders' output", path.display());
-        udp::run(&committed);
-    }
+    seeds_match("udp", udp::seed_messages(), udp::run);
 }
 
 /// Every target is replayed by one of the tests above.

@@ -263,7 +263,7 @@ impl Endpoint {
         if spec.needs.cnp {
             flags |= Flags::CNP_REQUEST;
         }
-        let mut flow = SendFlow {
+        let flow = SendFlow {
             id: spec.id,
             peer: spec.peer,
             sender: Sender::new(spec.size, mss, now),
@@ -291,19 +291,9 @@ impl Endpoint {
             start: now,
         };
         let cc = spec.factory.create(&info);
-        let mut dp = UdpPath {
-            now,
-            line_rate: self.config.line_rate,
-            plane: &self.plane,
-            counters: &mut self.plane_counters,
-            wheel: &mut self.wheel,
-            slot,
-            cwnd: &mut flow.cwnd,
-            rate: &mut flow.rate,
-        };
-        flow.driver.start(cc, &info, &mut dp);
         self.flows.push(flow);
         self.slot_of.insert(spec.id, slot);
+        self.drive(now, slot, |d, dp| d.start(cc, &info, dp));
         self.active += 1;
         self.wake(slot);
         Ok(())
