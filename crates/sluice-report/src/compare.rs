@@ -2,7 +2,8 @@
 //! writes `fct.csv`, `queues.csv` and `throughput.csv` in the same columns (the simulator, `sluice bed
 //! run --datapath udp`, `sluice udp send --out`), so every figure here is computed from those files
 //! alone, the same way for each column: flows, completion-time slowdowns overall and per size bucket,
-//! each sampled port's busy throughput and queue, and the switches' marks and drops.
+//! each sampled port's busy throughput and queue, the switches' marks and drops, and traced flows'
+//! algorithm variables (time means, aligned by flow id and variable).
 
 use std::path::Path;
 
@@ -36,6 +37,10 @@ pub fn figures(dir: &Path, label: &str) -> Result<Figures, ReportError> {
     let queues = dir.join("queues.csv");
     if queues.is_file() {
         switch_rows(&Table::read(&queues)?, &mut rows)?;
+    }
+    let trace = dir.join("trace.csv");
+    if trace.is_file() {
+        trace_rows(&Table::read(&trace)?, &mut rows)?;
     }
     if rows.is_empty() {
         return Err(ReportError::at(dir, "no fct.csv, throughput.csv or queues.csv: not a results directory"));
@@ -147,6 +152,39 @@ fn switch_rows(t: &Table, rows: &mut Vec<(String, Option<f64>)>) -> Result<(), R
     rows.push(("ECN marks".into(), Some(sum(marks)?)));
     rows.push(("drops".into(), Some(sum(drops)?)));
     Ok(())
+}
+
+/// Per traced flow and variable, the time-weighted mean of the variable over the flow's trace: the same
+/// flow's algorithm state on each datapath, aligned by flow id and variable name.
+fn trace_rows(t: &Table, rows: &mut Vec<(String, Option<f64>)>) -> Result<(), ReportError> {
+    let (time, flow, variable, value) =
+        (t.require("time_ns")?, t.require("flow")?, t.require("variable")?, t.require("value")?);
+    let mut series: Vec<((String, String), Vec<(f64, f64)>)> = Vec::new();
+    for row in t.rows() {
+        let key = (t.text(row, flow).to_string(), t.text(row, variable).to_string());
+        // An empty value is an unset variable (an ssthresh before the first loss): no point.
+        let Some(v) = t.number(row, value)? else { continue };
+        let point = (t.required_number(row, time)?, v);
+        match series.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, points)) => points.push(point),
+            None => series.push((key, vec![point])),
+        }
+    }
+    for ((flow, variable), points) in series {
+        rows.push((format!("trace {flow} {variable} (time mean)"), time_mean(&points)));
+    }
+    Ok(())
+}
+
+/// The time-weighted mean of a step series (each value holds until the next point); the plain mean of
+/// a single point.
+fn time_mean(points: &[(f64, f64)]) -> Option<f64> {
+    let (first, last) = (points.first()?.0, points.last()?.0);
+    if last <= first {
+        return mean(&points.iter().map(|p| p.1).collect::<Vec<_>>());
+    }
+    let weighted: f64 = points.windows(2).map(|w| w[0].1 * (w[1].0 - w[0].0)).sum();
+    Some(weighted / (last - first))
 }
 
 fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
@@ -261,6 +299,21 @@ mod tests {
         let line = text.lines().find(|l| l.starts_with("slowdown mean")).unwrap();
         assert!(line.ends_with("-26.7%"), "{line}");
         assert!(text.contains("bed"), "no summary, no resolved scenario: the bed");
+    }
+
+    #[test]
+    fn traces_align_by_flow_and_variable_as_time_means() {
+        let d = dir(
+            "trace",
+            &format!("{FCT_HEAD}0,0,2,1000,0,20,20,10,2.0,0,0\n"),
+            &format!("{TP_HEAD}p,10,0,0.0,10,wire,0\n"),
+        );
+        let trace = "time_ns,flow,variable,value\n0,3,cwnd,10\n10,3,cwnd,20\n40,3,cwnd,99\n0,3,alpha,0.5\n";
+        std::fs::write(d.join("trace.csv"), trace).unwrap();
+        let f = figures(&d, "x").unwrap();
+        let value = |m: &str| f.rows.iter().find(|(n, _)| n == m).and_then(|(_, v)| *v);
+        assert_eq!(value("trace 3 cwnd (time mean)"), Some(17.5), "10 for 10 ns, 20 for 30 ns");
+        assert_eq!(value("trace 3 alpha (time mean)"), Some(0.5));
     }
 
     #[test]

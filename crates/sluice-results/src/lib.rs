@@ -25,7 +25,7 @@ pub use output::{
 };
 pub use records::{
     ideal_fct, slowdown, BytesKind, FlowRecord, FlowTrace, PacketEvent, PacketFields, PacketRow, PacketTrace,
-    PortRecord, RunInfo, SwitchRecord, ThroughputSeries, TraceRow,
+    PortRecord, RunInfo, SwitchRecord, ThroughputSeries, TraceRecorder, TraceRow, TraceSink,
 };
 pub use stats::{jain_fairness, mean, percentile, round6};
 pub use summary::{

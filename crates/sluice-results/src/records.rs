@@ -170,6 +170,64 @@ pub struct FlowTrace {
     values: Vec<f64>,
 }
 
+/// Records one traced flow's CC variables as a run goes, for any datapath: a row at most every
+/// `interval`, each holding what the algorithm's `trace` reports.
+#[derive(Debug, Clone, Default)]
+pub struct TraceRecorder {
+    /// Minimum spacing of rows.
+    pub interval: Time,
+    /// Time of the last row.
+    pub last: Option<Time>,
+    /// Variable names, fixed by the first row.
+    pub names: Vec<&'static str>,
+    /// `(time, values)` rows.
+    pub rows: Vec<(Time, Vec<f64>)>,
+}
+
+/// Where a controller's `trace` writes its `(name, value)` pairs.
+pub type TraceSink<'a> = dyn FnMut(&'static str, f64) + 'a;
+
+impl TraceRecorder {
+    /// A recorder that keeps rows at least `interval` apart.
+    pub fn new(interval: Time) -> TraceRecorder {
+        TraceRecorder { interval, ..TraceRecorder::default() }
+    }
+
+    /// Records a row at `now` of what `report` reports (it is handed the sink of `(name, value)` pairs),
+    /// unless the last row is less than `interval` old or nothing is reported: a sender-side controller
+    /// of a token algorithm traces nothing, its receiver-side one does.
+    pub fn record(&mut self, now: Time, report: &mut dyn FnMut(&mut TraceSink<'_>)) {
+        if self.last.is_some_and(|t| now < t + self.interval) {
+            return;
+        }
+        let mut names = Vec::new();
+        let mut values = Vec::new();
+        report(&mut |name, value| {
+            names.push(name);
+            values.push(value);
+        });
+        if values.is_empty() {
+            return;
+        }
+        self.last = Some(now);
+        if self.names.is_empty() {
+            self.names = names;
+        }
+        self.rows.push((now, values));
+    }
+
+    /// The rows as the trace of flow `flow` (rows whose width differs from the first's are left out).
+    pub fn to_trace(&self, flow: u64) -> FlowTrace {
+        let mut trace = FlowTrace::new(flow, self.names.clone());
+        for (time, values) in &self.rows {
+            if values.len() == self.names.len() {
+                trace.push(*time, values);
+            }
+        }
+        trace
+    }
+}
+
 /// One row of a [`FlowTrace`]: the time and one value per variable name.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TraceRow<'a> {

@@ -5,46 +5,8 @@ use std::collections::{BTreeSet, VecDeque};
 
 use sluice_core::{Rate, Time};
 
-/// A traced flow's CC variables.
-#[derive(Debug, Clone, Default)]
-pub struct FlowTrace {
-    /// Minimum spacing of rows.
-    pub interval: Time,
-    /// Time of the last row.
-    pub last: Option<Time>,
-    /// Variable names, fixed by the first row.
-    pub names: Vec<&'static str>,
-    /// `(time, values)` rows.
-    pub rows: Vec<(Time, Vec<f64>)>,
-}
-
-/// Where a controller's `trace` writes its `(name, value)` pairs.
-pub type TraceSink<'a> = dyn FnMut(&'static str, f64) + 'a;
-
-impl FlowTrace {
-    /// Records a row at `now` of what `report` reports (it is handed the sink of `(name, value)` pairs),
-    /// unless the last row is less than `interval` old or nothing is reported: a sender-side controller
-    /// of a token algorithm traces nothing, its receiver-side one does.
-    pub fn record(&mut self, now: Time, report: &mut dyn FnMut(&mut TraceSink<'_>)) {
-        if self.last.is_some_and(|t| now < t + self.interval) {
-            return;
-        }
-        let mut names = Vec::new();
-        let mut values = Vec::new();
-        report(&mut |name, value| {
-            names.push(name);
-            values.push(value);
-        });
-        if values.is_empty() {
-            return;
-        }
-        self.last = Some(now);
-        if self.names.is_empty() {
-            self.names = names;
-        }
-        self.rows.push((now, values));
-    }
-}
+/// A traced flow's CC variables (the recorder every datapath shares).
+pub type FlowTrace = sluice_results::TraceRecorder;
 
 /// What a flow may do when its host's NIC is free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -690,7 +690,7 @@ fn build_flows(
             f.ideal_fct = sluice_results::ideal_fct(base, wire_bytes, path.bottleneck);
         }
         if observe.trace_flows.contains(&(i as u32)) {
-            f.trace = Some(Box::new(FlowTrace { interval: observe.trace_interval, ..FlowTrace::default() }));
+            f.trace = Some(Box::new(FlowTrace::new(observe.trace_interval)));
         }
         core.schedule(d.start, Event::FlowStart { flow: i as u32 });
         if let Some(stop) = d.stop {
@@ -762,13 +762,7 @@ fn collect_traces(flows: &[Flow]) -> Vec<sluice_results::FlowTrace> {
     let mut out = Vec::new();
     for (i, f) in flows.iter().enumerate() {
         let Some(t) = &f.trace else { continue };
-        let mut trace = sluice_results::FlowTrace::new(i as u64, t.names.clone());
-        for (time, values) in &t.rows {
-            if values.len() == t.names.len() {
-                trace.push(*time, values);
-            }
-        }
-        out.push(trace);
+        out.push(t.to_trace(i as u64));
     }
     out
 }

@@ -8,12 +8,13 @@
 //! ready queue; a flow held back by its pacing rate sleeps on the timing wheel until its next send time,
 //! one held back by its window until an ACK opens it. The host's own line rate paces everything.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use sluice_cc::{Ack, Decisions, Events, Factory, FlowInfo, IntHop, Loss, LossKind, Needs, Sent};
+use sluice_cc::{Ack, CongestionControl, Decisions, Events, Factory, FlowInfo, IntHop, Loss, LossKind, Needs, Sent};
 use sluice_core::{Rate, Time, PS_PER_NS, PS_PER_S};
 use sluice_plane::{Datapath, FlowDriver, PlaneConfig, PlaneCounters, Wake};
+use sluice_results::{FlowTrace, TraceRecorder};
 use sluice_wire::sluice::{encode, Flags, IntRecord, Kind, SluiceHeader, SluicePacket};
 use sluice_wire::{Ecn, WireError};
 
@@ -153,6 +154,8 @@ struct SendFlow {
     last_timeout: Time,
     start: Time,
     ended: bool,
+    /// The algorithm's variables over time, for traced flows.
+    trace: Option<Box<TraceRecorder>>,
 }
 
 /// One host's transport.
@@ -171,6 +174,8 @@ pub struct Endpoint {
     nic_free: Time,
     active: usize,
     finished: Vec<FlowResult>,
+    /// Flows to trace when they open, and the spacing of their rows.
+    traced: (HashSet<u32>, Time),
     /// What the transport did.
     pub counters: TransportCounters,
     /// What the CC plane did.
@@ -187,6 +192,7 @@ struct UdpPath<'a> {
     slot: u32,
     cwnd: &'a mut u64,
     rate: &'a mut Rate,
+    trace: &'a mut Option<Box<TraceRecorder>>,
 }
 
 impl Datapath for UdpPath<'_> {
@@ -222,6 +228,12 @@ impl Datapath for UdpPath<'_> {
             *self.rate = rate.clamp(1, self.line_rate);
         }
     }
+
+    fn ran(&mut self, cc: &dyn CongestionControl) {
+        if let Some(trace) = self.trace.as_mut() {
+            trace.record(self.now, &mut |out| cc.trace(out));
+        }
+    }
 }
 
 impl Endpoint {
@@ -241,6 +253,7 @@ impl Endpoint {
             nic_free: now,
             active: 0,
             finished: Vec::new(),
+            traced: (HashSet::new(), 0),
             counters: TransportCounters::default(),
             plane_counters: PlaneCounters::default(),
         }
@@ -279,6 +292,7 @@ impl Endpoint {
             last_timeout: now,
             start: now,
             ended: false,
+            trace: self.traced.0.contains(&spec.id).then(|| Box::new(TraceRecorder::new(self.traced.1))),
         };
         let info = FlowInfo {
             flow_id: spec.id as u64,
@@ -297,6 +311,20 @@ impl Endpoint {
         self.active += 1;
         self.wake(slot);
         Ok(())
+    }
+
+    /// Traces the algorithm's variables of the flows `ids` that open from now on, a row at most every
+    /// `interval` (the simulator's `output.trace_flows` and `output.trace_interval`).
+    pub fn trace(&mut self, ids: &[u32], interval: Time) {
+        self.traced = (ids.iter().copied().collect(), interval);
+    }
+
+    /// The traces of the traced flows, by flow id.
+    pub fn traces(&self) -> Vec<FlowTrace> {
+        let mut traces: Vec<FlowTrace> =
+            self.flows.iter().filter_map(|f| Some(f.trace.as_ref()?.to_trace(f.id as u64))).collect();
+        traces.sort_by_key(FlowTrace::flow);
+        traces
     }
 
     /// Flows still sending.
@@ -681,6 +709,7 @@ impl Endpoint {
             slot,
             cwnd: &mut f.cwnd,
             rate: &mut f.rate,
+            trace: &mut f.trace,
         };
         call(&mut f.driver, &mut dp)
     }

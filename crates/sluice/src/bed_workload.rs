@@ -213,6 +213,7 @@ pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome) -> Resu
         }
     }
     rows.sort();
+    merge_traces(dir)?;
     let header = header.ok_or_else(|| Failure::Error(format!("no sender wrote results under {}", dir.display())))?;
     let fct: String = std::iter::once(header).chain(rows.into_iter().map(|(_, l)| l)).map(|l| l + "\n").collect();
     fs::write(dir.join("fct.csv"), fct).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
@@ -224,6 +225,21 @@ pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome) -> Resu
     });
     fs::write(dir.join("summary.json"), format!("{summary:#}\n"))
         .map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))
+}
+
+/// Concatenates the senders' `trace.csv` files (their rows are per flow, and flow ids are the run's).
+fn merge_traces(dir: &Path) -> Result<(), Failure> {
+    let mut header = None;
+    let mut rows = Vec::new();
+    for host in host_dirs(dir) {
+        let Ok(text) = fs::read_to_string(host.join("trace.csv")) else { continue };
+        let mut lines = text.lines();
+        header = header.or(lines.next().map(str::to_string));
+        rows.extend(lines.map(str::to_string));
+    }
+    let Some(header) = header else { return Ok(()) };
+    let text: String = std::iter::once(header).chain(rows).map(|l| l + "\n").collect();
+    fs::write(dir.join("trace.csv"), text).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))
 }
 
 /// Each sending host's flows, with receivers' addresses and the simulator's flow ids.
@@ -271,6 +287,12 @@ fn sender_options(resolved: &Resolved, flows: &[Planned]) -> Vec<String> {
     args.extend(["--ack-every".into(), s.host.ack_every_packets.to_string()]);
     args.extend(["--rto-min".into(), format!("{}ns", s.host.rto_min / PS_PER_NS)]);
     args.extend(["--duration".into(), format!("{}ns", s.simulation.time_limit / PS_PER_NS)]);
+    let traced: Vec<String> =
+        flows.iter().filter(|f| s.output.trace_flows.contains(&(f.id as u64))).map(|f| f.id.to_string()).collect();
+    if !traced.is_empty() {
+        args.extend(["--trace-flows".into(), traced.join(",")]);
+        args.extend(["--trace-interval".into(), format!("{}ns", s.output.trace_interval / PS_PER_NS)]);
+    }
     args
 }
 

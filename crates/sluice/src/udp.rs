@@ -14,7 +14,7 @@ use sluice_cc::Needs;
 use sluice_core::units::{parse_duration, parse_rate, parse_size};
 use sluice_core::{Time, PS_PER_S};
 use sluice_plane::PlaneConfig;
-use sluice_results::csv::write_fct_csv;
+use sluice_results::csv::{write_fct_csv, write_trace_csv};
 use sluice_results::{ideal_fct, FlowRecord};
 use sluice_udp::config::{ETHERNET_BYTES, IP_UDP_BYTES};
 use sluice_udp::io::Socket;
@@ -95,7 +95,13 @@ pub struct SendArgs {
     /// Minimum retransmission timeout.
     #[arg(long, default_value = "1ms")]
     rto_min: String,
-    /// Directory for fct.csv and summary.json.
+    /// Trace the algorithm's variables of these flows (ids, comma-separated) into trace.csv.
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    trace_flows: Vec<u32>,
+    /// Spacing of trace rows (as the simulator's `output.trace_interval`).
+    #[arg(long, default_value = "1us")]
+    trace_interval: String,
+    /// Directory for fct.csv and summary.json (and trace.csv with --trace-flows).
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -184,6 +190,8 @@ fn send(args: SendArgs) -> Result<(), Failure> {
         args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?.unwrap_or(default_limit);
     let mut host = UdpHost::new(bind("bind", &args.bind)?, Endpoint::new(config, PlaneConfig::default(), 0));
     let peers: Vec<PeerId> = plan.iter().map(|f| host.peer(f.to)).collect();
+    let trace_interval = option("trace-interval", &args.trace_interval, parse_duration)?;
+    host.endpoint.trace(&args.trace_flows, trace_interval);
     crate::console::catch_interrupts()?;
     let mut schedule = Schedule::new(&plan, peers);
     let mut results = Vec::new();
@@ -317,6 +325,12 @@ fn report(
         });
         fs::create_dir_all(dir).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
         write_new(&dir.join("fct.csv"), std::str::from_utf8(&fct).expect("CSV is UTF-8"))?;
+        let traces = host.endpoint.traces();
+        if !traces.is_empty() {
+            let mut text = Vec::new();
+            write_trace_csv(&mut text, &traces).map_err(|e| Failure::Error(e.to_string()))?;
+            write_new(&dir.join("trace.csv"), std::str::from_utf8(&text).expect("CSV is UTF-8"))?;
+        }
         write_new(&dir.join("summary.json"), &format!("{summary:#}\n"))?;
     }
     out(&format!(
