@@ -154,12 +154,15 @@ fn switch_rows(t: &Table, rows: &mut Vec<(String, Option<f64>)>) -> Result<(), R
     Ok(())
 }
 
+/// A traced flow's id and a variable's name, as `trace.csv` writes them.
+type TraceKey = (String, String);
+
 /// Per traced flow and variable, the time-weighted mean of the variable over the flow's trace: the same
 /// flow's algorithm state on each datapath, aligned by flow id and variable name.
 fn trace_rows(t: &Table, rows: &mut Vec<(String, Option<f64>)>) -> Result<(), ReportError> {
     let (time, flow, variable, value) =
         (t.require("time_ns")?, t.require("flow")?, t.require("variable")?, t.require("value")?);
-    let mut series: Vec<((String, String), Vec<(f64, f64)>)> = Vec::new();
+    let mut series: Vec<(TraceKey, Vec<(f64, f64)>)> = Vec::new();
     for row in t.rows() {
         let key = (t.text(row, flow).to_string(), t.text(row, variable).to_string());
         // An empty value is an unset variable (an ssthresh before the first loss): no point.
