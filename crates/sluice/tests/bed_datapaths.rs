@@ -289,32 +289,49 @@ fn the_bundled_dumbbell_on_real_datapaths_matches_the_simulator() {
     let run =
         Command::new(SLUICE).args(["run", scenario, "--quiet", "--set", flows, "--out"]).arg(&sim).output().unwrap();
     assert!(run.status.success(), "{}", text(&run));
-    let mut dirs = vec![sim];
+    let mut tables = Vec::new();
     for datapath in real_datapaths() {
-        let out = dir.join(datapath);
-        let bed = Command::new(SLUICE)
-            .args(["bed", "run", scenario, "--datapath", datapath, "--set", flows, "--out"])
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(bed.status.success(), "{datapath}: {}", text(&bed));
-        dirs.push(out);
+        // As in the UDP test above: a run the scheduler starved (two vCPUs in CI) is tried once more.
+        let agrees = (0..2).any(|attempt| {
+            let table = bed_against_sim(scenario, flows, &sim, &dir.join(format!("{datapath}-{attempt}")), datapath);
+            let ok = agrees_with_sim(&table);
+            tables.push(table);
+            ok
+        });
+        assert!(
+            agrees,
+            "{datapath} within 10% of the simulator's throughput, fair, queue at K:\n{}",
+            tables.join("\n")
+        );
     }
-    let table = Command::new(SLUICE).arg("compare").args(&dirs).output().unwrap();
+    eprintln!("{}", tables.join("\n"));
+}
+
+/// Runs the scenario on `datapath` in the bed into `out`, and `sluice compare`s it with `sim`.
+fn bed_against_sim(scenario: &str, flows: &str, sim: &Path, out: &Path, datapath: &str) -> String {
+    let bed = Command::new(SLUICE)
+        .args(["bed", "run", scenario, "--datapath", datapath, "--set", flows, "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(bed.status.success(), "{datapath}: {}", text(&bed));
+    let table = Command::new(SLUICE).arg("compare").arg(sim).arg(out).output().unwrap();
     assert!(table.status.success(), "{}", text(&table));
-    let table = String::from_utf8_lossy(&table.stdout).to_string();
-    eprintln!("{table}");
-    let rates = compared(&table, "sw0:p4 busy Gbps");
-    let queues = compared(&table, "sw0:p4 busy queue (KB)");
-    let jain = compared(&table, "long flows, Jain");
-    assert_eq!(rates.len(), dirs.len(), "{table}");
-    for k in 1..dirs.len() {
-        assert!((rates[k] - rates[0]).abs() <= 0.1 * rates[0], "throughput within 10%:\n{table}");
-        assert!(jain[k] >= 0.95, "{table}");
-        // Every datapath holds the queue at DCTCP's K (30 KB): the bed's host stacks add jitter of a few
-        // packets, and kernel TCP's ACK clocking a little slack.
-        assert!(queues[k] / queues[0] < 1.5 && queues[0] / queues[k] < 1.5, "{table}");
-    }
+    String::from_utf8_lossy(&table.stdout).to_string()
+}
+
+/// Whether the second column of `sluice compare`'s table agrees with the first (the simulator):
+/// throughput within 10%, Jain's index at least 0.95, and the mean queue within a factor of 1.5. Every
+/// datapath holds the queue at DCTCP's K (30 KB): the bed's host stacks add jitter of a few packets, and
+/// kernel TCP's ACK clocking a little slack.
+fn agrees_with_sim(table: &str) -> bool {
+    let rates = compared(table, "sw0:p4 busy Gbps");
+    let queues = compared(table, "sw0:p4 busy queue (KB)");
+    let jain = compared(table, "long flows, Jain");
+    (rates[1] - rates[0]).abs() <= 0.1 * rates[0]
+        && jain[1] >= 0.95
+        && queues[1] / queues[0] < 1.5
+        && queues[0] / queues[1] < 1.5
 }
 
 /// Kernel TCP's delay-based algorithms through the switch's delay line: before the bed, this kernel had
