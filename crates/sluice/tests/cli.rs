@@ -818,3 +818,38 @@ fn absurd_sizes_are_refused_before_anything_runs() {
     let message = rejected(INCAST, &["--set", "host.rto_min=0us"]);
     assert_message(&message, "--set host.rto_min=0us: host.rto_min: 0ps is shorter than the shortest round trip", &[]);
 }
+
+#[test]
+fn compare_sets_two_runs_side_by_side_and_names_bad_input() {
+    let dir = Scratch::new("compare");
+    dir.write("poisson.toml", POISSON);
+    sluice(&dir.path, &["run", "poisson.toml", "--quiet", "--out", "a"]).ok();
+    sluice(&dir.path, &["run", "poisson.toml", "--quiet", "--seed", "2", "--out", "b"]).ok();
+    let table = sluice(&dir.path, &["compare", "a", "b", "--label", "one", "--label", "two"]).ok().stdout;
+    let head = table.lines().next().unwrap();
+    assert!(head.contains("one") && head.contains("two") && head.contains("difference"), "{table}");
+    assert!(table.lines().any(|l| l.starts_with("datapath") && l.contains("simulator")), "{table}");
+    assert!(table.lines().any(|l| l.starts_with("slowdown p99")), "{table}");
+    assert!(table.lines().any(|l| l.starts_with("trace 0 ")), "traced flow 0 lines up:\n{table}");
+    let labels = sluice(&dir.path, &["compare", "a", "b", "--label", "one"]).error();
+    assert!(labels.contains("1 --label for 2 directories"), "{labels}");
+    fs::create_dir_all(dir.join("empty")).unwrap();
+    let empty = sluice(&dir.path, &["compare", "a", "empty"]).error();
+    assert!(empty.contains("empty") && empty.contains("not a results directory"), "{empty}");
+}
+
+#[test]
+fn udp_send_names_bad_input_and_exits_2() {
+    let dir = Scratch::new("udp-bad");
+    let to = sluice(&dir.path, &["udp", "send", "--to", "nowhere"]);
+    assert_eq!(to.code, Some(2));
+    assert!(to.error().contains("--to \"nowhere\": expected an IPv4 address and port"), "{}", to.stderr);
+    dir.write("flows.csv", "id,src,dst,to,size_bytes,start_ns,stop_ns,ideal_fct_ns,group\n1,0,1,10.0.0.1:1,0,0,,,0\n");
+    let list = sluice(&dir.path, &["udp", "send", "--flow-list", "flows.csv"]).error();
+    assert!(list.contains("flows.csv:2: size_bytes must be positive"), "{list}");
+    let token = sluice(&dir.path, &["udp", "send", "--to", "127.0.0.1:9", "--algorithm", "homa"]).error();
+    assert!(token.contains("the UDP datapath"), "{token}");
+    let rate = sluice(&dir.path, &["udp", "send", "--to", "127.0.0.1:9", "--line-rate", "fast"]).error();
+    assert!(rate.contains("--line-rate \"fast\""), "{rate}");
+    assert!(dir.entries() == ["flows.csv"], "no output written: {:?}", dir.entries());
+}
