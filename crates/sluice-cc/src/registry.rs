@@ -132,6 +132,16 @@ static REGISTRY: [Algorithm; 21] = [
     crate::hostcc::ALGORITHM,
 ];
 
+/// A parameter value given as text on a command line (`KEY=VALUE`): read as TOML (`20`, `0.5`,
+/// `true`, `[1, 2]`), else taken as a string (`200Mbps`, `50us`), which the config's own parsing of
+/// units then reads.
+pub fn param_value(text: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {text}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(text.to_string()))
+}
+
 /// Overlays user parameters on a default config: every key of `params` must be a field of `C`.
 pub fn merge_params<C: Serialize + DeserializeOwned>(defaults: &C, params: &toml::Table) -> Result<C, ParamError> {
     let mut table = toml::Table::try_from(defaults)
@@ -233,6 +243,14 @@ mod tests {
     /// What each algorithm's factory builds with default parameters, against what its entry declares:
     /// a datapath trusts the declaration to decide whether it can run the algorithm, so a factory that
     /// built a receiver, token transport or host policy its entry does not declare would lose it silently.
+    #[test]
+    fn command_line_values_are_toml_or_text() {
+        assert_eq!(param_value("20"), toml::Value::Integer(20));
+        assert_eq!(param_value("0.5"), toml::Value::Float(0.5));
+        assert_eq!(param_value("true"), toml::Value::Boolean(true));
+        assert_eq!(param_value("200Mbps"), toml::Value::String("200Mbps".into()));
+    }
+
     #[test]
     fn declared_needs_match_what_the_factory_builds() {
         let flow = crate::test_flows::fabric_flow();

@@ -214,10 +214,7 @@ impl AgentConfig {
         let place = format!("--param {arg}");
         let (path, value) = arg.split_once('=').ok_or_else(|| error(&place, "expected ALGORITHM.KEY=VALUE"))?;
         let (algorithm, key) = path.split_once('.').ok_or_else(|| error(&place, "expected ALGORITHM.KEY=VALUE"))?;
-        let value = toml::from_str::<toml::Table>(&format!("v = {value}"))
-            .ok()
-            .and_then(|mut t| t.remove("v"))
-            .unwrap_or_else(|| toml::Value::String(value.to_string()));
+        let value = sluice_cc::registry::param_value(value);
         self.params.entry(algorithm.to_string()).or_default().insert(key.to_string(), value);
         Ok(())
     }

@@ -268,9 +268,8 @@ fn plan(real: Real, resolved: &Resolved, bed: &Bed) -> Vec<Vec<Planned>> {
 fn ideal_fct(real: Real, resolved: &Resolved, src: u32, dst: u32, size: u64) -> Time {
     let (payload, per_packet) = real.framing();
     let path = resolved.topology.path_profile(&resolved.routes, src, dst);
-    let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(payload + per_packet, *r)).sum();
     let wire = size + size.div_ceil(payload) * per_packet;
-    sluice_results::ideal_fct(2 * path.prop_delay + per_hop, wire, path.bottleneck)
+    sluice_results::ideal_fct(round_trip(real, resolved, src, dst), wire, path.bottleneck)
 }
 
 /// The sender's options from the scenario: algorithm and parameters, line rate, the longest unloaded
@@ -281,7 +280,7 @@ fn sender_options(resolved: &Resolved, flows: &[Planned]) -> Vec<String> {
     for (key, value) in algorithm_params(resolved) {
         args.extend(["--param".to_string(), format!("{key}={value}")]);
     }
-    let base = flows.iter().map(|f| round_trip(resolved, f.src, f.dst)).max().unwrap_or(0);
+    let base = flows.iter().map(|f| round_trip(Real::Udp, resolved, f.src, f.dst)).max().unwrap_or(0);
     args.extend(["--line-rate".into(), format!("{}bps", resolved.line_rate)]);
     args.extend(["--base-rtt".into(), format!("{}ns", base / PS_PER_NS)]);
     args.extend(["--ack-every".into(), s.host.ack_every_packets.to_string()]);
@@ -320,8 +319,10 @@ fn algorithm_params(resolved: &Resolved) -> Vec<(String, String)> {
         .collect()
 }
 
-fn round_trip(resolved: &Resolved, src: u32, dst: u32) -> Time {
-    let (payload, per_packet) = Real::Udp.framing();
+/// The path's unloaded round trip for a full packet of `real`'s framing: propagation both ways and the
+/// packet's serialisation on every link (the simulator's base RTT, less the ACK's serialisation).
+fn round_trip(real: Real, resolved: &Resolved, src: u32, dst: u32) -> Time {
+    let (payload, per_packet) = real.framing();
     let path = resolved.topology.path_profile(&resolved.routes, src, dst);
     let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(payload + per_packet, *r)).sum();
     2 * path.prop_delay + per_hop

@@ -260,18 +260,14 @@ impl Schedule {
     }
 }
 
-/// `KEY=VALUE` pairs as a [cc.params] table: integers, floats, booleans, else strings.
+/// `KEY=VALUE` pairs as a [cc.params] table (values as `sluice_cc::registry::param_value` reads them).
 fn parse_params(pairs: &[String]) -> Result<toml::Table, Failure> {
     let mut table = toml::Table::new();
     for pair in pairs {
         let Some((key, value)) = pair.split_once('=') else {
             return Err(Failure::Error(format!("--param {pair:?}: expected KEY=VALUE")));
         };
-        let value =
-            value.parse::<i64>().map(toml::Value::Integer).or_else(|_| value.parse::<f64>().map(toml::Value::Float));
-        let value = value.or_else(|_| pair[key.len() + 1..].parse::<bool>().map(toml::Value::Boolean));
-        let value = value.unwrap_or_else(|_| toml::Value::String(pair[key.len() + 1..].to_string()));
-        table.insert(key.trim().to_string(), value);
+        table.insert(key.trim().to_string(), sluice_cc::registry::param_value(value));
     }
     Ok(table)
 }
