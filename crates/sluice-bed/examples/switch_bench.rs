@@ -41,6 +41,7 @@ fn config(rate: u64) -> FabricConfig {
             load_balance: LoadBalance::FlowHash,
             wire_overhead: WIRE_OVERHEAD,
             ip_mtu: IP_MTU,
+            token_limiter: None,
         },
         impairments: Vec::new(),
         sampling: Sampling::default(),

@@ -33,8 +33,12 @@ pub enum Capability {
     Bolt,
     /// The token (receiver-driven) transport ([`Needs::token_transport`]).
     TokenTransport,
-    /// The algorithm's receiver-side controller runs at receivers ([`Needs::receiver`]).
+    /// The receiver-side controller of a token algorithm runs at receivers and issues its tokens
+    /// ([`Needs::receiver`] with [`Needs::token_transport`]).
     Receiver,
+    /// A receiver-side controller chooses how each arrival of a sender-driven flow is acknowledged
+    /// (endpoint-congestion policies: [`Needs::receiver`] without the token transport).
+    AckPolicy,
     /// The algorithm's host policy runs at hosts ([`Needs::host_policy`]).
     HostPolicy,
     /// The datapath applies a congestion window ([`Control::Window`], [`Control::WindowAndRate`]).
@@ -47,13 +51,14 @@ pub enum Capability {
 
 impl Capability {
     /// Every capability, in the order messages list them.
-    pub const ALL: [Capability; 10] = [
+    pub const ALL: [Capability; 11] = [
         Capability::Ecn,
         Capability::Cnp,
         Capability::Int,
         Capability::Bolt,
         Capability::TokenTransport,
         Capability::Receiver,
+        Capability::AckPolicy,
         Capability::HostPolicy,
         Capability::Window,
         Capability::PacingRate,
@@ -69,6 +74,7 @@ impl Capability {
             Capability::Bolt => "Bolt's programmable switches",
             Capability::TokenTransport => "the token transport (receiver-issued pull packets)",
             Capability::Receiver => "a receiver-side controller",
+            Capability::AckPolicy => "a receiver-side acknowledgment policy",
             Capability::HostPolicy => "a host policy (control of whole hosts beside their flows)",
             Capability::Window => "a congestion window",
             Capability::PacingRate => "a pacing rate",
@@ -87,6 +93,7 @@ impl Capability {
             Capability::Bolt => "Bolt switches",
             Capability::TokenTransport => "token transport",
             Capability::Receiver => "receiver controller",
+            Capability::AckPolicy => "acknowledgment policy",
             Capability::HostPolicy => "host policy",
             Capability::Window => "window",
             Capability::PacingRate => "pacing rate",
@@ -195,14 +202,18 @@ impl Capabilities {
     /// The user-space UDP transport (`sluice-udp`). Receivers echo CE marks on ACKs and send CNPs when the
     /// sender's algorithm asks for them; ACKs carry back the INT records switches appended (the sluice
     /// software switch does); the sender applies a window and paces at a rate per flow, or sends at line
-    /// rate for `none` (a traffic generator's unlimited flow). No token transport, receiver-side
-    /// controller, host policy or Bolt switch logic (yet).
+    /// rate for `none` (a traffic generator's unlimited flow). Receiver-driven algorithms run their
+    /// token transport as UDP control packets, with their receiver-side controllers at the receivers.
+    /// No acknowledgment policy (a real host has no modelled processing queue), host policy or Bolt
+    /// switch logic.
     pub const UDP: Capabilities = Capabilities::new(
         "the UDP datapath",
         CapabilitySet::of(&[
             Capability::Ecn,
             Capability::Cnp,
             Capability::Int,
+            Capability::TokenTransport,
+            Capability::Receiver,
             Capability::Window,
             Capability::PacingRate,
             Capability::Uncontrolled,
@@ -238,7 +249,8 @@ impl Needs {
             (self.int, Capability::Int),
             (self.bolt, Capability::Bolt),
             (self.token_transport, Capability::TokenTransport),
-            (self.receiver, Capability::Receiver),
+            (self.receiver && self.token_transport, Capability::Receiver),
+            (self.receiver && !self.token_transport, Capability::AckPolicy),
             (self.host_policy, Capability::HostPolicy),
         ]
         .into_iter()
@@ -334,7 +346,7 @@ mod tests {
         let kernel = Capabilities::KERNEL_TCP;
         assert_eq!(missing("ndp", &kernel), [TokenTransport, Receiver]);
         assert_eq!(missing("expresspass", &kernel), [TokenTransport, Receiver]);
-        assert_eq!(missing("ec_aware", &kernel), [Receiver]);
+        assert_eq!(missing("ec_aware", &kernel), [AckPolicy]);
         assert_eq!(missing("hostcc", &kernel), [HostPolicy]);
         assert_eq!(missing("dcqcn", &kernel), [Cnp]);
         assert_eq!(missing("none", &kernel), [Uncontrolled]);

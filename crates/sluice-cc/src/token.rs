@@ -359,6 +359,27 @@ pub fn bdp_bytes(flow: &FlowInfo) -> u64 {
     (flow.line_rate as u128 * flow.base_rtt as u128 / 8 / sluice_core::PS_PER_S as u128) as u64
 }
 
+/// ToCC's volume flag for the packet at `seq` of a flow of `size` bytes: more than one BDP (rounded up to
+/// whole packets of `mss`) of the flow is unsent from this packet on. Every packet that has one BDP of
+/// data behind it is flagged, so the flagged packets number exactly the packets beyond the first BDP,
+/// and a resent packet carries its original's flag.
+pub fn more_than_bdp(size: u64, seq: u64, bdp: u64, mss: u64) -> bool {
+    size.saturating_sub(seq) > bdp.div_ceil(mss.max(1)) * mss
+}
+
+/// `gap` scaled by a factor uniform in [1 - jitter, 1 + jitter], from `u` uniform in [0, 1) (rate-based
+/// token spacing, [`TokenTransport::token_jitter`]).
+pub fn jittered(gap: Time, jitter: f64, u: f64) -> Time {
+    (gap as f64 * (1.0 + jitter * (2.0 * u - 1.0))).round() as Time
+}
+
+/// Time between two tokens of one NIC or switch port at `rate` whose tokens grant `token_bytes` of payload
+/// each, carried in packets with `header_bytes` of headers: the token and the data it releases together
+/// fill the link (ExpressPass's credit limiter, NDP's pull pacer).
+pub fn token_gap(transport: &TokenTransport, token_bytes: u64, rate: sluice_core::Rate, header_bytes: u32) -> Time {
+    sluice_core::serialization_ps(transport.token_wire as u64 + token_bytes + header_bytes as u64, rate)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,6 +393,22 @@ mod tests {
         assert_eq!(Unscheduled::Bdp.bytes(Some(10_000), 65_000), 10_000);
         assert_eq!(Unscheduled::Bytes(5_000).bytes(None, 65_000), 5_000);
         assert_eq!(Unscheduled::None.bytes(Some(1), 65_000), 0);
+    }
+
+    #[test]
+    fn jitter_scales_the_gap_within_its_bounds() {
+        assert_eq!(jittered(1_000_000, 0.1, 0.0), 900_000);
+        assert_eq!(jittered(1_000_000, 0.1, 0.5), 1_000_000);
+        assert_eq!(jittered(1_000_000, 0.1, 0.999_999), 1_100_000);
+        assert_eq!(jittered(1_000_000, 0.0, 0.9), 1_000_000);
+    }
+
+    #[test]
+    fn the_volume_flag_marks_packets_with_a_bdp_behind_them() {
+        // 10 packets of 1000 B, a BDP of 2.5 packets (rounded up to 3): the first 7 are flagged.
+        let flagged = (0..10).filter(|k| more_than_bdp(10_000, k * 1000, 2_500, 1000)).count();
+        assert_eq!(flagged, 7);
+        assert!(!more_than_bdp(10_000, 7_000, 2_500, 1000));
     }
 
     #[test]

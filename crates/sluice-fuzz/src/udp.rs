@@ -3,7 +3,8 @@
 //!
 //! An input is a sequence of records: one control byte (bits 0-1: the peer, 0 being the flows' receiver;
 //! bits 2-3: the ECN codepoint; bit 4: let 100 us pass first), a length byte, then that many bytes of
-//! datagram. The endpoint sends two DCTCP flows to peer 0 and receives whatever comes.
+//! datagram. The endpoint sends two DCTCP flows (0 and 1) and an NDP flow (2) to peer 0, runs NDP's
+//! receiver side for receiver-driven flows that come to it, and receives whatever comes.
 
 use sluice_cc::registry::lookup;
 use sluice_plane::PlaneConfig;
@@ -41,6 +42,10 @@ fn endpoint() -> Endpoint {
         let spec = FlowSpec { id, peer: 0, size: Some(50_000), factory: factory.clone(), needs: dctcp.needs };
         e.open(spec, 0).expect("fresh ids");
     }
+    let ndp = lookup("ndp").expect("registered");
+    let factory = (ndp.build)(&toml::Table::new(), 10_000_000_000).expect("defaults build");
+    e.receive_tokens(factory.clone()).expect("a receiver-driven algorithm");
+    e.open(FlowSpec { id: 2, peer: 0, size: Some(50_000), factory, needs: ndp.needs }, 0).expect("a fresh id");
     e
 }
 
@@ -53,7 +58,8 @@ fn drain(e: &mut Endpoint, now: u64, buf: &mut [u8]) {
 }
 
 /// Seed inputs: ACKs for the flows (in order, selective, with ECN echo), data of a new flow (in order,
-/// out of order, CE-marked, last), a CNP, and a datagram that is not a sluice packet.
+/// out of order, CE-marked, last), a CNP, tokens and NACKs for the NDP flow, a receiver-driven flow
+/// coming in (its request, data, a probe and a stop), and a datagram that is not a sluice packet.
 pub fn seed_messages() -> Vec<(String, Vec<u8>)> {
     let ack = |flow, seq, offset, ce| SluiceHeader {
         seq,
@@ -64,6 +70,7 @@ pub fn seed_messages() -> Vec<(String, Vec<u8>)> {
         ..SluiceHeader::new(Kind::Ack, flow)
     };
     let data = |seq, flags| SluiceHeader { seq, flags: Flags(flags), ..SluiceHeader::new(Kind::Data, 9) };
+    let rd = |seq, flags| SluiceHeader { seq, flags: Flags(flags), ..SluiceHeader::new(Kind::Data, 8) };
     let record = |control: u8, h: SluiceHeader, payload: usize| {
         let mut b = vec![0u8; 256];
         let n = encode(&h, &[], &vec![0u8; payload], &mut b).expect("fits");
@@ -83,6 +90,35 @@ pub fn seed_messages() -> Vec<(String, Vec<u8>)> {
         ),
         ("reorder", vec![record(2, data(200, 0), 100), record(2, data(0, 0), 100), record(2, data(100, 0), 100)]),
         ("cnp", vec![record(0, SluiceHeader::new(Kind::Cnp, 1), 0)]),
+        (
+            "tokens",
+            vec![
+                record(0, SluiceHeader { seq: 0, bytes: 1416, ..SluiceHeader::new(Kind::Token, 2) }, 0),
+                record(0x10, SluiceHeader { seq: 1, bytes: 1416, ..SluiceHeader::new(Kind::Token, 2) }, 0),
+                record(0, SluiceHeader { seq: 0, offset: 1416, ..SluiceHeader::new(Kind::Nack, 2) }, 0),
+                record(0, SluiceHeader { seq: 50_000, offset: 48_144, ..SluiceHeader::new(Kind::Ack, 2) }, 0),
+            ],
+        ),
+        (
+            "incoming",
+            vec![
+                record(
+                    1,
+                    SluiceHeader {
+                        seq: 3000,
+                        offset: 1000,
+                        bytes: 3000,
+                        ce_bytes: 1000,
+                        ..SluiceHeader::new(Kind::Request, 8)
+                    },
+                    0,
+                ),
+                record(1, rd(0, Flags::RECEIVER_DRIVEN), 100),
+                record(1 | 0x10, rd(1000, Flags::RECEIVER_DRIVEN | Flags::PROBE), 0),
+                record(1, rd(2000, Flags::RECEIVER_DRIVEN | Flags::SCHEDULED | Flags::MORE_THAN_BDP), 100),
+                record(1, SluiceHeader::new(Kind::Stop, 8), 0),
+            ],
+        ),
         ("garbage", vec![vec![0, 4, b'j', b'u', b'n', b'k']]),
     ];
     seeds.into_iter().map(|(name, records)| (name.to_string(), records.concat())).collect()

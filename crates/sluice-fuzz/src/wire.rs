@@ -41,7 +41,15 @@ pub fn seed_messages() -> Vec<(String, Vec<u8>)> {
     use sluice_wire::sluice::{Flags, Kind};
     let mut seeds = Vec::new();
     let hop = IntRecord { ts_ns: 1_000, tx_bytes: 15_000, qlen: 3_000, rate: 10_000_000_000 };
-    for (name, kind) in [("data", Kind::Data), ("ack", Kind::Ack), ("nack", Kind::Nack), ("token", Kind::Token)] {
+    let kinds = [
+        ("data", Kind::Data),
+        ("ack", Kind::Ack),
+        ("nack", Kind::Nack),
+        ("token", Kind::Token),
+        ("request", Kind::Request),
+        ("stop", Kind::Stop),
+    ];
+    for (name, kind) in kinds {
         for hops in [0usize, 2] {
             let header = SluiceHeader {
                 flags: Flags(Flags::INT_REQUEST),

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use sluice_cc::api::MAX_TIMERS;
-use sluice_cc::token::TokenTransport;
+use sluice_cc::token::{jittered, more_than_bdp, TokenTransport};
 use sluice_cc::{Arrival, FlowInfo, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, TimerId};
 use sluice_core::{serialization_ps, Rate, Rng, Time};
 
@@ -97,7 +97,7 @@ impl RdEnv {
     /// Time between two tokens of one NIC or switch port at `rate`: the token and the data it releases
     /// together fill the link (ExpressPass's limiter, NDP's pull pacer).
     pub fn token_gap(&self, rate: Rate, header_bytes: u32) -> Time {
-        serialization_ps(self.transport.token_wire as u64 + self.token_bytes + header_bytes as u64, rate)
+        sluice_cc::token::token_gap(&self.transport, self.token_bytes, rate, header_bytes)
     }
 
     /// The queue of an unscheduled packet of a flow of `size` bytes.
@@ -117,11 +117,6 @@ impl RdEnv {
         let first = 8 - self.transport.overcommit.min(6) as usize;
         (first + rank).min(7) as u64
     }
-}
-
-/// `gap` scaled by a factor uniform in [1 - jitter, 1 + jitter], from `u` uniform in [0, 1).
-pub fn jittered(gap: Time, jitter: f64, u: f64) -> Time {
-    (gap as f64 * (1.0 + jitter * (2.0 * u - 1.0))).round() as Time
 }
 
 /// Homa's overcommitment degree for a workload of `sizes`: the number of scheduled priority levels
@@ -335,13 +330,6 @@ impl RdFlow {
         }
         (seq, first)
     }
-}
-
-/// ToCC's volume flag for the packet at `seq`: more than one BDP (rounded up to whole packets) of the flow
-/// is unsent from this packet on. Every packet that has one BDP of data behind it is flagged, so the flagged
-/// packets number exactly the packets beyond the first BDP, and a resent packet carries its original's flag.
-pub fn more_than_bdp(size: u64, seq: u64, bdp: u64, mss: u64) -> bool {
-    size.saturating_sub(seq) > bdp.div_ceil(mss.max(1)) * mss
 }
 
 /// What a receiver-driven flow may do at `now` (replaces the window check of sender-driven flows).
@@ -1186,14 +1174,6 @@ mod tests {
         let c = unscheduled_cutoffs(&sizes, 10_000, 4);
         assert_eq!(c[0], 1_000);
         assert_eq!(*c.last().unwrap(), u64::MAX);
-    }
-
-    #[test]
-    fn jitter_scales_the_gap_within_its_bounds() {
-        assert_eq!(jittered(1_000_000, 0.1, 0.0), 900_000);
-        assert_eq!(jittered(1_000_000, 0.1, 0.5), 1_000_000);
-        assert_eq!(jittered(1_000_000, 0.1, 0.999_999), 1_100_000);
-        assert_eq!(jittered(1_000_000, 0.0, 0.9), 1_000_000);
     }
 
     #[test]

@@ -6,6 +6,8 @@ use sluice_sim::config::{EcnConfig, LoadBalance};
 use sluice_topo::{NodeId, PortNo, Routes, Topology};
 use sluice_wire::frame::FiveTuple;
 
+use crate::tokens::TokenLimits;
+
 /// Bytes each frame occupies on the wire beyond what the veth carries: FCS 4 B, preamble and SFD 8 B,
 /// inter-frame gap 12 B (IEEE 802.3 clauses 3 and 4), so that a port shapes to its rate as an Ethernet
 /// link would.
@@ -96,6 +98,9 @@ pub struct SwitchParams {
     pub wire_overhead: u32,
     /// IP MTU for INT room; default [`IP_MTU`].
     pub ip_mtu: u32,
+    /// Token limiters at switch ports, for receiver-driven algorithms that rely on them
+    /// (`token_limiter`, `token_ecn`); `None`: tokens queue as any control packet.
+    pub token_limiter: Option<TokenLimits>,
 }
 
 /// Throughput and queue sampling (`[output] sample_interval` and `throughput_ports`).

@@ -24,6 +24,7 @@ use sluice_wire::sluice::{Flags, IntRecord, Kind};
 use crate::config::{FabricConfig, ImpairAction, Pick};
 use crate::pool::{Meta, Pool};
 use crate::port::{Buffer, Peer, Port, MAX_QUEUES};
+use crate::tokens::{Limiter, Verdict};
 
 /// Fabric-wide counters (per-port ones are in [`crate::port::PortStats`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -55,6 +56,8 @@ enum Next {
     Port(usize),
     /// Throughput samples are due.
     Sample,
+    /// A port's token limiter releases a token.
+    Token(usize),
 }
 
 /// The fabric's state.
@@ -76,6 +79,7 @@ pub struct Fabric {
     counters: Counters,
     now: Time,
     sampler: crate::records::Sampler,
+    tokens: Option<Limiter>,
 }
 
 /// Mixes 64 bits (SplitMix64's finaliser, Steele et al. OOPSLA 2014).
@@ -124,6 +128,7 @@ impl Fabric {
         let seed = cfg.seed;
         let rules = cfg.impairments.iter().map(|_| Rule { seen: 0 }).collect();
         let sampler = crate::records::Sampler::new(&cfg.sampling, |node, port| port_of[node as usize][port as usize]);
+        let tokens = cfg.switch.token_limiter.map(|limits| Limiter::new(limits, ports.len(), seed));
         Fabric {
             pool: Pool::new(cfg.slots),
             cfg,
@@ -139,6 +144,7 @@ impl Fabric {
             counters: Counters::default(),
             now: 0,
             sampler,
+            tokens,
         }
     }
 
@@ -167,6 +173,11 @@ impl Fabric {
         self.buffer_node.iter().copied().zip(&self.buffers)
     }
 
+    /// Tokens the token limiters dropped and marked.
+    pub fn token_counts(&self) -> (u64, u64) {
+        self.tokens.as_ref().map_or((0, 0), |l| (l.dropped, l.marked))
+    }
+
     /// Packet slots in use (queued or on a delay line).
     pub fn packets_held(&self) -> usize {
         self.pool.in_use()
@@ -184,6 +195,11 @@ impl Fabric {
 
     fn next(&self) -> Option<(Time, Next)> {
         let mut best: Option<(Time, Next)> = self.sampler.due().map(|t| (t, Next::Sample));
+        if let Some((t, port)) = self.tokens.as_ref().and_then(Limiter::next_release) {
+            if best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, Next::Token(port)));
+            }
+        }
         for (i, port) in self.ports.iter().enumerate() {
             if let Some(t) = port.next_event(&self.pool) {
                 if best.is_none_or(|(b, _)| t < b) {
@@ -230,6 +246,7 @@ impl Fabric {
             match next {
                 Next::Sample => self.sampler.sample(t, &self.ports),
                 Next::Port(p) => self.port_event(p, t, emit),
+                Next::Token(p) => self.release_token(p, t),
             }
         }
         self.now = self.now.max(limit);
@@ -272,11 +289,13 @@ impl Fabric {
             }
         };
         let impair = self.cfg.impairments.iter().position(|r| r.flow == f.five_tuple()).map(|i| i as u16);
+        let token = matches!(f.l4, L4::Udp { sluice: Some(h), .. } if h.kind == Kind::Token);
         Some(Meta {
             queue: queue.min(last),
             ect: f.ip.ecn.is_ect(),
             data,
             int,
+            token,
             dst,
             hash: tuple_hash(&f.five_tuple()),
             impair,
@@ -305,7 +324,37 @@ impl Fabric {
             },
         };
         let port = self.port_of[node as usize][hops[pick] as usize];
+        if meta.token && self.tokens.is_some() {
+            return self.limit_token(port, id, t);
+        }
         self.offer(port, id, t);
+    }
+
+    /// A token bound for switch port `p` meets the port's token limiter.
+    fn limit_token(&mut self, p: usize, id: u32, t: Time) {
+        let limiter = self.tokens.as_mut().expect("a token limiter");
+        match limiter.offer(p, self.ports[p].rate, id, self.pool.meta(id).ect, t) {
+            Verdict::Pass { mark } => {
+                if mark {
+                    self.mark(p, id);
+                }
+                self.offer(p, id, t);
+            }
+            Verdict::Held { mark } => {
+                if mark {
+                    self.mark(p, id);
+                }
+            }
+            Verdict::Drop => self.drop_at(p, id),
+        }
+    }
+
+    /// Port `p`'s token limiter lets its next token go at `t`.
+    fn release_token(&mut self, p: usize, t: Time) {
+        let rate = self.ports[p].rate;
+        if let Some(id) = self.tokens.as_mut().and_then(|l| l.release(p, rate, t)) {
+            self.offer(p, id, t);
+        }
     }
 
     /// Packet `id` arrives at egress port `p` at `t`: sent at once by an idle port with empty queues

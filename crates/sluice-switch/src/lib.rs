@@ -4,7 +4,8 @@
 //! the simulator's (`[switch]`, `[switch.ecn]`): a shared buffer per switch with dynamic-threshold
 //! admission and tail drop, up to eight strict-priority queues, serialisation at the link rate,
 //! propagation delay, RED or step ECN marking at enqueue or dequeue, and INT records (here appended to
-//! sluice packets that ask for them). Impairments drop or mark chosen packets of a flow.
+//! sluice packets that ask for them). Impairments drop or mark chosen packets of a flow. Token limiters
+//! ([`tokens`]) pace the tokens of receiver-driven algorithms at switch ports.
 //!
 //! [`scenario::fabric_config`] builds the configuration from a resolved scenario, or names the key the
 //! fabric cannot honour. [`records`] writes `queues.csv` and `throughput.csv` as the simulator does.
@@ -16,6 +17,7 @@ pub mod pool;
 pub mod port;
 pub mod records;
 pub mod scenario;
+pub mod tokens;
 
 pub use config::{FabricConfig, HostAddr, ImpairAction, Impairment, Pick, Sampling, SwitchParams};
 pub use fabric::{Counters, Fabric};

@@ -26,6 +26,8 @@ pub struct Meta {
     pub data: bool,
     /// A sluice packet asking for INT records.
     pub int: bool,
+    /// A sluice token (receiver-driven transports).
+    pub token: bool,
     /// Destination host index.
     pub dst: u32,
     /// Hash of the 5-tuple, for ECMP.

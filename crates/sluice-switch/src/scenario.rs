@@ -11,6 +11,7 @@ use sluice_sim::config::Scheduler;
 use sluice_topo::TopologySpec;
 
 use crate::config::{FabricConfig, HostAddr, Sampling, SwitchParams, DEFAULT_SLOTS, IP_MTU, WIRE_OVERHEAD};
+use crate::tokens::TokenLimits;
 
 /// Shortest link delay the fabric emulates: 10 us. A veth and the kernel's receive path take several
 /// microseconds themselves, so a shorter configured delay would not be what the hosts see.
@@ -88,12 +89,43 @@ pub fn fabric_config(resolved: &Resolved) -> Result<FabricConfig, Unsupported> {
             load_balance: sw.load_balance,
             wire_overhead: WIRE_OVERHEAD,
             ip_mtu: IP_MTU,
+            token_limiter: token_limits(resolved)?,
         },
         impairments: Vec::new(),
         sampling: Sampling { interval: scenario.output.sample_interval, ports: resolved.throughput_ports.clone() },
         seed: scenario.seed,
         slots: DEFAULT_SLOTS,
     })
+}
+
+/// Ethernet, IPv4, UDP and sluice header bytes of a sluice datagram's frame.
+const SLUICE_FRAME_HEADERS: u64 = 14 + 20 + 8 + sluice_wire::sluice::HEADER_LEN as u64;
+
+/// The token limiters a receiver-driven algorithm relies on, or the first of its switch-side design
+/// points the software switch does not provide (token limiters and token ECN it does).
+fn token_limits(resolved: &Resolved) -> Result<Option<TokenLimits>, Unsupported> {
+    let Some(t) = resolved.factory.token_transport() else { return Ok(None) };
+    let name = resolved.algorithm.name;
+    let missing = [
+        (t.trimming, "trimming", "the software switch does not trim payloads (NDP)"),
+        (t.aeolus, "aeolus", "the software switch does not drop unscheduled packets selectively (Aeolus)"),
+        (t.priorities, "priorities", "the software switch does not map Homa's grant priorities to its queues"),
+        (t.spray, "spray", "the software switch's paths are chosen per flow (`[switch] load_balance`), not per packet by the transport"),
+    ];
+    if let Some((_, key, why)) = missing.iter().find(|(on, _, _)| *on) {
+        return Err(unsupported(&format!("cc.{name}.{key}"), format!("{why}; set it to false")));
+    }
+    if !t.token_limiter {
+        return Ok(None);
+    }
+    let mss = IP_MTU as u64 - 28 - sluice_wire::sluice::HEADER_LEN as u64;
+    let packets = t.token_bytes(mss as u32).div_ceil(mss);
+    Ok(Some(TokenLimits {
+        capacity: t.limiter_capacity,
+        token_wire: SLUICE_FRAME_HEADERS + WIRE_OVERHEAD as u64,
+        data_wire: packets * (mss + SLUICE_FRAME_HEADERS + WIRE_OVERHEAD as u64),
+        ecn: t.token_ecn.then_some((t.token_kmin, t.token_kmax, t.token_pmax)),
+    }))
 }
 
 /// The key of `spec` that sets the rate of a host link (`host`) or of a switch-to-switch link.

@@ -26,6 +26,7 @@ fn params() -> SwitchParams {
         load_balance: LoadBalance::FlowHash,
         wire_overhead: WIRE_OVERHEAD,
         ip_mtu: IP_MTU,
+        token_limiter: None,
     }
 }
 
@@ -375,4 +376,46 @@ fn packet_spray_and_flow_hash_use_every_spine() {
         .collect();
     assert_eq!(spines.len(), 2);
     assert!(spines.iter().all(|&n| n > 10), "ECMP spreads 64 flows over both spines: {spines:?}");
+}
+
+fn token_frame(src: u32, dst: u32, ecn: Ecn) -> Vec<u8> {
+    let header = SluiceHeader { bytes: 1416, ..SluiceHeader::new(Kind::Token, 1) };
+    let mut inner = vec![0u8; 128];
+    let n = sl::encode(&header, &[], &[], &mut inner).unwrap();
+    build_frame(src, dst, ecn, 0, 5, &inner[..n])
+}
+
+#[test]
+fn token_limiters_space_tokens_and_drop_what_overflows() {
+    use sluice_switch::tokens::TokenLimits;
+    let limits = TokenLimits { capacity: 2, token_wire: 122, data_wire: 1538, ecn: None };
+    let mut f = star(3, SwitchParams { token_limiter: Some(limits), ..params() });
+    // Five tokens at once from host 0 to host 2: one leaves, two wait, two are dropped.
+    for _ in 0..5 {
+        f.receive(0, 0, &token_frame(0, 2, Ecn::NotEct));
+    }
+    // Data is not limited.
+    f.receive(0, 1, &udp(1, 2, 1000, Ecn::NotEct, 0, 9));
+    let out = run(&mut f, 10_000_000);
+    let tokens: Vec<u64> = out.iter().filter(|(_, _, b)| b.len() < 200).map(|(t, _, _)| *t).collect();
+    assert_eq!(tokens.len(), 3, "two of five dropped at the full token queue");
+    assert_eq!(f.token_counts(), (2, 0));
+    // The limiter lets one token go per gap; the port may hold one behind data for a while.
+    let gap = limits.gap(GBPS) / PS_PER_NS;
+    assert!(tokens[2] - tokens[0] >= 2 * gap, "tokens at {tokens:?}, the gap is {gap} ns");
+    assert_eq!(out.iter().filter(|(_, _, b)| b.len() >= 200).count(), 1, "the data frame passed");
+}
+
+#[test]
+fn token_ecn_marks_tokens_that_find_a_long_token_queue() {
+    use sluice_switch::tokens::TokenLimits;
+    let limits = TokenLimits { capacity: 8, token_wire: 122, data_wire: 1538, ecn: Some((0, 1, 1.0)) };
+    let mut f = star(3, SwitchParams { token_limiter: Some(limits), ..params() });
+    for _ in 0..4 {
+        f.receive(0, 0, &token_frame(0, 2, Ecn::Ect0));
+    }
+    let out = run(&mut f, 10_000_000);
+    let ce: Vec<bool> = marks(&out);
+    assert_eq!(ce, [false, false, true, true], "marked once a token waits ahead of them");
+    assert_eq!(f.token_counts(), (0, 2));
 }

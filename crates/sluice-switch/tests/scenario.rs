@@ -62,6 +62,36 @@ fn settings_the_fabric_cannot_honour_are_named() {
 }
 
 #[test]
+fn receiver_driven_design_points_the_switch_lacks_are_named() {
+    let cases: [(&str, &str); 4] = [
+        ("ndp", "`cc.ndp.trimming`"),
+        ("homa", "`cc.homa.priorities`"),
+        ("ep_aeolus", "`cc.ep_aeolus.aeolus`"),
+        ("ndp --set cc.ndp.trimming=false", "`cc.ndp.spray`"),
+    ];
+    for (algorithm, key) in cases {
+        let mut sets = vec![format!("cc.algorithm={}", algorithm.split(' ').next().unwrap())];
+        sets.extend(algorithm.split(" --set ").skip(1).map(str::to_string));
+        let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+        let err = config(&sets).expect_err(key);
+        assert!(err.starts_with(key) && err.ends_with("set it to false"), "{algorithm}: {err}");
+    }
+    let ndp = config(&["cc.algorithm=ndp", "cc.ndp.trimming=false", "cc.ndp.spray=false"]).unwrap();
+    assert_eq!(ndp.switch.token_limiter, None, "NDP's pulls need no switch limiter");
+}
+
+#[test]
+fn token_limiters_follow_the_algorithms_transport() {
+    let ep = config(&["cc.algorithm=expresspass"]).unwrap().switch.token_limiter.expect("ExpressPass's limiter");
+    // A token is a sluice header in a UDP datagram (98 B frame) and releases one 1514 B frame; each takes
+    // 24 B more on the wire.
+    assert_eq!((ep.capacity, ep.token_wire, ep.data_wire, ep.ecn), (8, 122, 1538, None));
+    let tocc = config(&["cc.algorithm=tocc"]).unwrap().switch.token_limiter.expect("ToCC's limiter");
+    assert_eq!(tocc.ecn, Some((22_000, 85_000, 0.2)), "ToCC marks tokens (its appendix B thresholds)");
+    assert_eq!(config(&[]).unwrap().switch.token_limiter, None, "no tokens, no limiter");
+}
+
+#[test]
 fn results_have_the_simulator_columns() {
     let c = config(&[]).unwrap();
     let mut fabric = Fabric::new(c);

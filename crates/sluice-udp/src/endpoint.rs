@@ -4,9 +4,10 @@
 //! sleeping until [`Endpoint::next_wakeup`] when nothing is due. The same code runs over real sockets
 //! ([`crate::io`]) and in tests over an in-memory link.
 //!
-//! Scheduling: control packets (ACKs, CNPs) go before data; flows that may send wait in a round-robin
-//! ready queue; a flow held back by its pacing rate sleeps on the timing wheel until its next send time,
-//! one held back by its window until an ACK opens it. The host's own line rate paces everything.
+//! Scheduling: control packets (ACKs, CNPs, tokens) go before data; flows that may send wait in a
+//! round-robin ready queue; a flow held back by its pacing rate sleeps on the timing wheel until its next
+//! send time, one held back by its window until an ACK opens it, one of a receiver-driven algorithm
+//! until a token comes ([`crate::token`]). The host's own line rate paces everything.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -19,12 +20,11 @@ use sluice_wire::sluice::{encode, Flags, IntRecord, Kind, SluiceHeader, SluicePa
 use sluice_wire::{Ecn, WireError};
 
 use crate::config::{TransportConfig, ETHERNET_BYTES, INT_HOPS_RESERVED, IP_UDP_BYTES};
-use crate::receiver::Receiver;
+use crate::receiver::{Arrival as Landed, Receiver};
 use crate::sender::{Next, Sender};
+use crate::token::{RxLink, TokenCounters, TokenHooks, TokenReceiver, TokenSend, TokenSender, TokenTimer};
 use crate::wheel::Wheel;
-
-/// A peer as the I/O layer numbers its addresses.
-pub type PeerId = u32;
+use crate::PeerId;
 
 /// Flows a receiver keeps state for at most (more are refused and counted): bounds what spoofed
 /// flow ids can make it allocate.
@@ -94,7 +94,8 @@ pub struct TransportCounters {
     pub wrong_peer: u64,
     /// Refused: sequence numbers outside the window (acknowledging bytes never sent, data far ahead).
     pub out_of_window: u64,
-    /// Refused: a kind this endpoint does not take (NACKs, tokens).
+    /// Refused: a kind this endpoint does not take (tokens and NACKs for flows of sender-driven
+    /// algorithms, requests and receiver-driven data without a receiver algorithm).
     pub unexpected_kind: u64,
     /// Refused: data of a new flow past [`MAX_RECEIVE_FLOWS`].
     pub too_many_flows: u64,
@@ -120,6 +121,8 @@ enum Timer {
     Rto(u32),
     /// A flow driver's wake.
     Driver { slot: u32, wake: DriverWake },
+    /// The token transport's timers.
+    Token(TokenTimer),
 }
 
 /// [`Wake`] in a form the wheel can order.
@@ -135,6 +138,7 @@ struct Control {
     peer: PeerId,
     header: SluiceHeader,
     hops: [IntRecord; MAX_ACK_HOPS],
+    ecn: Ecn,
 }
 
 /// A flow this endpoint sends.
@@ -156,6 +160,8 @@ struct SendFlow {
     ended: bool,
     /// The algorithm's variables over time, for traced flows.
     trace: Option<Box<TraceRecorder>>,
+    /// Tokens and requests of a receiver-driven algorithm.
+    token: Option<Box<TokenSender>>,
 }
 
 /// One host's transport.
@@ -176,6 +182,12 @@ pub struct Endpoint {
     finished: Vec<FlowResult>,
     /// Flows to trace when they open, and the spacing of their rows.
     traced: (HashSet<u32>, Time),
+    /// The receiving side of receiver-driven algorithms, when this endpoint runs one.
+    tokens: Option<Box<TokenReceiver>>,
+    /// The latest time the endpoint was given.
+    clock: Time,
+    /// What the sending side of the token transport did.
+    token_counters: TokenCounters,
     /// What the transport did.
     pub counters: TransportCounters,
     /// What the CC plane did.
@@ -236,6 +248,24 @@ impl Datapath for UdpPath<'_> {
     }
 }
 
+/// The token transport's view of the endpoint: the wheel for its timers, the control queue for its
+/// packets.
+struct Hooks<'a> {
+    wheel: &'a mut Wheel<Timer>,
+    control: &'a mut VecDeque<Control>,
+}
+
+impl TokenHooks for Hooks<'_> {
+    fn arm(&mut self, at: Time, timer: TokenTimer) {
+        self.wheel.arm(at, Timer::Token(timer));
+    }
+
+    fn send(&mut self, peer: PeerId, header: SluiceHeader, ect: bool) {
+        let ecn = if ect { Ecn::Ect0 } else { Ecn::NotEct };
+        self.control.push_back(Control { peer, header, hops: [IntRecord::default(); MAX_ACK_HOPS], ecn });
+    }
+}
+
 impl Endpoint {
     /// An endpoint with no flows, its clock at `now`.
     pub fn new(config: TransportConfig, plane: PlaneConfig, now: Time) -> Endpoint {
@@ -254,6 +284,9 @@ impl Endpoint {
             active: 0,
             finished: Vec::new(),
             traced: (HashSet::new(), 0),
+            tokens: None,
+            clock: now,
+            token_counters: TokenCounters::default(),
             counters: TransportCounters::default(),
             plane_counters: PlaneCounters::default(),
         }
@@ -262,6 +295,39 @@ impl Endpoint {
     /// Sets the receiver's CNP spacing (0: one CNP for every marked packet).
     pub fn set_cnp_interval(&mut self, interval: Time) {
         self.cnp_interval = interval;
+    }
+
+    /// Runs `factory`'s receiver controllers for the receiver-driven flows this endpoint receives (its
+    /// token pacer runs at the endpoint's line rate); refused when `factory` is no token algorithm.
+    pub fn receive_tokens(&mut self, factory: Arc<dyn Factory>) -> Result<(), String> {
+        let link = RxLink {
+            line_rate: self.config.line_rate,
+            base_rtt: self.config.base_rtt,
+            header_bytes: IP_UDP_BYTES + ETHERNET_BYTES + sluice_wire::sluice::HEADER_LEN as u32,
+        };
+        let receiver = TokenReceiver::new(factory, link).ok_or("the algorithm is not receiver-driven")?;
+        self.tokens = Some(Box::new(receiver));
+        Ok(())
+    }
+
+    /// What the token transport did at this endpoint, as sender and as receiver.
+    pub fn token_counters(&self) -> TokenCounters {
+        let s = self.token_counters;
+        let r = self.tokens.as_ref().map_or_else(TokenCounters::default, |t| t.counters);
+        TokenCounters {
+            requests: s.requests,
+            tokens_issued: r.tokens_issued,
+            tokens_used: s.tokens_used,
+            tokens_stale: s.tokens_stale,
+            tokens_wasted: s.tokens_wasted,
+            unscheduled_bytes: s.unscheduled_bytes,
+            scheduled_bytes: s.scheduled_bytes,
+            nacks: r.nacks,
+            rx_timeouts: r.rx_timeouts,
+            tx_timeouts: s.tx_timeouts,
+            early_stops: s.early_stops,
+            probes: s.probes,
+        }
     }
 
     /// Starts sending `spec` at `now`; refused when its id is taken.
@@ -293,6 +359,7 @@ impl Endpoint {
             start: now,
             ended: false,
             trace: self.traced.0.contains(&spec.id).then(|| Box::new(TraceRecorder::new(self.traced.1))),
+            token: None,
         };
         let info = FlowInfo {
             flow_id: spec.id as u64,
@@ -309,8 +376,24 @@ impl Endpoint {
         self.slot_of.insert(spec.id, slot);
         self.drive(now, slot, |d, dp| d.start(cc, &info, dp));
         self.active += 1;
+        if let Some(transport) = spec.factory.token_transport() {
+            self.open_token_flow(slot, TokenSender::new(transport, &info), now);
+        }
         self.wake(slot);
         Ok(())
+    }
+
+    /// A receiver-driven flow asks its receiver for tokens; the receiver finds its losses, and the
+    /// retransmission timer only watches for a vanished peer.
+    fn open_token_flow(&mut self, slot: u32, mut token: TokenSender, now: Time) {
+        let f = &mut self.flows[slot as usize];
+        f.sender.receiver_recovers = true;
+        let mut hooks = Hooks { wheel: &mut self.wheel, control: &mut self.control };
+        token.start(&mut hooks, f.peer, f.id, slot, now);
+        self.token_counters.requests += 1;
+        f.token = Some(Box::new(token));
+        f.rto_armed = true;
+        self.wheel.arm(now + self.config.peer_timeout, Timer::Rto(slot));
     }
 
     /// Traces the algorithm's variables of the flows `ids` that open from now on, a row at most every
@@ -360,6 +443,11 @@ impl Endpoint {
         let f = &mut self.flows[slot as usize];
         if !f.ended && f.sender.size.is_none() {
             f.sender.stop();
+            if let Some(token) = f.token.as_mut() {
+                let mut hooks = Hooks { wheel: &mut self.wheel, control: &mut self.control };
+                token.stop(&mut hooks, f.peer, f.id, f.sender.snd_nxt, self.clock);
+                self.token_counters.requests += 1;
+            }
             if f.sender.done() {
                 let at = f.sender.last_progress;
                 self.end(slot, at, None);
@@ -380,24 +468,28 @@ impl Endpoint {
     /// and its reason returned.
     pub fn handle(&mut self, now: Time, peer: PeerId, ecn: Ecn, datagram: &[u8]) -> Result<(), Refused> {
         self.counters.received += 1;
+        self.clock = self.clock.max(now);
         let packet = SluicePacket::parse(datagram).map_err(|e| {
             self.counters.malformed += 1;
             Refused::Malformed(e)
         })?;
-        match packet.header.kind {
+        let h = &packet.header;
+        match h.kind {
+            Kind::Data if h.flags.has(Flags::RECEIVER_DRIVEN) => self.on_token_data(now, peer, ecn, h),
             Kind::Data => self.on_data(now, peer, ecn, &packet),
             Kind::Ack => self.on_ack(now, peer, &packet),
-            Kind::Cnp => self.on_cnp(now, peer, &packet.header),
-            Kind::Nack | Kind::Token => {
-                self.counters.unexpected_kind += 1;
-                Err(Refused::UnexpectedKind)
-            }
+            Kind::Cnp => self.on_cnp(now, peer, h),
+            Kind::Token => self.on_token(now, peer, ecn, h),
+            Kind::Nack => self.on_nack(now, peer, h),
+            Kind::Request => self.on_request(now, peer, h),
+            Kind::Stop => self.on_stop(peer, h),
         }
     }
 
     /// Runs everything due by `now`: pacing delays, retransmission timeouts, the algorithms' timers
     /// and report deadlines.
     pub fn advance(&mut self, now: Time) {
+        self.clock = self.clock.max(now);
         let mut expired = std::mem::take(&mut self.expired);
         self.wheel.expire(now, &mut expired);
         for timer in expired.drain(..) {
@@ -408,6 +500,13 @@ impl Endpoint {
                 }
                 Timer::Rto(slot) => self.on_rto(now, slot),
                 Timer::Driver { slot, wake } => self.on_driver_wake(now, slot, wake),
+                Timer::Token(TokenTimer::Tx { slot }) => self.on_tx_timer(now, slot),
+                Timer::Token(timer) => {
+                    if let Some(tokens) = self.tokens.as_mut() {
+                        let mut hooks = Hooks { wheel: &mut self.wheel, control: &mut self.control };
+                        tokens.on_timer(&mut hooks, timer, &self.receivers, now);
+                    }
+                }
             }
         }
         self.expired = expired;
@@ -419,7 +518,7 @@ impl Endpoint {
         if let Some(c) = self.control.pop_front() {
             let hops = &c.hops[..c.header.int_hops as usize];
             let len = encode(&c.header, hops, &[], buf).ok()?;
-            return Some(Transmit { peer: c.peer, len, ecn: Ecn::NotEct });
+            return Some(Transmit { peer: c.peer, len, ecn: c.ecn });
         }
         let horizon = now + self.config.burst;
         while self.nic_free <= horizon {
@@ -436,8 +535,21 @@ impl Endpoint {
                 }
                 continue;
             }
-            let Some(next) = f.sender.next(f.cwnd) else { continue };
-            return Some(self.send_data(now, slot, next, buf));
+            let next = f.sender.next(f.cwnd);
+            let send = match f.token.as_mut() {
+                None => match next {
+                    Some(next) => TokenSend::Data(next, 0, 0),
+                    None => continue,
+                },
+                Some(token) => match token.take(next, now, &mut self.token_counters) {
+                    Some(send) => send,
+                    None => continue,
+                },
+            };
+            return Some(match send {
+                TokenSend::Data(next, flags, token) => self.send_data(now, slot, next, flags, token, buf),
+                TokenSend::Probe(seq) => self.send_probe(now, slot, seq, buf),
+            });
         }
         None
     }
@@ -454,9 +566,11 @@ impl Endpoint {
         }
     }
 
-    fn send_data(&mut self, now: Time, slot: u32, next: Next, buf: &mut [u8]) -> Transmit {
+    /// Sends `next` of flow `slot` with `extra` flags and, for scheduled receiver-driven data, the number
+    /// of the `token` it spends.
+    fn send_data(&mut self, now: Time, slot: u32, next: Next, extra: u16, token: u64, buf: &mut [u8]) -> Transmit {
         let f = &mut self.flows[slot as usize];
-        let mut flags = f.flags;
+        let mut flags = f.flags | extra;
         if next.retransmit {
             flags |= Flags::RETRANSMIT;
             self.counters.retransmits += 1;
@@ -471,18 +585,14 @@ impl Endpoint {
             flags: Flags(flags),
             seq: next.seq,
             sent_ns: now / PS_PER_NS,
+            offset: token,
             ..SluiceHeader::new(Kind::Data, f.id)
         };
         let len = encode(&header, &[], &ZEROES[..next.len as usize], buf).expect("buffers hold an MTU");
         f.sender.sent(next, now);
         self.counters.data_sent += 1;
-        let wire_bits = (len as u64 + (IP_UDP_BYTES + ETHERNET_BYTES) as u64) * 8;
-        // Pacing runs on the packets' own schedule, not on when a burst released them or a late wake-up
-        // sent them: up to a credit behind, the schedule catches up.
-        let credit = |rate: Rate| self.config.pacing_credit(rate);
-        f.next_tx = f.next_tx.max(now.saturating_sub(credit(f.rate))) + wire_bits * PS_PER_S / f.rate.max(1);
-        self.nic_free = self.nic_free.max(now.saturating_sub(credit(self.config.line_rate)))
-            + wire_bits * PS_PER_S / self.config.line_rate;
+        self.pace(now, slot, len);
+        let f = &mut self.flows[slot as usize];
         let transmit = Transmit { peer: f.peer, len, ecn: if f.ect { Ecn::Ect0 } else { Ecn::NotEct } };
         if !f.rto_armed {
             f.rto_armed = true;
@@ -499,6 +609,34 @@ impl Endpoint {
         }
         self.wake(slot);
         transmit
+    }
+
+    /// Sends flow `slot`'s Aeolus probe: a header at offset `seq`, after its unscheduled burst.
+    fn send_probe(&mut self, now: Time, slot: u32, seq: u64, buf: &mut [u8]) -> Transmit {
+        let f = &self.flows[slot as usize];
+        let header = SluiceHeader {
+            flags: Flags(f.flags | Flags::RECEIVER_DRIVEN | Flags::PROBE),
+            seq,
+            sent_ns: now / PS_PER_NS,
+            ..SluiceHeader::new(Kind::Data, f.id)
+        };
+        let len = encode(&header, &[], &[], buf).expect("buffers hold an MTU");
+        let transmit = Transmit { peer: f.peer, len, ecn: Ecn::NotEct };
+        self.pace(now, slot, len);
+        self.wake(slot);
+        transmit
+    }
+
+    /// Moves flow `slot`'s and the NIC's next send times past a datagram of `len` bytes sent at `now`.
+    fn pace(&mut self, now: Time, slot: u32, len: usize) {
+        let f = &mut self.flows[slot as usize];
+        let wire_bits = (len as u64 + (IP_UDP_BYTES + ETHERNET_BYTES) as u64) * 8;
+        // Pacing runs on the packets' own schedule, not on when a burst released them or a late wake-up
+        // sent them: up to a credit behind, the schedule catches up.
+        let credit = |rate: Rate| self.config.pacing_credit(rate);
+        f.next_tx = f.next_tx.max(now.saturating_sub(credit(f.rate))) + wire_bits * PS_PER_S / f.rate.max(1);
+        self.nic_free = self.nic_free.max(now.saturating_sub(credit(self.config.line_rate)))
+            + wire_bits * PS_PER_S / self.config.line_rate;
     }
 
     fn on_data(&mut self, now: Time, peer: PeerId, ecn: Ecn, p: &SluicePacket) -> Result<(), Refused> {
@@ -524,23 +662,18 @@ impl Endpoint {
                 *slot = hop;
                 n += 1;
             }
-            let header = SluiceHeader {
-                flags: Flags(if ce { Flags::ECN_ECHO } else { 0 }),
-                int_hops: n,
-                seq: ack.cumulative,
-                echo_ns: ack.echo_ns,
-                sent_ns: now / PS_PER_NS,
-                offset: ack.sacked,
-                bytes: ack.bytes,
-                ce_bytes: ack.ce_bytes,
-                ..SluiceHeader::new(Kind::Ack, h.flow)
-            };
-            self.control.push_back(Control { peer, header, hops });
+            let header = SluiceHeader { int_hops: n, ..ack.header(h.flow, now) };
+            self.control.push_back(Control { peer, header, hops, ecn: Ecn::NotEct });
             self.counters.acks_sent += 1;
         }
         if ce && h.flags.has(Flags::CNP_REQUEST) && r.cnp_due(now, self.cnp_interval) {
             let header = SluiceHeader { sent_ns: now / PS_PER_NS, ..SluiceHeader::new(Kind::Cnp, h.flow) };
-            self.control.push_back(Control { peer, header, hops: [IntRecord::default(); MAX_ACK_HOPS] });
+            self.control.push_back(Control {
+                peer,
+                header,
+                hops: [IntRecord::default(); MAX_ACK_HOPS],
+                ecn: Ecn::NotEct,
+            });
             self.counters.cnps_sent += 1;
         }
         Ok(())
@@ -565,6 +698,9 @@ impl Endpoint {
         let f = &mut self.flows[slot as usize];
         if f.ended {
             return Ok(());
+        }
+        if let Some(token) = f.token.as_mut() {
+            token.on_ack(now);
         }
         let echo = h.echo_ns.saturating_mul(PS_PER_NS);
         let Some(effect) = f.sender.on_ack(h.seq, h.offset, echo, now) else {
@@ -629,6 +765,9 @@ impl Endpoint {
     fn on_rto(&mut self, now: Time, slot: u32) {
         let f = &mut self.flows[slot as usize];
         f.rto_armed = false;
+        if f.token.is_some() {
+            return self.watch_token_peer(now, slot);
+        }
         if f.ended || !f.sender.outstanding() {
             return;
         }
@@ -659,6 +798,132 @@ impl Endpoint {
             self.drive(now, slot, |d, dp| d.on_loss(&loss, dp));
         }
         self.wake(slot);
+    }
+
+    /// A receiver-driven flow's retransmission timer: the receiver finds losses, so the timer only ends a
+    /// flow that heard nothing from its peer for the peer timeout.
+    fn watch_token_peer(&mut self, now: Time, slot: u32) {
+        let f = &mut self.flows[slot as usize];
+        let heard = f.token.as_ref().map_or(f.start, |t| t.heard_at().max(f.start));
+        if f.ended {
+            return;
+        }
+        let deadline = heard + self.config.peer_timeout;
+        if now < deadline {
+            f.rto_armed = true;
+            self.wheel.arm(deadline, Timer::Rto(slot));
+            return;
+        }
+        let error = format!(
+            "nothing from peer {} for {} ms: the peer is gone, or runs no receiver for this algorithm",
+            f.peer,
+            self.config.peer_timeout / sluice_core::PS_PER_MS
+        );
+        self.end(slot, now, Some(error));
+    }
+
+    /// Receiver-driven data: the token transport's receiving side takes it.
+    fn on_token_data(&mut self, now: Time, peer: PeerId, ecn: Ecn, h: &SluiceHeader) -> Result<(), Refused> {
+        let Some(tokens) = self.tokens.as_mut() else {
+            self.counters.unexpected_kind += 1;
+            return Err(Refused::UnexpectedKind);
+        };
+        let key = (peer, h.flow);
+        if !self.receivers.contains_key(&key) && self.receivers.len() >= MAX_RECEIVE_FLOWS {
+            self.counters.too_many_flows += 1;
+            return Err(Refused::TooManyFlows);
+        }
+        let ce = ecn == Ecn::Ce;
+        self.counters.ce_received += ce as u64;
+        let r = self.receivers.entry(key).or_default();
+        let landed = if h.flags.has(Flags::PROBE) {
+            Landed::Duplicate
+        } else {
+            match r.on_data(h.seq, h.payload_len, ce, now) {
+                Some(landed) => landed,
+                None => {
+                    self.counters.out_of_window += 1;
+                    return Err(Refused::OutOfWindow);
+                }
+            }
+        };
+        let mut hooks = Hooks { wheel: &mut self.wheel, control: &mut self.control };
+        let before = hooks.control.len();
+        tokens.on_data(&mut hooks, key, h, landed, ce, r, now);
+        self.counters.acks_sent += count_kind(&self.control, before, Kind::Ack);
+        Ok(())
+    }
+
+    /// A request to send: the token transport's receiving side opens the flow (or answers a repeat).
+    fn on_request(&mut self, now: Time, peer: PeerId, h: &SluiceHeader) -> Result<(), Refused> {
+        let Some(tokens) = self.tokens.as_mut() else {
+            self.counters.unexpected_kind += 1;
+            return Err(Refused::UnexpectedKind);
+        };
+        let key = (peer, h.flow);
+        if !self.receivers.contains_key(&key) && self.receivers.len() >= MAX_RECEIVE_FLOWS {
+            self.counters.too_many_flows += 1;
+            return Err(Refused::TooManyFlows);
+        }
+        let r = self.receivers.entry(key).or_default();
+        let mut hooks = Hooks { wheel: &mut self.wheel, control: &mut self.control };
+        let before = hooks.control.len();
+        tokens.on_request(&mut hooks, key, h, r, now);
+        self.counters.acks_sent += count_kind(&self.control, before, Kind::Ack);
+        Ok(())
+    }
+
+    /// A sender asked its receiver to stop issuing tokens.
+    fn on_stop(&mut self, peer: PeerId, h: &SluiceHeader) -> Result<(), Refused> {
+        let Some(tokens) = self.tokens.as_mut() else {
+            self.counters.unexpected_kind += 1;
+            return Err(Refused::UnexpectedKind);
+        };
+        if !tokens.stop(&(peer, h.flow)) {
+            self.counters.unknown_flow += 1;
+            return Err(Refused::UnknownFlow);
+        }
+        Ok(())
+    }
+
+    /// The receiver-driven flow in `slot` of a token or NACK from `peer`.
+    fn token_slot(&mut self, peer: PeerId, flow: u32) -> Result<u32, Refused> {
+        let slot = self.sending_slot(peer, flow)?;
+        if self.flows[slot as usize].token.is_none() {
+            self.counters.unexpected_kind += 1;
+            return Err(Refused::UnexpectedKind);
+        }
+        Ok(slot)
+    }
+
+    fn on_token(&mut self, now: Time, peer: PeerId, ecn: Ecn, h: &SluiceHeader) -> Result<(), Refused> {
+        let slot = self.token_slot(peer, h.flow)?;
+        let f = &mut self.flows[slot as usize];
+        let token = f.token.as_mut().expect("a receiver-driven flow");
+        let mut hooks = Hooks { wheel: &mut self.wheel, control: &mut self.control };
+        token.on_token(&mut hooks, h, ecn == Ecn::Ce, &f.sender, peer, now, &mut self.token_counters);
+        self.wake(slot);
+        Ok(())
+    }
+
+    fn on_nack(&mut self, now: Time, peer: PeerId, h: &SluiceHeader) -> Result<(), Refused> {
+        let slot = self.token_slot(peer, h.flow)?;
+        let f = &mut self.flows[slot as usize];
+        // A NACK for data not sent yet is the receiver's loss check running ahead of the tokens: the
+        // sender hears it and sends that data when a token comes.
+        let token = f.token.as_mut().expect("a receiver-driven flow");
+        let mut hooks = Hooks { wheel: &mut self.wheel, control: &mut self.control };
+        token.on_nack(&mut hooks, &mut f.sender, h.offset, peer, h.flow, now, &mut self.token_counters);
+        self.wake(slot);
+        Ok(())
+    }
+
+    /// A receiver-driven flow's request timer.
+    fn on_tx_timer(&mut self, now: Time, slot: u32) {
+        let f = &mut self.flows[slot as usize];
+        let Some(token) = f.token.as_mut().filter(|_| !f.ended) else { return };
+        let mut hooks = Hooks { wheel: &mut self.wheel, control: &mut self.control };
+        token.on_tx_timer(&mut hooks, &f.sender, f.peer, f.id, slot, now, &mut self.token_counters);
     }
 
     fn on_driver_wake(&mut self, now: Time, slot: u32, wake: DriverWake) {
@@ -713,6 +978,11 @@ impl Endpoint {
         };
         call(&mut f.driver, &mut dp)
     }
+}
+
+/// Control packets of `kind` queued after position `from`.
+fn count_kind(control: &VecDeque<Control>, from: usize, kind: Kind) -> u64 {
+    control.iter().skip(from).filter(|c| c.header.kind == kind).count() as u64
 }
 
 /// An INT record as algorithms read it (times in picoseconds).

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use sluice_core::{Time, PS_PER_NS};
 use sluice_wire::Ecn;
 
-use crate::endpoint::{Endpoint, PeerId};
+use crate::endpoint::Endpoint;
 use crate::io::{RecvBatch, SendBatch, Socket};
+use crate::PeerId;
 
 /// What the socket loop did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

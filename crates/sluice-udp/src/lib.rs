@@ -7,6 +7,7 @@
 //! - [`wheel`]: the timing wheel that paces flows and runs their timers.
 //! - [`receiver`]: one flow's receiving state and ACK policy.
 //! - [`sender`]: one flow's sending state: scoreboard, loss detection, RTT estimate.
+//! - [`token`]: the receiver-driven (token) transport at both ends: requests, tokens, grants, NACKs.
 //! - [`endpoint`]: a host's flows, without I/O (datagrams in, datagrams out, a clock).
 //! - [`io`]: batched IPv4 UDP sockets that carry the ECN bits both ways.
 //! - [`host`]: an endpoint on a socket, run on the monotonic clock.
@@ -17,8 +18,13 @@ pub mod host;
 pub mod io;
 pub mod receiver;
 pub mod sender;
+pub mod token;
 pub mod wheel;
 
+/// A peer as the I/O layer numbers its addresses.
+pub type PeerId = u32;
+
 pub use config::TransportConfig;
-pub use endpoint::{Endpoint, FlowResult, FlowSpec, PeerId, Refused, Transmit, TransportCounters};
+pub use endpoint::{Endpoint, FlowResult, FlowSpec, Refused, Transmit, TransportCounters};
 pub use host::{IoCounters, UdpHost};
+pub use token::TokenCounters;

@@ -2,7 +2,8 @@
 //! when an ACK is due, and what it says (cumulative point, the packet it answers, the bytes and CE-marked
 //! bytes since the previous ACK, the echoed send time). It also paces CNPs for algorithms that use them.
 
-use sluice_core::Time;
+use sluice_core::{Time, PS_PER_NS};
+use sluice_wire::sluice::{Flags, Kind, SluiceHeader};
 
 /// Ranges above the in-order point at most (more are refused as out of window, which bounds the
 /// state a misbehaving peer can make a receiver keep).
@@ -39,6 +40,22 @@ pub struct AckOut {
     pub echo_ns: u64,
     /// The answered packet arrived with Congestion Experienced.
     pub ce: bool,
+}
+
+impl AckOut {
+    /// The ACK's header for `flow`, sent at `now` (no INT records).
+    pub fn header(&self, flow: u32, now: Time) -> SluiceHeader {
+        SluiceHeader {
+            flags: Flags(if self.ce { Flags::ECN_ECHO } else { 0 }),
+            seq: self.cumulative,
+            echo_ns: self.echo_ns,
+            sent_ns: now / PS_PER_NS,
+            offset: self.sacked,
+            bytes: self.bytes,
+            ce_bytes: self.ce_bytes,
+            ..SluiceHeader::new(Kind::Ack, flow)
+        }
+    }
 }
 
 /// One flow's receiving state.
@@ -131,6 +148,13 @@ impl Receiver {
         }
         self.last_cnp = Some(now);
         true
+    }
+
+    /// The byte ranges missing between the in-order point and the highest byte received, `[start, end)`
+    /// in order (empty when nothing arrived out of order).
+    pub fn holes(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let starts = std::iter::once(self.rcv_nxt).chain(self.ranges.iter().map(|&(_, e)| e));
+        starts.zip(self.ranges.iter().map(|&(s, _)| s))
     }
 
     /// Records `[seq, end)` above the in-order point; `Some(false)` if every byte was there already,
@@ -228,6 +252,16 @@ mod tests {
         assert_eq!(r.take_ack(2000, 8, true).ce_bytes, 1000);
         let a = r.on_data(4000, 1000, true, 4).unwrap();
         assert!(r.ack_due(a, true, false, 2), "out of order");
+    }
+
+    #[test]
+    fn holes_lie_between_the_ranges() {
+        let mut r = Receiver::default();
+        assert_eq!(r.holes().count(), 0);
+        r.on_data(0, 1000, false, 1);
+        r.on_data(2000, 1000, false, 1);
+        r.on_data(5000, 1000, false, 1);
+        assert_eq!(r.holes().collect::<Vec<_>>(), [(1000, 2000), (3000, 5000)]);
     }
 
     #[test]

@@ -71,6 +71,8 @@ pub struct Sender {
     pub last_progress: Time,
     /// Payload bytes sent more than once.
     pub retransmitted: u64,
+    /// Losses are found by the receiver (NACKs of receiver-driven flows), not from selective ACKs.
+    pub receiver_recovers: bool,
 }
 
 impl Sender {
@@ -91,6 +93,7 @@ impl Sender {
             rttvar: 0,
             last_progress: now,
             retransmitted: 0,
+            receiver_recovers: false,
         }
     }
 
@@ -165,7 +168,9 @@ impl Sender {
         }
         if sacked >= cumulative {
             self.mark_sacked(sacked);
-            effect.lost = self.queue_holes(sacked);
+            if !self.receiver_recovers {
+                effect.lost = self.queue_holes(sacked);
+            }
         }
         effect.newly_acked = self.advance(cumulative, now);
         Some(effect)
@@ -196,6 +201,24 @@ impl Sender {
     /// The retransmission timeout in force: srtt + 4 rttvar (RFC 6298), at least `rto_min`.
     pub fn rto(&self, rto_min: Time) -> Time {
         self.srtt.map_or(rto_min, |srtt| (srtt + 4 * self.rttvar).max(rto_min))
+    }
+
+    /// The receiver asked for the packet holding byte `seq` again (a NACK): it is queued for resending
+    /// unless it was acknowledged, never sent, or waits already. Returns whether it was queued.
+    pub fn queue_resend(&mut self, seq: u64) -> bool {
+        let mss = self.mss as u64;
+        let Some(k) = self.index(seq).filter(|_| seq < self.snd_nxt) else { return false };
+        let start = self.snd_una + k as u64 * mss;
+        let Some(p) = self.flight.get_mut(k).filter(|p| !p.sacked && !p.queued) else { return false };
+        p.queued = true;
+        self.queued_bytes += p.len as u64;
+        self.rtx.push_back(start);
+        true
+    }
+
+    /// Packets queued for resending.
+    pub fn queued_resends(&self) -> usize {
+        self.rtx.len()
     }
 
     /// Whether data waits unacknowledged.
@@ -351,6 +374,21 @@ mod tests {
         assert_eq!(s.in_flight(), 0);
         let resent: Vec<u64> = send_all(&mut s, 3000, 100).iter().map(|n| n.seq).take(2).collect();
         assert_eq!(resent, [0, 2000]);
+    }
+
+    #[test]
+    fn a_nack_queues_its_packet_once() {
+        let mut s = Sender::new(Some(5000), 1000, 0);
+        s.receiver_recovers = true;
+        send_all(&mut s, 1 << 20, 0);
+        let e = s.on_ack(0, 3000, 0, 5).unwrap();
+        assert_eq!(e.lost, 0, "the receiver finds losses itself");
+        assert!(s.queue_resend(1500), "the packet holding byte 1500");
+        assert!(!s.queue_resend(1000), "queued already");
+        assert!(!s.queue_resend(3000), "selectively acknowledged");
+        assert!(!s.queue_resend(5000), "never sent");
+        assert_eq!(s.queued_resends(), 1);
+        assert_eq!(s.next(0), Some(Next { seq: 1000, len: 1000, retransmit: true }));
     }
 
     #[test]

@@ -13,12 +13,12 @@
 //! | 7 | 1 | reserved, 0 |
 //! | 8 | 4 | flow id |
 //! | 12 | 4 | payload length (bytes after the INT records) |
-//! | 16 | 8 | sequence number (data: byte offset; ack: cumulative bytes received; nack: the offset expected) |
+//! | 16 | 8 | sequence number (data: byte offset; ack and nack: cumulative bytes received; token: the token's number; request: the flow's size, `u64::MAX` when unknown; stop: the sender's next new byte) |
 //! | 24 | 8 | send timestamp, ns (the sender's clock) |
 //! | 32 | 8 | echoed timestamp, ns (an ack's copy of the data packet's send timestamp) |
-//! | 40 | 8 | offset: a token's grant (data up to this byte offset); an ack's selectively acknowledged data packet (its byte offset) |
-//! | 48 | 4 | bytes: a token's grant size; an ack's payload bytes newly received since the previous ack |
-//! | 52 | 4 | CE bytes: an ack's share of those bytes that arrived with Congestion Experienced |
+//! | 40 | 8 | offset: an ack's selectively acknowledged data packet (its byte offset); a nack's packet to resend; a token's priority queue for the data it grants (0: the sender's own); scheduled data: the number of the token it spends; a request: the bytes sent before any token |
+//! | 48 | 4 | bytes: an ack's payload bytes newly received since the previous ack; a token's grant in payload bytes; a request: the sender's first window (its unsent bytes, at most one BDP) |
+//! | 52 | 4 | CE bytes: an ack's share of those bytes that arrived with Congestion Experienced; a request: the flow's payload bytes per packet |
 //!
 //! Then `n` INT hop records of 32 bytes each, one per switch egress the packet crossed, in path order
 //! (the fields of HPCC's INT, Li et al. SIGCOMM'19 section 3.2, as the simulator's `IntHop`):
@@ -58,6 +58,10 @@ pub enum Kind {
     Token = 4,
     /// A congestion notification (DCQCN's CNP).
     Cnp = 5,
+    /// A sender's request to send, which opens a receiver-driven flow at its receiver.
+    Request = 6,
+    /// A sender's request to stop issuing tokens (ExpressPass's early CREDIT_STOP).
+    Stop = 7,
 }
 
 impl Kind {
@@ -69,6 +73,8 @@ impl Kind {
             3 => Kind::Nack,
             4 => Kind::Token,
             5 => Kind::Cnp,
+            6 => Kind::Request,
+            7 => Kind::Stop,
             _ => return Err(WireError::UnknownKind(v)),
         })
     }
@@ -92,8 +98,18 @@ impl Flags {
     /// The sender's algorithm wants a congestion notification packet for Congestion Experienced marks
     /// (DCQCN's notification point runs at the receiver).
     pub const CNP_REQUEST: u16 = 1 << 5;
+    /// Data of a receiver-driven flow: its receiver runs the algorithm's receiver controller.
+    pub const RECEIVER_DRIVEN: u16 = 1 << 6;
+    /// Receiver-driven data sent against a token (its number is in the offset field).
+    pub const SCHEDULED: u16 = 1 << 7;
+    /// A header-only probe that follows a receiver-driven flow's unscheduled burst (Aeolus).
+    pub const PROBE: u16 = 1 << 8;
+    /// The sender echoes a Congestion Experienced mark it saw on a token (ToCC).
+    pub const TOKEN_ECHO: u16 = 1 << 9;
+    /// More than one BDP of the flow is unsent from this packet on (ToCC's volume flag).
+    pub const MORE_THAN_BDP: u16 = 1 << 10;
     /// Every bit version 1 defines.
-    pub const ALL: u16 = (1 << 6) - 1;
+    pub const ALL: u16 = (1 << 11) - 1;
 
     /// Whether `bit` is set.
     #[inline]

@@ -9,7 +9,15 @@ use sluice_wire::sluice::{self, Flags, IntRecord, Kind, SluiceHeader, SluicePack
 use sluice_wire::udp;
 
 fn kind() -> impl Strategy<Value = Kind> {
-    prop_oneof![Just(Kind::Data), Just(Kind::Ack), Just(Kind::Nack), Just(Kind::Token), Just(Kind::Cnp)]
+    prop_oneof![
+        Just(Kind::Data),
+        Just(Kind::Ack),
+        Just(Kind::Nack),
+        Just(Kind::Token),
+        Just(Kind::Cnp),
+        Just(Kind::Request),
+        Just(Kind::Stop)
+    ]
 }
 
 fn ecn() -> impl Strategy<Value = Ecn> {

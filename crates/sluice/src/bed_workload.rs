@@ -90,6 +90,7 @@ pub fn start(real: Real, resolved: &Resolved, bed: &Bed, dir: &Path, exe: &Path)
         c.args([real.tool(), "recv", "--bind", &format!("{}:{PORT}", host.ip())]);
         if real == Real::Udp {
             c.arg("--stats").arg(host_dir(dir, dst)?.join("receiver.json"));
+            c.args(receiver_options(resolved, dst));
         }
         receivers.push(spawn(c)?);
     }
@@ -292,6 +293,24 @@ fn sender_options(resolved: &Resolved, flows: &[Planned]) -> Vec<String> {
         args.extend(["--trace-flows".into(), traced.join(",")]);
         args.extend(["--trace-interval".into(), format!("{}ns", s.output.trace_interval / PS_PER_NS)]);
     }
+    args
+}
+
+/// The UDP receiver's options: a receiver-driven algorithm's receiver side runs at host `dst`, with the
+/// scenario's parameters, at the host's line rate (its token pacer's rate) and the longest unloaded
+/// round trip of the flows it receives.
+fn receiver_options(resolved: &Resolved, dst: u32) -> Vec<String> {
+    let needs = resolved.algorithm.needs;
+    if !(needs.token_transport && needs.receiver) {
+        return Vec::new();
+    }
+    let mut args = vec!["--algorithm".to_string(), resolved.algorithm.name.to_string()];
+    for (key, value) in algorithm_params(resolved) {
+        args.extend(["--param".to_string(), format!("{key}={value}")]);
+    }
+    args.extend(["--line-rate".into(), format!("{}bps", resolved.line_rate)]);
+    let base = resolved.flows.iter().filter(|f| f.dst == dst).map(|f| round_trip(Real::Udp, resolved, f.src, dst));
+    args.extend(["--base-rtt".into(), format!("{}ns", base.max().unwrap_or(0) / PS_PER_NS)]);
     args
 }
 

@@ -45,6 +45,19 @@ pub struct RecvArgs {
     /// At most one CNP per flow per this interval, for algorithms that use CNPs (default 50us, DCQCN).
     #[arg(long, default_value = "50us")]
     cnp_interval: String,
+    /// Run this receiver-driven algorithm's receiver side (its tokens) for the flows that ask for it;
+    /// senders of `ndp`, `homa`, `expresspass`, `ep_aeolus`, `tocc` and `tocc_nounsched` need it.
+    #[arg(long)]
+    algorithm: Option<String>,
+    /// Parameter `KEY=VALUE` of --algorithm (as in a scenario's [cc.params]); give the senders' values.
+    #[arg(long = "param", value_name = "KEY=VALUE", requires = "algorithm")]
+    params: Vec<String>,
+    /// The receiving host's line rate: its token pacer's rate and what receiver controllers are told.
+    #[arg(long, default_value = "10Gbps")]
+    line_rate: String,
+    /// Base RTT receiver controllers are told.
+    #[arg(long, default_value = "20us")]
+    base_rtt: String,
     /// Write the receiver's counters as JSON here on exit.
     #[arg(long)]
     stats: Option<PathBuf>,
@@ -133,8 +146,23 @@ fn recv(args: RecvArgs) -> Result<(), Failure> {
     let socket = bind("bind", &args.bind)?;
     let limit = args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?;
     let cnp = option("cnp-interval", &args.cnp_interval, parse_duration)?;
-    let mut endpoint = Endpoint::new(TransportConfig::default(), PlaneConfig::default(), 0);
+    let config = TransportConfig {
+        line_rate: option("line-rate", &args.line_rate, parse_rate)?,
+        base_rtt: option("base-rtt", &args.base_rtt, parse_duration)?,
+        ..TransportConfig::default()
+    };
+    config.validate().map_err(Failure::Error)?;
+    let mut endpoint = Endpoint::new(config, PlaneConfig::default(), 0);
     endpoint.set_cnp_interval(cnp);
+    if let Some(name) = &args.algorithm {
+        let algorithm = checked_algorithm(name)?;
+        let params = parse_params(&args.params)?;
+        let factory =
+            (algorithm.build)(&params, config.line_rate).map_err(|e| Failure::Error(format!("--param: {e}")))?;
+        endpoint
+            .receive_tokens(factory)
+            .map_err(|why| Failure::Error(format!("--algorithm {name:?}: {why}; its receivers need no --algorithm")))?;
+    }
     let mut host = UdpHost::new(socket, endpoint);
     crate::console::catch_interrupts()?;
     note(&format!("receiving on {}", host.local_addr().map_err(|e| Failure::Error(e.to_string()))?));
@@ -148,21 +176,29 @@ fn recv(args: RecvArgs) -> Result<(), Failure> {
         "acks_sent": c.acks_sent,
         "cnps_sent": c.cnps_sent,
         "ce_received": c.ce_received,
+        "tokens": token_stats(&host.endpoint),
         "refused": refused(&host.endpoint),
     });
     if let Some(path) = &args.stats {
         write_new(path, &format!("{stats:#}\n"))?;
     }
+    let tokens = host.endpoint.token_counters();
     out(&format!(
-        "received {bytes} bytes in {flows} flows; {} ACKs, {} CNPs, {} CE marks\n",
-        c.acks_sent, c.cnps_sent, c.ce_received
+        "received {bytes} bytes in {flows} flows; {} ACKs, {} CNPs, {} CE marks, {} tokens, {} NACKs\n",
+        c.acks_sent, c.cnps_sent, c.ce_received, tokens.tokens_issued, tokens.nacks
     ))
 }
 
-fn send(args: SendArgs) -> Result<(), Failure> {
-    let algorithm = lookup(&args.algorithm)
-        .ok_or_else(|| Failure::Error(format!("--algorithm {:?}: unknown (see `sluice list`)", args.algorithm)))?;
+/// The algorithm named `name`, if the UDP datapath runs it.
+fn checked_algorithm(name: &str) -> Result<&'static sluice_cc::registry::Algorithm, Failure> {
+    let algorithm =
+        lookup(name).ok_or_else(|| Failure::Error(format!("--algorithm {name:?}: unknown (see `sluice list`)")))?;
     contract::check(algorithm, &Capabilities::UDP).map_err(|m| Failure::Error(m.to_string()))?;
+    Ok(algorithm)
+}
+
+fn send(args: SendArgs) -> Result<(), Failure> {
+    let algorithm = checked_algorithm(&args.algorithm)?;
     let config = TransportConfig {
         mtu: args.mtu,
         line_rate: option("line-rate", &args.line_rate, parse_rate)?,
@@ -272,6 +308,25 @@ fn parse_params(pairs: &[String]) -> Result<toml::Table, Failure> {
     Ok(table)
 }
 
+/// The token transport's counters, as JSON.
+fn token_stats(e: &Endpoint) -> serde_json::Value {
+    let t = e.token_counters();
+    json!({
+        "requests": t.requests,
+        "tokens_issued": t.tokens_issued,
+        "tokens_used": t.tokens_used,
+        "tokens_stale": t.tokens_stale,
+        "tokens_wasted": t.tokens_wasted,
+        "unscheduled_bytes": t.unscheduled_bytes,
+        "scheduled_bytes": t.scheduled_bytes,
+        "nacks": t.nacks,
+        "rx_timeouts": t.rx_timeouts,
+        "tx_timeouts": t.tx_timeouts,
+        "early_stops": t.early_stops,
+        "probes": t.probes,
+    })
+}
+
 fn refused(e: &Endpoint) -> serde_json::Value {
     let c = e.counters;
     json!({
@@ -314,6 +369,7 @@ fn report(
             "data_packets": c.data_sent,
             "retransmits": c.retransmits,
             "timeouts": c.timeouts,
+            "tokens": token_stats(&host.endpoint),
             "refused": refused(&host.endpoint),
             "plane": { "signals": host.endpoint.plane_counters.signals, "reports": host.endpoint.plane_counters.reports,
                        "decisions": host.endpoint.plane_counters.decisions },

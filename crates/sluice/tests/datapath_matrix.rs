@@ -3,7 +3,8 @@
 //! scenario, and refuses exactly the algorithms that need ECN marks when the scenario switches marking
 //! off. Kernel TCP (the `kernel` feature) is tried through the agent's acceptance path: the check itself,
 //! the settings file, the command-line options and `sluice agent`, which refuses before it loads anything.
-//! The UDP datapath sends two flows of each algorithm it accepts over loopback to a `sluice udp recv`.
+//! The UDP datapath sends two flows of each algorithm it accepts over loopback to a `sluice udp recv`
+//! (one that runs the algorithm's receiver side, for receiver-driven algorithms).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -114,7 +115,7 @@ mod kernel_tcp {
         ("ndp", &[Capability::TokenTransport, Capability::Receiver]),
         ("tocc", &[Capability::TokenTransport, Capability::Receiver]),
         ("tocc_nounsched", &[Capability::TokenTransport, Capability::Receiver]),
-        ("ec_aware", &[Capability::Receiver]),
+        ("ec_aware", &[Capability::AckPolicy]),
         ("hostcc", &[Capability::HostPolicy]),
     ];
 
@@ -182,39 +183,48 @@ mod kernel_tcp {
 }
 
 /// What the UDP datapath lacks, per algorithm it refuses.
-const REFUSED_ON_UDP: [(&str, &[Capability]); 9] = [
-    ("bolt", &[Capability::Bolt]),
-    ("expresspass", &[Capability::TokenTransport, Capability::Receiver]),
-    ("ep_aeolus", &[Capability::TokenTransport, Capability::Receiver]),
-    ("homa", &[Capability::TokenTransport, Capability::Receiver]),
-    ("ndp", &[Capability::TokenTransport, Capability::Receiver]),
-    ("tocc", &[Capability::TokenTransport, Capability::Receiver]),
-    ("tocc_nounsched", &[Capability::TokenTransport, Capability::Receiver]),
-    ("ec_aware", &[Capability::Receiver]),
-    ("hostcc", &[Capability::HostPolicy]),
-];
+const REFUSED_ON_UDP: [(&str, &[Capability]); 3] =
+    [("bolt", &[Capability::Bolt]), ("ec_aware", &[Capability::AckPolicy]), ("hostcc", &[Capability::HostPolicy])];
 
 /// A free UDP port on loopback (bound and released, so a receiver can take it).
 fn free_port() -> u16 {
     std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-#[test]
-fn the_udp_datapath_runs_or_refuses_every_algorithm_naming_what_it_lacks() {
-    let dir = scratch("udp");
+/// A `sluice udp recv` on a free loopback port with `extra` options, and its address.
+fn receiver(extra: &[&str]) -> (std::process::Child, String) {
     let to = format!("127.0.0.1:{}", free_port());
-    let mut receiver = Command::new(SLUICE)
+    let child = Command::new(SLUICE)
         .args(["udp", "recv", "--bind", &to, "--duration", "120s"])
+        .args(extra)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
+    (child, to)
+}
+
+fn stop(mut child: std::process::Child) {
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn the_udp_datapath_runs_or_refuses_every_algorithm_naming_what_it_lacks() {
+    let dir = scratch("udp");
+    let (plain, plain_to) = receiver(&[]);
     let (mut refused, mut failures) = (Vec::new(), Vec::new());
     for name in names() {
         let out = format!("out-{name}");
-        let args = ["udp", "send", "--to", &to, "--algorithm", name, "--flows", "2", "--size", "200KB", "--out", &out];
+        let token = sluice_cc::lookup(name).unwrap().needs.token_transport;
+        let own = token.then(|| receiver(&["--algorithm", name]));
+        let to = own.as_ref().map_or(plain_to.as_str(), |(_, to)| to.as_str());
+        let args = ["udp", "send", "--to", to, "--algorithm", name, "--flows", "2", "--size", "200KB", "--out", &out];
         let send = sluice(&dir, &args);
+        if let Some((child, _)) = own {
+            stop(child);
+        }
         let expected = REFUSED_ON_UDP.iter().find(|(n, _)| *n == name).map(|(_, m)| *m);
         match (send.status.success(), expected) {
             (true, None) => {
@@ -233,8 +243,30 @@ fn the_udp_datapath_runs_or_refuses_every_algorithm_naming_what_it_lacks() {
             (ok, _) => failures.push(format!("{name}: success {ok}: {}", stderr(&send))),
         }
     }
-    receiver.kill().unwrap();
-    receiver.wait().unwrap();
+    stop(plain);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(refused, REFUSED_ON_UDP.map(|(n, _)| n));
+}
+
+#[test]
+fn a_receiver_driven_sender_without_its_receiver_fails_naming_the_cause() {
+    let dir = scratch("udp-no-receiver");
+    let (plain, to) = receiver(&[]);
+    let args = ["udp", "send", "--to", &to, "--algorithm", "ndp", "--size", "50KB", "--peer-timeout", "300ms"];
+    let send = sluice(&dir, &args);
+    stop(plain);
+    let message = stderr(&send);
+    assert_eq!(send.status.code(), Some(2), "{message}");
+    assert!(message.contains("runs no receiver for this algorithm"), "{message}");
+}
+
+#[test]
+fn a_receiver_refuses_an_algorithm_that_is_not_receiver_driven() {
+    let dir = scratch("udp-recv-algorithm");
+    let recv = sluice(&dir, &["udp", "recv", "--bind", "127.0.0.1:0", "--algorithm", "dctcp", "--duration", "1s"]);
+    let message = stderr(&recv);
+    assert_eq!(recv.status.code(), Some(2), "{message}");
+    assert!(message.contains("--algorithm \"dctcp\": the algorithm is not receiver-driven"), "{message}");
+    let recv = sluice(&dir, &["udp", "recv", "--bind", "127.0.0.1:0", "--algorithm", "bolt"]);
+    assert!(stderr(&recv).contains("Bolt's programmable switches"), "{}", stderr(&recv));
 }
