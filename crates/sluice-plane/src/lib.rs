@@ -16,6 +16,8 @@
 //! [`driver::FlowDriver`] ties these together for one flow, the same way on every datapath (simulator,
 //! kernel agent, UDP transport): a datapath implements the small [`driver::Datapath`] trait (the time,
 //! wakes, applying decisions, and the channel in offload mode) and feeds the driver its signals.
+//! [`offload::HostChannel`] runs one host's end of the channel for event-driven datapaths (the
+//! simulator and the UDP transport).
 //!
 //! Nothing here knows a datapath: times are picoseconds handed in by the caller, and the caller turns
 //! the deadlines this crate returns into its own timers or events.
@@ -26,6 +28,7 @@ pub mod counters;
 pub mod driver;
 pub mod filter;
 pub mod fold;
+pub mod offload;
 pub mod trigger;
 
 pub use channel::{Batcher, Message, PlaneCore};
@@ -34,4 +37,5 @@ pub use counters::PlaneCounters;
 pub use driver::{Datapath, FlowDriver, Wake};
 pub use filter::Filters;
 pub use fold::{Fold, Report};
+pub use offload::{ChannelEvent, HostChannel};
 pub use trigger::Trigger;

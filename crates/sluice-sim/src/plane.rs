@@ -1,29 +1,27 @@
 //! The simulator's side of the CC plane: each flow's [`FlowDriver`] (fold, trigger, filters, timers,
 //! the algorithm) runs with its host as the datapath (`SimPath`). In native mode due reports reach the
 //! algorithm at once; in offload mode they cross the modelled channel (batching, latency, ring, plane
-//! core) kept here per host, and decisions come back after the latency.
-
-use std::collections::VecDeque;
+//! core), one [`HostChannel`] per host, and decisions come back after the latency.
 
 use sluice_cc::{Ack, CongestionControl, Decisions, Feedback, FlowInfo, HostSignal, Loss, Sent};
 use sluice_core::{Rate, Time};
-use sluice_plane::{Batcher, Datapath, FlowDriver, Fold, Message, PlaneConfig, PlaneCore, PlaneCounters, Wake};
+use sluice_plane::{ChannelEvent, Datapath, FlowDriver, Fold, HostChannel, Message, PlaneConfig, PlaneCounters, Wake};
 
 use crate::engine::{Core, Event};
 use crate::flow::{Flow, FlowTrace};
 use crate::host::{Host, HostEnv};
 
-/// A host's plane: the datapath's batcher, transfers and decisions in flight, and the plane core.
-#[derive(Debug, Default)]
-pub struct HostPlane {
-    batcher: Batcher,
-    batch_deadline_at: Option<Time>,
-    in_transit: VecDeque<Vec<Message>>,
-    core: PlaneCore,
-    core_scheduled: bool,
-    decisions: VecDeque<(u32, Decisions)>,
-    /// What this host's plane did.
-    pub counters: PlaneCounters,
+/// A host's plane: its end of the offload channel.
+pub type HostPlane = HostChannel;
+
+/// The simulator's event for `host`'s channel step `e`.
+fn channel_event(e: ChannelEvent, host: u32) -> Event {
+    match e {
+        ChannelEvent::BatchDeadline => Event::PlaneBatch { host },
+        ChannelEvent::Arrive => Event::PlaneArrive { host },
+        ChannelEvent::CoreDone => Event::PlaneDone { host },
+        ChannelEvent::Decision => Event::DecisionArrive { host },
+    }
 }
 
 /// A flow's datapath for one call into its driver: the host that sends it, with the flow's own
@@ -77,22 +75,24 @@ impl Datapath for SimPath<'_, '_> {
     }
 
     fn send_report(&mut self, report: Fold) -> Option<Fold> {
-        let message = Message { flow: self.id, report, created: self.core.now };
-        self.host.enqueue_message(self.core, self.env, message);
+        let (now, node) = (self.core.now, self.host.node);
+        let message = Message { flow: self.id, report, created: now };
+        let core = &mut *self.core;
+        self.host
+            .plane
+            .send_report(message, now, self.env.plane, &mut |at, e| core.schedule(at, channel_event(e, node)));
         None
     }
 
     fn send_decisions(&mut self, d: Decisions) {
-        let p = &mut self.host.plane;
-        p.counters.decision_messages += 1;
-        let at = p.core.busy_until.max(self.core.now) + self.env.plane.latency;
-        p.decisions.push_back((self.id, d));
-        self.core.schedule(at, Event::DecisionArrive { host: self.host.node });
+        let (now, node) = (self.core.now, self.host.node);
+        let core = &mut *self.core;
+        let schedule = &mut |at, e| core.schedule(at, channel_event(e, node));
+        self.host.plane.send_decisions(self.id, d, now, self.env.plane, schedule);
     }
 
     fn charge_core(&mut self) {
-        let p = &mut self.host.plane;
-        p.core.charge(self.core.now, self.env.plane, &mut p.counters);
+        self.host.plane.charge_core(self.core.now, self.env.plane);
     }
 }
 
@@ -188,57 +188,20 @@ impl Host {
         }
     }
 
-    fn enqueue_message(&mut self, core: &mut Core, env: &HostEnv, message: Message) {
-        let p = &mut self.plane;
-        if p.batcher.push(message, env.plane, &mut p.counters) {
-            self.send_batch(core, env);
-        } else if p.batch_deadline_at.is_none() {
-            let at = p.batcher.deadline(env.plane).expect("a message waits");
-            p.batch_deadline_at = Some(at);
-            core.schedule(at, Event::PlaneBatch { host: self.node });
-        }
-    }
-
-    fn send_batch(&mut self, core: &mut Core, env: &HostEnv) {
-        let p = &mut self.plane;
-        let batch = p.batcher.take(env.plane, &mut p.counters);
-        p.in_transit.push_back(batch);
-        core.schedule(core.now + env.plane.latency, Event::PlaneArrive { host: self.node });
-    }
-
     /// The batcher's deadline passed.
     pub fn on_plane_batch(&mut self, core: &mut Core, env: &HostEnv) {
-        self.plane.batch_deadline_at = None;
-        if self.plane.batcher.is_empty() {
-            return;
-        }
-        match self.plane.batcher.deadline(env.plane) {
-            Some(at) if at > core.now => {
-                self.plane.batch_deadline_at = Some(at);
-                core.schedule(at, Event::PlaneBatch { host: self.node });
-            }
-            _ => self.send_batch(core, env),
-        }
+        let node = self.node;
+        self.plane.on_batch_deadline(core.now, env.plane, &mut |at, e| core.schedule(at, channel_event(e, node)));
     }
 
     /// A transfer reached the plane.
     pub fn on_plane_arrive(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
-        let Some(batch) = self.plane.in_transit.pop_front() else { return };
-        let p = &mut self.plane;
-        if let Some(stretch) = p.core.arrive(batch, env.plane, &mut p.counters) {
+        let node = self.node;
+        let now = core.now;
+        if let Some(stretch) =
+            self.plane.on_arrive(now, env.plane, &mut |at, e| core.schedule(at, channel_event(e, node)))
+        {
             self.stretch_flows(flows, stretch);
-        }
-        self.schedule_core(core, env);
-    }
-
-    fn schedule_core(&mut self, core: &mut Core, env: &HostEnv) {
-        let p = &mut self.plane;
-        if p.core_scheduled {
-            return;
-        }
-        if let Some(done) = p.core.start_next(core.now, env.plane, &mut p.counters) {
-            p.core_scheduled = true;
-            core.schedule(done, Event::PlaneDone { host: self.node });
         }
     }
 
@@ -250,22 +213,23 @@ impl Host {
 
     /// The plane core finished a message: the algorithm handles it and its decisions head back.
     pub fn on_plane_done(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
-        self.plane.core_scheduled = false;
-        if let Some(message) = self.plane.core.finish() {
+        if let Some(message) = self.plane.on_core_done() {
             let f = &mut flows[message.flow as usize];
             if f.finish.is_none() {
                 self.drive(core, env, f, message.flow, |d, dp| d.deliver(&message.report, dp));
             }
         }
-        if let Some(stretch) = self.plane.core.relieve(env.plane) {
+        let node = self.node;
+        let now = core.now;
+        let schedule = &mut |at, e| core.schedule(at, channel_event(e, node));
+        if let Some(stretch) = self.plane.after_core_done(now, env.plane, schedule) {
             self.stretch_flows(flows, stretch);
         }
-        self.schedule_core(core, env);
     }
 
     /// Decisions reached the datapath.
     pub fn on_decision(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
-        let Some((id, d)) = self.plane.decisions.pop_front() else { return };
+        let Some((id, d)) = self.plane.take_decision() else { return };
         let f = &mut flows[id as usize];
         if f.finish.is_some() {
             return;

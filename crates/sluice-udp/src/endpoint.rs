@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use sluice_cc::{Ack, CongestionControl, Decisions, Events, Factory, FlowInfo, IntHop, Loss, LossKind, Needs, Sent};
 use sluice_core::{Rate, Time, PS_PER_NS, PS_PER_S};
-use sluice_plane::{Datapath, FlowDriver, PlaneConfig, PlaneCounters, Wake};
+use sluice_plane::{ChannelEvent, Datapath, FlowDriver, Fold, HostChannel, Message, PlaneConfig, PlaneCounters, Wake};
 use sluice_results::{FlowTrace, TraceRecorder};
 use sluice_wire::sluice::{encode, Flags, IntRecord, Kind, SluiceHeader, SluicePacket};
 use sluice_wire::{Ecn, WireError};
@@ -123,6 +123,8 @@ enum Timer {
     Driver { slot: u32, wake: DriverWake },
     /// The token transport's timers.
     Token(TokenTimer),
+    /// The offload channel's steps (offload mode).
+    Channel(ChannelEvent),
 }
 
 /// [`Wake`] in a form the wheel can order.
@@ -188,10 +190,10 @@ pub struct Endpoint {
     clock: Time,
     /// What the sending side of the token transport did.
     token_counters: TokenCounters,
-    /// What the transport did.
+    /// What the transport did, including every packet it refused and why.
     pub counters: TransportCounters,
-    /// What the CC plane did.
-    pub plane_counters: PlaneCounters,
+    /// The host's end of the offload channel, and what the CC plane did (in either mode).
+    channel: HostChannel,
 }
 
 /// The datapath one flow's driver sees: the flow's window and rate, the wheel for its wakes.
@@ -199,7 +201,7 @@ struct UdpPath<'a> {
     now: Time,
     line_rate: Rate,
     plane: &'a PlaneConfig,
-    counters: &'a mut PlaneCounters,
+    channel: &'a mut HostChannel,
     wheel: &'a mut Wheel<Timer>,
     slot: u32,
     cwnd: &'a mut u64,
@@ -221,7 +223,7 @@ impl Datapath for UdpPath<'_> {
     }
 
     fn plane(&mut self) -> (&PlaneConfig, &mut PlaneCounters) {
-        (self.plane, self.counters)
+        (self.plane, &mut self.channel.counters)
     }
 
     fn arm(&mut self, wake: Wake, at: Time) {
@@ -233,12 +235,24 @@ impl Datapath for UdpPath<'_> {
     }
 
     fn apply(&mut self, d: &Decisions) {
-        if let Some(cwnd) = d.cwnd {
-            *self.cwnd = cwnd.max(1);
-        }
-        if let Some(rate) = d.rate {
-            *self.rate = rate.clamp(1, self.line_rate);
-        }
+        apply(self.cwnd, self.rate, self.line_rate, d);
+    }
+
+    fn send_report(&mut self, report: Fold) -> Option<Fold> {
+        let message = Message { flow: self.slot, report, created: self.now };
+        let wheel = &mut *self.wheel;
+        self.channel.send_report(message, self.now, self.plane, &mut |at, e| wheel.arm(at, Timer::Channel(e)));
+        None
+    }
+
+    fn send_decisions(&mut self, decisions: Decisions) {
+        let wheel = &mut *self.wheel;
+        let schedule = &mut |at, e| wheel.arm(at, Timer::Channel(e));
+        self.channel.send_decisions(self.slot, decisions, self.now, self.plane, schedule);
+    }
+
+    fn charge_core(&mut self) {
+        self.channel.charge_core(self.now, self.plane);
     }
 
     fn ran(&mut self, cc: &dyn CongestionControl) {
@@ -288,7 +302,7 @@ impl Endpoint {
             clock: now,
             token_counters: TokenCounters::default(),
             counters: TransportCounters::default(),
-            plane_counters: PlaneCounters::default(),
+            channel: HostChannel::default(),
         }
     }
 
@@ -308,6 +322,11 @@ impl Endpoint {
         let receiver = TokenReceiver::new(factory, link).ok_or("the algorithm is not receiver-driven")?;
         self.tokens = Some(Box::new(receiver));
         Ok(())
+    }
+
+    /// What the CC plane did: signals, reports, decisions, and in offload mode the channel's work.
+    pub fn plane_counters(&self) -> &PlaneCounters {
+        &self.channel.counters
     }
 
     /// What the token transport did at this endpoint, as sender and as receiver.
@@ -501,6 +520,7 @@ impl Endpoint {
                 Timer::Rto(slot) => self.on_rto(now, slot),
                 Timer::Driver { slot, wake } => self.on_driver_wake(now, slot, wake),
                 Timer::Token(TokenTimer::Tx { slot }) => self.on_tx_timer(now, slot),
+                Timer::Channel(step) => self.on_channel(now, step),
                 Timer::Token(timer) => {
                     if let Some(tokens) = self.tokens.as_mut() {
                         let mut hooks = Hooks { wheel: &mut self.wheel, control: &mut self.control };
@@ -800,6 +820,43 @@ impl Endpoint {
         self.wake(slot);
     }
 
+    /// A step of the offload channel (offload mode): reports reach the plane core, the core hands them
+    /// to their flows' algorithms, and decisions come back.
+    fn on_channel(&mut self, now: Time, step: ChannelEvent) {
+        let wheel = &mut self.wheel;
+        let schedule = &mut |at, e| wheel.arm(at, Timer::Channel(e));
+        let stretch = match step {
+            ChannelEvent::BatchDeadline => {
+                self.channel.on_batch_deadline(now, &self.plane, schedule);
+                None
+            }
+            ChannelEvent::Arrive => self.channel.on_arrive(now, &self.plane, schedule),
+            ChannelEvent::CoreDone => {
+                if let Some(m) = self.channel.on_core_done() {
+                    if !self.flows[m.flow as usize].ended {
+                        self.drive(now, m.flow, |d, dp| d.deliver(&m.report, dp));
+                        self.wake(m.flow);
+                    }
+                }
+                let wheel = &mut self.wheel;
+                self.channel.after_core_done(now, &self.plane, &mut |at, e| wheel.arm(at, Timer::Channel(e)))
+            }
+            ChannelEvent::Decision => {
+                if let Some((slot, d)) = self.channel.take_decision() {
+                    let f = &mut self.flows[slot as usize];
+                    if !f.ended {
+                        apply(&mut f.cwnd, &mut f.rate, self.config.line_rate, &d);
+                        self.wake(slot);
+                    }
+                }
+                None
+            }
+        };
+        if let Some(stretch) = stretch {
+            self.flows.iter_mut().filter(|f| !f.ended).for_each(|f| f.driver.set_stretch(stretch));
+        }
+    }
+
     /// A receiver-driven flow's retransmission timer: the receiver finds losses, so the timer only ends a
     /// flow that heard nothing from its peer for the peer timeout.
     fn watch_token_peer(&mut self, now: Time, slot: u32) {
@@ -969,7 +1026,7 @@ impl Endpoint {
             now,
             line_rate: self.config.line_rate,
             plane: &self.plane,
-            counters: &mut self.plane_counters,
+            channel: &mut self.channel,
             wheel: &mut self.wheel,
             slot,
             cwnd: &mut f.cwnd,
@@ -977,6 +1034,16 @@ impl Endpoint {
             trace: &mut f.trace,
         };
         call(&mut f.driver, &mut dp)
+    }
+}
+
+/// Applies decisions that reached the datapath: window, and rate capped at `line_rate`.
+fn apply(cwnd: &mut u64, rate: &mut Rate, line_rate: Rate, d: &Decisions) {
+    if let Some(c) = d.cwnd {
+        *cwnd = c.max(1);
+    }
+    if let Some(r) = d.rate {
+        *rate = r.clamp(1, line_rate);
     }
 }
 

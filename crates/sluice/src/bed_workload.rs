@@ -285,6 +285,9 @@ fn sender_options(resolved: &Resolved, flows: &[Planned]) -> Vec<String> {
     args.extend(["--line-rate".into(), format!("{}bps", resolved.line_rate)]);
     args.extend(["--base-rtt".into(), format!("{}ns", base / PS_PER_NS)]);
     args.extend(["--ack-every".into(), s.host.ack_every_packets.to_string()]);
+    for (key, value) in toml::Table::try_from(&s.plane).unwrap_or_default() {
+        args.extend(["--plane".to_string(), format!("{key}={value}")]);
+    }
     args.extend(["--rto-min".into(), format!("{}ns", s.host.rto_min / PS_PER_NS)]);
     args.extend(["--duration".into(), format!("{}ns", s.simulation.time_limit / PS_PER_NS)]);
     let traced: Vec<String> =

@@ -81,6 +81,11 @@ pub struct SendArgs {
     /// Algorithm parameter `KEY=VALUE` (numbers, booleans or strings, as in a scenario's [cc.params]).
     #[arg(long = "param", value_name = "KEY=VALUE")]
     params: Vec<String>,
+    /// CC plane setting `KEY=VALUE`, as in a scenario's [plane]: `mode=offload` runs the algorithms
+    /// behind the modelled channel (`latency`, `batch_bytes`, `batch_deadline`, `service_time`,
+    /// `ring_capacity`, ...).
+    #[arg(long = "plane", value_name = "KEY=VALUE")]
+    plane: Vec<String>,
     /// Flows to send at once.
     #[arg(long, default_value_t = 1)]
     flows: u32,
@@ -211,6 +216,7 @@ fn send(args: SendArgs) -> Result<(), Failure> {
     config.validate().map_err(Failure::Error)?;
     let params = parse_params(&args.params)?;
     let factory = (algorithm.build)(&params, config.line_rate).map_err(|e| Failure::Error(format!("--param: {e}")))?;
+    let plane = plane_config(&args.plane)?;
     let size = args.size.as_deref().map(|s| option("size", s, parse_size)).transpose()?;
     if size == Some(0) || args.flows == 0 {
         return Err(Failure::Error("--size and --flows must be positive".into()));
@@ -224,7 +230,7 @@ fn send(args: SendArgs) -> Result<(), Failure> {
     let default_limit = if sized { 60 * PS_PER_S } else { 5 * PS_PER_S };
     let limit =
         args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?.unwrap_or(default_limit);
-    let mut host = UdpHost::new(bind("bind", &args.bind)?, Endpoint::new(config, PlaneConfig::default(), 0));
+    let mut host = UdpHost::new(bind("bind", &args.bind)?, Endpoint::new(config, plane, 0));
     let peers: Vec<PeerId> = plan.iter().map(|f| host.peer(f.to)).collect();
     let trace_interval = option("trace-interval", &args.trace_interval, parse_duration)?;
     host.endpoint.trace(&args.trace_flows, trace_interval);
@@ -308,6 +314,33 @@ fn parse_params(pairs: &[String]) -> Result<toml::Table, Failure> {
     Ok(table)
 }
 
+/// The plane settings `KEY=VALUE` pairs give (the rest at their defaults), checked.
+fn plane_config(pairs: &[String]) -> Result<PlaneConfig, Failure> {
+    let table = parse_params(pairs)?;
+    let plane: PlaneConfig = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| Failure::Error(format!("--plane: {}", e.message().trim_end())))?;
+    plane.validate().map_err(|(key, message)| Failure::Error(format!("--plane {key}: {message}")))?;
+    Ok(plane)
+}
+
+/// The plane's counters, as JSON.
+fn plane_stats(e: &Endpoint) -> serde_json::Value {
+    let c = e.plane_counters();
+    json!({
+        "signals": c.signals,
+        "reports": c.reports,
+        "decisions": c.decisions,
+        "batches": c.batches,
+        "decision_messages": c.decision_messages,
+        "core_busy_ns": c.busy_time as f64 / sluice_core::PS_PER_NS as f64,
+        "overflows": c.overflows,
+        "merges": c.merges,
+        "evictions": c.evictions,
+        "backpressure_events": c.backpressure_events,
+    })
+}
+
 /// The token transport's counters, as JSON.
 fn token_stats(e: &Endpoint) -> serde_json::Value {
     let t = e.token_counters();
@@ -371,8 +404,7 @@ fn report(
             "timeouts": c.timeouts,
             "tokens": token_stats(&host.endpoint),
             "refused": refused(&host.endpoint),
-            "plane": { "signals": host.endpoint.plane_counters.signals, "reports": host.endpoint.plane_counters.reports,
-                       "decisions": host.endpoint.plane_counters.decisions },
+            "plane": plane_stats(&host.endpoint),
             "io": { "send_calls": host.io.send_calls, "send_dropped": host.io.send_dropped, "recv_calls": host.io.recv_calls },
         });
         fs::create_dir_all(dir).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;

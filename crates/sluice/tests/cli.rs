@@ -847,9 +847,39 @@ fn udp_send_names_bad_input_and_exits_2() {
     dir.write("flows.csv", "id,src,dst,to,size_bytes,start_ns,stop_ns,ideal_fct_ns,group\n1,0,1,10.0.0.1:1,0,0,,,0\n");
     let list = sluice(&dir.path, &["udp", "send", "--flow-list", "flows.csv"]).error();
     assert!(list.contains("flows.csv:2: size_bytes must be positive"), "{list}");
-    let token = sluice(&dir.path, &["udp", "send", "--to", "127.0.0.1:9", "--algorithm", "homa"]).error();
-    assert!(token.contains("the UDP datapath"), "{token}");
+    let bolt = sluice(&dir.path, &["udp", "send", "--to", "127.0.0.1:9", "--algorithm", "bolt"]).error();
+    assert!(bolt.contains("the UDP datapath"), "{bolt}");
+    let plane = sluice(&dir.path, &["udp", "send", "--to", "127.0.0.1:9", "--plane", "mood=offload"]).error();
+    assert!(plane.contains("--plane") && plane.contains("mood"), "{plane}");
+    let ring = ["udp", "send", "--to", "127.0.0.1:9", "--plane", "mode=offload", "--plane", "ring_capacity=0"];
+    let ring = sluice(&dir.path, &ring).error();
+    assert!(ring.contains("--plane ring_capacity: must be at least 1"), "{ring}");
     let rate = sluice(&dir.path, &["udp", "send", "--to", "127.0.0.1:9", "--line-rate", "fast"]).error();
     assert!(rate.contains("--line-rate \"fast\""), "{rate}");
     assert!(dir.entries() == ["flows.csv"], "no output written: {:?}", dir.entries());
+}
+
+#[test]
+fn udp_send_runs_its_algorithm_off_the_datapath_with_plane_offload() {
+    let dir = Scratch::new("udp-offload");
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let to = format!("127.0.0.1:{port}");
+    let mut receiver = std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["udp", "recv", "--bind", &to, "--duration", "30s"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let send = ["udp", "send", "--to", &to, "--flows", "2", "--size", "500KB", "--plane", "mode=offload"];
+    let send = sluice(&dir.path, &[&send[..], &["--plane", "latency=5us", "--out", "out"]].concat());
+    receiver.kill().unwrap();
+    receiver.wait().unwrap();
+    assert_eq!(send.code, Some(0), "{}", send.stderr);
+    let summary: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["delivered_bytes"], 1_000_000);
+    let plane = &summary["plane"];
+    assert!(plane["batches"].as_u64().unwrap() > 0, "reports crossed the channel: {plane}");
+    assert!(plane["decision_messages"].as_u64().unwrap() > 0, "decisions came back: {plane}");
 }
