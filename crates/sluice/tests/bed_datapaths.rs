@@ -150,13 +150,25 @@ fn run(dir: &Path, algorithm: &str) -> Outcome {
     }
 }
 
-/// Parameters for the bed's round trip: Swift's target delay must exceed the fabric's unloaded delay
-/// (Kumar et al. SIGCOMM'20 section 3.1 builds it from the base delay of the path), and its 25 us
-/// default is a datacenter's. Here that delay is 1.19 ms: 4 x 250 us of propagation and a 1500-byte
-/// packet's serialisation twice at 100 Mbps.
+/// Parameters for the bed's round trip and rate:
+/// - Swift's target delay must exceed the fabric's unloaded delay (Kumar et al. SIGCOMM'20 section 3.1
+///   builds it from the base delay of the path), and its 25 us default is a datacenter's. Here that delay
+///   is 1.19 ms: 4 x 250 us of propagation and a 1500-byte packet's serialisation twice at 100 Mbps.
+/// - DCQCN (HPCC artifact variant) needs three changes for a 100 Mbps link with a 1.2 ms round trip, the
+///   same in the simulator (four flows there: 90.7 Mbps, Jain 1.000, 33 KB of queue, no drop; with the
+///   defaults, 493 KB and 26,632 drops):
+///   - its floor rate of 1,000 Mb/s lies above the line rate, so it could never slow down; scaled as
+///     `run.py` scales its other rates (x bw / 25G), it is 4 Mb/s;
+///   - its 300 us rate-increase timer is shorter than the round trip, so it raises the rate several
+///     times before a CNP can answer; 1.5 ms is above the round trip;
+///   - without `clamp_target_rate` (the paper's Rt = Rc on every CNP, Zhu et al. SIGCOMM'15) fast
+///     recovery climbs back to the line rate within a few timers.
 fn params(algorithm: &str) -> &'static [&'static str] {
     match algorithm {
         "swift" => &["--param", "base_target=1500us"],
+        "dcqcn" => {
+            &["--param", "min_rate=4Mbps", "--param", "increase_interval=1500us", "--param", "clamp_target_rate=true"]
+        }
         _ => &[],
     }
 }
@@ -261,17 +273,17 @@ fn check_algorithm(dir: &Path, algorithm: &str, report: &mut Vec<String>) -> boo
     assert_eq!(o.flows.len(), 4, "{algorithm}");
     assert_eq!(o.marks, o.ce_received, "{algorithm}: every mark reaches the receiver as CE");
     if algorithm == "dcqcn" {
-        // DCQCN's defaults (40 Mbps additive steps every 55 us, CNPs 50 us apart) are tuned for
-        // 40 Gbps and microsecond RTTs; on this 100 Mbps bed with a 1 ms RTT it overflows the 1 MB
-        // buffer, as the simulator does on the same scenario (docs/udp.md). It must still react.
-        assert!(o.marks > 0, "{}", report.join("\n"));
-        return true;
+        assert!(o.marks > 0 && o.drops == 0, "DCQCN slows down on CNPs: {}", report.join("\n"));
     }
     if algorithm == "dctcp" {
         assert!(o.marks > 0 && o.drops == 0, "{}", report.join("\n"));
         assert!((0.5 * K..1.5 * K).contains(&o.mean_queue), "{}", report.join("\n"));
     }
-    share >= 0.9 && fairness >= 0.95
+    // DCQCN with the bed's parameters (`params`) holds the queue near K without drops but leaves the
+    // link idle at times: after each cut it climbs back only to the rate it had (84-88% measured; the
+    // simulator's bottleneck was 98% busy; docs/udp.md).
+    let least = if algorithm == "dcqcn" { 0.8 } else { 0.9 };
+    share >= least && fairness >= 0.95
 }
 
 /// One row of `sluice compare`'s table: its columns' values.
