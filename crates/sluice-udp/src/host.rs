@@ -46,15 +46,20 @@ impl UdpHost {
     pub fn new(socket: Socket, endpoint: Endpoint) -> UdpHost {
         set_timer_slack();
         UdpHost {
+            recv: socket.recv_batch(),
             socket,
             endpoint,
             peers: Vec::new(),
             peer_ids: HashMap::new(),
             epoch: Instant::now(),
             send: SendBatch::default(),
-            recv: RecvBatch::default(),
             io: IoCounters::default(),
         }
+    }
+
+    /// Whether the socket sends with UDP GSO and receives with UDP GRO.
+    pub fn offloads(&self) -> (bool, bool) {
+        self.socket.offloads()
     }
 
     /// The socket's address.

@@ -1,6 +1,12 @@
 //! Batched UDP socket I/O for IPv4: `sendmmsg` with a per-datagram TOS byte (the ECN codepoint in its
 //! low two bits), `recvmmsg` that reads each datagram's TOS back (`IP_RECVTOS`), and a wait on the
 //! socket with a nanosecond timeout (`ppoll`). Every buffer is allocated once, with the batch.
+//!
+//! Where the kernel has them (Linux 4.18 and 5.0 on), consecutive datagrams of one size to one peer
+//! with one TOS byte leave as one UDP GSO send (`UDP_SEGMENT`: the kernel cuts the buffer into
+//! datagrams, so one system call and one trip down the stack carry many), and arrivals the kernel
+//! coalesced (`UDP_GRO`) are cut back into their datagrams here. Both fall back to one datagram per
+//! message when the kernel says no.
 
 use std::io;
 use std::mem::{size_of, zeroed};
@@ -12,14 +18,29 @@ use std::time::Duration;
 pub const BATCH: usize = 32;
 /// Bytes of one datagram buffer: an MTU of up to 9000 bytes.
 pub const SLOT: usize = 9000;
-/// Room for one IP_TOS control message (an int), aligned.
-const CMSG_ROOM: usize = 32;
+/// Bytes of one receive buffer with GRO: a coalesced arrival holds up to 64 KiB.
+const GRO_SLOT: usize = 65_536;
+/// Room for the control messages of one message: IP_TOS and UDP_SEGMENT (an int and a u16), or an
+/// arrival's TOS and GRO size, each with its header, aligned.
+const CMSG_ROOM: usize = 64;
+/// `UDP_SEGMENT` and `UDP_GRO` (linux/udp.h), socket option and control message types at `SOL_UDP`.
+const UDP_SEGMENT: libc::c_int = 103;
+const UDP_GRO: libc::c_int = 104;
+/// Segments of one GSO send at most (linux/udp.h `UDP_MAX_SEGMENTS`).
+const MAX_SEGMENTS: usize = 64;
+/// Payload bytes of one GSO send at most: a UDP datagram's length field, less the IPv4 and UDP
+/// headers.
+const MAX_GSO_BYTES: usize = 65_535 - 28;
 /// Socket buffers asked for, bytes: enough for a few milliseconds at 10 Gbps.
 const SOCKET_BUFFER: libc::c_int = 8 << 20;
 
 /// A non-blocking IPv4 UDP socket with batched I/O.
 pub struct Socket {
     socket: UdpSocket,
+    /// Sends group datagrams with UDP GSO.
+    gso: std::cell::Cell<bool>,
+    /// The kernel may coalesce arrivals (UDP GRO).
+    gro: bool,
 }
 
 /// Datagrams to send: fill with [`SendBatch::push`], then [`Socket::send`].
@@ -29,29 +50,75 @@ pub struct SendBatch {
     to: Vec<libc::sockaddr_in>,
     tos: Vec<u8>,
     cmsgs: Vec<[u64; CMSG_ROOM / 8]>,
+    /// Per message of the last `prepare`, the datagrams it carries.
+    groups: Vec<usize>,
+}
+
+/// One datagram of a [`RecvBatch`]: where it lies in the batch's buffer, and its message.
+#[derive(Debug, Clone, Copy, Default)]
+struct Datagram {
+    offset: usize,
+    len: usize,
+    message: usize,
 }
 
 /// Datagrams received by [`Socket::recv`].
 pub struct RecvBatch {
     data: Vec<u8>,
+    slot: usize,
     from: Vec<libc::sockaddr_in>,
     cmsgs: Vec<[u64; CMSG_ROOM / 8]>,
-    lens: [usize; BATCH],
     tos: [u8; BATCH],
-    count: usize,
+    datagrams: Vec<Datagram>,
 }
 
 impl Socket {
-    /// Binds `addr`, non-blocking, with large buffers and the TOS byte of arrivals reported.
+    /// Binds `addr`, non-blocking, with large buffers and the TOS byte of arrivals reported; with UDP
+    /// GSO and GRO where the kernel has them.
     pub fn bind(addr: SocketAddrV4) -> io::Result<Socket> {
+        Socket::bind_with(addr, true)
+    }
+
+    /// Binds `addr` as [`Socket::bind`], with UDP GSO and GRO only if `offloads` (for measuring what
+    /// they bring).
+    pub fn bind_with(addr: SocketAddrV4, offloads: bool) -> io::Result<Socket> {
         let socket = UdpSocket::bind(addr)?;
         socket.set_nonblocking(true)?;
-        let s = Socket { socket };
+        let mut s = Socket { socket, gso: std::cell::Cell::new(false), gro: false };
         s.set_int(libc::IPPROTO_IP, libc::IP_RECVTOS, 1)?;
         // Larger buffers are a wish (the kernel caps them at net.core.*mem_max), not a need.
         let _ = s.set_int(libc::SOL_SOCKET, libc::SO_RCVBUF, SOCKET_BUFFER);
         let _ = s.set_int(libc::SOL_SOCKET, libc::SO_SNDBUF, SOCKET_BUFFER);
+        if offloads {
+            // A kernel without UDP GSO refuses to read the option; one without GRO, to set it.
+            s.gso.set(s.get_int(libc::SOL_UDP, UDP_SEGMENT).is_ok());
+            s.gro = s.set_int(libc::SOL_UDP, UDP_GRO, 1).is_ok();
+        }
         Ok(s)
+    }
+
+    /// Whether sends use UDP GSO and arrivals may come coalesced (UDP GRO).
+    pub fn offloads(&self) -> (bool, bool) {
+        (self.gso.get(), self.gro)
+    }
+
+    /// A receive batch sized for this socket (larger buffers when the kernel coalesces arrivals).
+    pub fn recv_batch(&self) -> RecvBatch {
+        RecvBatch::with_slot(if self.gro { GRO_SLOT } else { SLOT })
+    }
+
+    fn get_int(&self, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
+        let mut value: libc::c_int = 0;
+        let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: the option buffer is a live c_int whose size is passed with it; the descriptor is
+        // this socket's own.
+        let rc = unsafe {
+            libc::getsockopt(self.socket.as_raw_fd(), level, name, (&mut value as *mut libc::c_int).cast(), &mut len)
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(value)
     }
 
     /// The bound address.
@@ -83,17 +150,26 @@ impl Socket {
     /// Sends the batch; returns how many datagrams the kernel took (0 when its buffer is full). The
     /// batch is emptied either way: what did not go is the transport's loss to recover.
     pub fn send(&self, batch: &mut SendBatch) -> io::Result<usize> {
-        let n = batch.lens.len();
-        if n == 0 {
+        if batch.lens.is_empty() {
             return Ok(0);
         }
+        let mut result = self.send_once(batch, self.gso.get());
+        if self.gso.get() && matches!(&result, Err(e) if gso_refused(e)) {
+            // The kernel (or the route's device) takes no GSO after all: one datagram per message from now on.
+            self.gso.set(false);
+            result = self.send_once(batch, false);
+        }
+        batch.clear();
+        result
+    }
+
+    fn send_once(&self, batch: &mut SendBatch, gso: bool) -> io::Result<usize> {
         let mut iovs = [EMPTY_IOV; BATCH];
         let mut headers = empty_headers();
-        batch.prepare(&mut iovs, &mut headers);
-        // SAFETY: `prepare` pointed the first `n` headers at `iovs` and at the batch's own address and
-        // control buffers, all of which live (and do not move) until the call returns.
-        let rc = unsafe { libc::sendmmsg(self.socket.as_raw_fd(), headers.as_mut_ptr(), n as u32, 0) };
-        batch.clear();
+        let messages = batch.prepare(&mut iovs, &mut headers, gso);
+        // SAFETY: `prepare` pointed the first `messages` headers at `iovs` and at the batch's own
+        // address and control buffers, all of which live (and do not move) until the call returns.
+        let rc = unsafe { libc::sendmmsg(self.socket.as_raw_fd(), headers.as_mut_ptr(), messages as u32, 0) };
         if rc < 0 {
             let e = io::Error::last_os_error();
             return match e.kind() {
@@ -101,14 +177,16 @@ impl Socket {
                 _ => Err(e),
             };
         }
-        Ok(rc as usize)
+        Ok(batch.groups[..rc as usize].iter().sum())
     }
 
-    /// Receives what waits, up to [`BATCH`] datagrams; 0 when nothing does.
+    /// Receives what waits, up to [`BATCH`] messages (more datagrams when the kernel coalesced
+    /// them); returns the datagrams, 0 when nothing waits.
     pub fn recv(&self, batch: &mut RecvBatch) -> io::Result<usize> {
         let mut iovs = [EMPTY_IOV; BATCH];
         let mut headers = empty_headers();
         batch.prepare(&mut iovs, &mut headers);
+        batch.datagrams.clear();
         // SAFETY: `prepare` pointed every header at `iovs` and at the batch's own data slots,
         // addresses and control room, sized as the headers say, which live until the call returns; a
         // null timeout with MSG_DONTWAIT does not block.
@@ -122,19 +200,18 @@ impl Socket {
             )
         };
         if rc < 0 {
-            batch.count = 0;
             let e = io::Error::last_os_error();
             return match e.kind() {
                 io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(0),
                 _ => Err(e),
             };
         }
-        batch.count = rc as usize;
-        for (k, h) in headers.iter().take(batch.count).enumerate() {
-            batch.lens[k] = (h.msg_len as usize).min(SLOT);
-            batch.tos[k] = read_tos_cmsg(&h.msg_hdr);
+        for (k, h) in headers.iter().take(rc as usize).enumerate() {
+            let (tos, segment) = read_cmsgs(&h.msg_hdr);
+            batch.tos[k] = tos;
+            batch.split(k, (h.msg_len as usize).min(batch.slot), segment);
         }
-        Ok(batch.count)
+        Ok(batch.datagrams.len())
     }
 
     /// Waits until a datagram arrives or `timeout` passes (`None`: no limit); returns whether one
@@ -162,6 +239,7 @@ impl Default for SendBatch {
             to: Vec::with_capacity(BATCH),
             tos: Vec::with_capacity(BATCH),
             cmsgs: vec![[0; CMSG_ROOM / 8]; BATCH],
+            groups: Vec::with_capacity(BATCH),
         }
     }
 }
@@ -205,59 +283,111 @@ impl SendBatch {
         self.tos.clear();
     }
 
-    /// Points one header per datagram at its data (through `iovs`), address and TOS control message.
-    fn prepare(&mut self, iovs: &mut [libc::iovec; BATCH], headers: &mut [libc::mmsghdr; BATCH]) {
-        for k in 0..self.lens.len() {
-            iovs[k] = libc::iovec { iov_base: self.data[k * SLOT..].as_mut_ptr().cast(), iov_len: self.lens[k] };
-            write_tos_cmsg(&mut self.cmsgs[k], self.tos[k]);
-            let h = &mut headers[k].msg_hdr;
+    /// Datagrams `k` on that one GSO send carries with datagram `k` (1 without `gso`): the same peer,
+    /// TOS and length, but the last, which may be shorter, within the kernel's limits.
+    fn group_at(&self, k: usize, gso: bool) -> usize {
+        let size = self.lens[k];
+        let mut n = 1;
+        while gso && k + n < self.lens.len() && n < MAX_SEGMENTS && (n + 1) * size <= MAX_GSO_BYTES {
+            let j = k + n;
+            let same = self.to[j].sin_addr.s_addr == self.to[k].sin_addr.s_addr
+                && self.to[j].sin_port == self.to[k].sin_port
+                && self.tos[j] == self.tos[k]
+                && self.lens[j] <= size
+                && self.lens[j - 1] == size;
+            if !same {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+
+    /// Points one header per message at its datagrams (through `iovs`, one each, in order), address
+    /// and control messages (TOS, and the segment size of a GSO send). Returns the messages.
+    fn prepare(&mut self, iovs: &mut [libc::iovec; BATCH], headers: &mut [libc::mmsghdr; BATCH], gso: bool) -> usize {
+        for (k, (iov, &len)) in iovs.iter_mut().zip(&self.lens).enumerate() {
+            *iov = libc::iovec { iov_base: self.data[k * SLOT..].as_mut_ptr().cast(), iov_len: len };
+        }
+        self.groups.clear();
+        let mut k = 0;
+        while k < self.lens.len() {
+            let n = self.group_at(k, gso);
+            let m = self.groups.len();
+            let segment = (n > 1).then_some(self.lens[k] as u16);
+            let control = write_send_cmsgs(&mut self.cmsgs[m], self.tos[k], segment);
+            let h = &mut headers[m].msg_hdr;
             h.msg_name = (&mut self.to[k] as *mut libc::sockaddr_in).cast();
             h.msg_namelen = size_of::<libc::sockaddr_in>() as libc::socklen_t;
             h.msg_iov = &mut iovs[k];
-            h.msg_iovlen = 1;
-            h.msg_control = self.cmsgs[k].as_mut_ptr().cast();
-            // SAFETY: CMSG_SPACE only computes a size.
-            h.msg_controllen = unsafe { libc::CMSG_SPACE(size_of::<libc::c_int>() as u32) } as _;
+            h.msg_iovlen = n as _;
+            h.msg_control = self.cmsgs[m].as_mut_ptr().cast();
+            h.msg_controllen = control as _;
+            self.groups.push(n);
+            k += n;
         }
+        self.groups.len()
     }
 }
 
 impl Default for RecvBatch {
     fn default() -> Self {
-        RecvBatch {
-            data: vec![0; BATCH * SLOT],
-            // SAFETY: an all-zero sockaddr_in is a valid (unspecified) address.
-            from: vec![unsafe { zeroed() }; BATCH],
-            cmsgs: vec![[0; CMSG_ROOM / 8]; BATCH],
-            lens: [0; BATCH],
-            tos: [0; BATCH],
-            count: 0,
-        }
+        RecvBatch::with_slot(SLOT)
     }
 }
 
 impl RecvBatch {
+    /// A batch of [`BATCH`] buffers of `slot` bytes each.
+    fn with_slot(slot: usize) -> RecvBatch {
+        RecvBatch {
+            data: vec![0; BATCH * slot],
+            slot,
+            // SAFETY: an all-zero sockaddr_in is a valid (unspecified) address.
+            from: vec![unsafe { zeroed() }; BATCH],
+            cmsgs: vec![[0; CMSG_ROOM / 8]; BATCH],
+            tos: [0; BATCH],
+            datagrams: Vec::with_capacity(BATCH * MAX_SEGMENTS),
+        }
+    }
+
     /// Datagrams of the last [`Socket::recv`].
     pub fn len(&self) -> usize {
-        self.count
+        self.datagrams.len()
     }
 
     /// Whether the last receive took nothing.
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.datagrams.is_empty()
     }
 
     /// Datagram `k`: its bytes, its sender, and the TOS byte of its IP header (0 if the kernel did
     /// not report one).
     pub fn get(&self, k: usize) -> (&[u8], SocketAddrV4, u8) {
-        let from = &self.from[k];
+        let d = self.datagrams[k];
+        let from = &self.from[d.message];
         let addr = SocketAddrV4::new(Ipv4Addr::from(u32::from_be(from.sin_addr.s_addr)), u16::from_be(from.sin_port));
-        (&self.data[k * SLOT..k * SLOT + self.lens[k]], addr, self.tos[k])
+        (&self.data[d.offset..d.offset + d.len], addr, self.tos[d.message])
+    }
+
+    /// Records message `k` of `len` bytes as its datagrams: one, or `segment`-sized pieces of an
+    /// arrival the kernel coalesced (the last may be shorter).
+    fn split(&mut self, k: usize, len: usize, segment: Option<usize>) {
+        let size = segment.unwrap_or(len).max(1);
+        let mut at = 0;
+        loop {
+            let piece = size.min(len - at);
+            self.datagrams.push(Datagram { offset: k * self.slot + at, len: piece, message: k });
+            at += piece;
+            if at >= len {
+                return;
+            }
+        }
     }
 
     fn prepare(&mut self, iovs: &mut [libc::iovec; BATCH], headers: &mut [libc::mmsghdr; BATCH]) {
+        let slot = self.slot;
         for k in 0..BATCH {
-            iovs[k] = libc::iovec { iov_base: self.data[k * SLOT..].as_mut_ptr().cast(), iov_len: SLOT };
+            iovs[k] = libc::iovec { iov_base: self.data[k * slot..].as_mut_ptr().cast(), iov_len: slot };
             let h = &mut headers[k].msg_hdr;
             h.msg_name = (&mut self.from[k] as *mut libc::sockaddr_in).cast();
             h.msg_namelen = size_of::<libc::sockaddr_in>() as libc::socklen_t;
@@ -287,40 +417,66 @@ fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
     }
 }
 
-/// Writes an IP_TOS control message carrying `tos` (as an int, which Linux takes for IP_TOS).
-fn write_tos_cmsg(room: &mut [u64; CMSG_ROOM / 8], tos: u8) {
-    // SAFETY: a msghdr whose control buffer is `room` (CMSG_ROOM bytes, 8-aligned) yields a first
-    // header inside it; CMSG_SPACE(int) <= CMSG_ROOM, so the header and its int fit.
+/// Whether a send failed because the kernel or the route's device takes no UDP GSO.
+fn gso_refused(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EIO) | Some(libc::EINVAL) | Some(libc::EOPNOTSUPP))
+}
+
+/// Writes a send's control messages into `room`: IP_TOS carrying `tos` (as an int, which Linux takes
+/// for IP_TOS) and, for a GSO send, UDP_SEGMENT carrying the segment size (a u16). Returns their length.
+fn write_send_cmsgs(room: &mut [u64; CMSG_ROOM / 8], tos: u8, segment: Option<u16>) -> usize {
+    // SAFETY: CMSG_SPACE only computes sizes.
+    let (int_space, u16_space) =
+        unsafe { (libc::CMSG_SPACE(size_of::<libc::c_int>() as u32), libc::CMSG_SPACE(size_of::<u16>() as u32)) };
+    let total = (int_space + if segment.is_some() { u16_space } else { 0 }) as usize;
+    // SAFETY: a msghdr whose control buffer is `room` (CMSG_ROOM bytes, 8-aligned) and `total` long
+    // (CMSG_SPACE(int) + CMSG_SPACE(u16) <= CMSG_ROOM) yields headers inside it: the first, and for a
+    // GSO send the next one, each with room for its data; the buffer is zeroed first, as CMSG_NXTHDR
+    // reads the header it steps over.
     unsafe {
+        *room = [0; CMSG_ROOM / 8];
         let mut h: libc::msghdr = zeroed();
         h.msg_control = room.as_mut_ptr().cast();
-        h.msg_controllen = libc::CMSG_SPACE(size_of::<libc::c_int>() as u32) as _;
+        h.msg_controllen = total as _;
         let c = libc::CMSG_FIRSTHDR(&h);
         (*c).cmsg_level = libc::IPPROTO_IP;
         (*c).cmsg_type = libc::IP_TOS;
         (*c).cmsg_len = libc::CMSG_LEN(size_of::<libc::c_int>() as u32) as _;
         std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>(), tos as libc::c_int);
+        if let Some(size) = segment {
+            let c = libc::CMSG_NXTHDR(&h, c);
+            (*c).cmsg_level = libc::SOL_UDP;
+            (*c).cmsg_type = UDP_SEGMENT;
+            (*c).cmsg_len = libc::CMSG_LEN(size_of::<u16>() as u32) as _;
+            std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<u16>(), size);
+        }
     }
+    total
 }
 
-/// The TOS byte in a received datagram's control messages, 0 if none.
-fn read_tos_cmsg(h: &libc::msghdr) -> u8 {
+/// The TOS byte (0 if none) and the GRO segment size (if the kernel coalesced datagrams) in a received
+/// message's control messages.
+fn read_cmsgs(h: &libc::msghdr) -> (u8, Option<usize>) {
+    let (mut tos, mut segment) = (0, None);
     // SAFETY: the kernel filled `msg_control` up to `msg_controllen` with well-formed control
     // messages; CMSG_FIRSTHDR/NXTHDR stay within that length and every data read is inside its
     // message's `cmsg_len`.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(h);
         while !c.is_null() {
-            if (*c).cmsg_level == libc::IPPROTO_IP
-                && (*c).cmsg_type == libc::IP_TOS
-                && (*c).cmsg_len as usize > libc::CMSG_LEN(0) as usize
-            {
-                return *libc::CMSG_DATA(c);
+            let len = (*c).cmsg_len as usize;
+            match ((*c).cmsg_level, (*c).cmsg_type) {
+                (libc::IPPROTO_IP, libc::IP_TOS) if len > libc::CMSG_LEN(0) as usize => tos = *libc::CMSG_DATA(c),
+                (libc::SOL_UDP, UDP_GRO) if len >= libc::CMSG_LEN(size_of::<libc::c_int>() as u32) as usize => {
+                    let size = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>());
+                    segment = usize::try_from(size).ok().filter(|&s| s > 0);
+                }
+                _ => {}
             }
             c = libc::CMSG_NXTHDR(h, c);
         }
     }
-    0
+    (tos, segment)
 }
 
 #[cfg(test)]
@@ -352,6 +508,59 @@ mod tests {
             }
         }
         assert_eq!(got, [(vec![0, 0, 0], 0), (vec![1, 1, 1], 2), (vec![2, 2, 2], 3)], "ECN bits survive");
+    }
+
+    /// Sends 20 datagrams of 1000 bytes and one of 500 to one peer in one batch, and reads them back.
+    fn round_trip(offloads: bool) -> (Socket, Vec<Vec<u8>>) {
+        let a = Socket::bind_with(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0), offloads).unwrap();
+        let b = Socket::bind_with(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0), offloads).unwrap();
+        let to = b.local_addr().unwrap();
+        let mut out = SendBatch::default();
+        for k in 0..21u8 {
+            let len = if k == 20 { 500 } else { 1000 };
+            out.next_buffer()[..len].fill(k);
+            out.push(len, to, 1);
+        }
+        assert_eq!(a.send(&mut out).unwrap(), 21, "every datagram went");
+        let mut got = Vec::new();
+        let mut batch = b.recv_batch();
+        while got.len() < 21 {
+            assert!(b.wait(Some(Duration::from_secs(2))).unwrap(), "{} of 21 arrived", got.len());
+            b.recv(&mut batch).unwrap();
+            for k in 0..batch.len() {
+                let (bytes, _, tos) = batch.get(k);
+                assert_eq!(tos & 3, 1, "ECT(1) on every datagram");
+                got.push(bytes.to_vec());
+            }
+        }
+        (a, got)
+    }
+
+    #[test]
+    fn one_gso_send_arrives_as_its_datagrams() {
+        for offloads in [true, false] {
+            let (a, got) = round_trip(offloads);
+            let expected: Vec<Vec<u8>> = (0..21u8).map(|k| vec![k; if k == 20 { 500 } else { 1000 }]).collect();
+            assert_eq!(got, expected, "offloads {offloads}: in order, whole, cut where they were");
+            if !offloads {
+                assert_eq!(a.offloads(), (false, false));
+            }
+        }
+    }
+
+    #[test]
+    fn a_gso_group_ends_at_a_new_peer_tos_or_size() {
+        let peer = |port| SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+        let mut batch = SendBatch::default();
+        for (len, port, tos) in [(1000, 1, 0), (1000, 1, 0), (600, 1, 0), (1000, 1, 0), (1000, 2, 0), (1000, 2, 1)] {
+            batch.push(len, peer(port), tos);
+        }
+        let mut iovs = [EMPTY_IOV; BATCH];
+        let mut headers = empty_headers();
+        assert_eq!(batch.prepare(&mut iovs, &mut headers, true), 4);
+        assert_eq!(batch.groups, [3, 1, 1, 1], "a shorter datagram ends its group; so do a new peer and TOS");
+        assert_eq!(headers[0].msg_hdr.msg_iovlen, 3);
+        assert_eq!(batch.prepare(&mut iovs, &mut headers, false), 6, "without GSO, a message each");
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub struct RecvArgs {
     /// Write the receiver's counters as JSON here on exit.
     #[arg(long)]
     stats: Option<PathBuf>,
+    /// Read arrivals one datagram per message, without UDP GRO (to measure what it brings).
+    #[arg(long)]
+    no_offloads: bool,
 }
 
 /// Options of `sluice udp send`.
@@ -122,6 +125,9 @@ pub struct SendArgs {
     /// Directory for fct.csv and summary.json (and trace.csv with --trace-flows).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Send one datagram per message, without UDP GSO (to measure what it brings).
+    #[arg(long)]
+    no_offloads: bool,
 }
 
 /// Runs `sluice udp ...`.
@@ -142,13 +148,13 @@ fn address(flag: &str, value: &str) -> Result<SocketAddrV4, Failure> {
     })
 }
 
-fn bind(flag: &str, value: &str) -> Result<Socket, Failure> {
+fn bind(flag: &str, value: &str, offloads: bool) -> Result<Socket, Failure> {
     let addr = address(flag, value)?;
-    Socket::bind(addr).map_err(|e| Failure::Error(format!("--{flag} {addr}: {e}")))
+    Socket::bind_with(addr, offloads).map_err(|e| Failure::Error(format!("--{flag} {addr}: {e}")))
 }
 
 fn recv(args: RecvArgs) -> Result<(), Failure> {
-    let socket = bind("bind", &args.bind)?;
+    let socket = bind("bind", &args.bind, !args.no_offloads)?;
     let limit = args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?;
     let cnp = option("cnp-interval", &args.cnp_interval, parse_duration)?;
     let config = TransportConfig {
@@ -230,7 +236,7 @@ fn send(args: SendArgs) -> Result<(), Failure> {
     let default_limit = if sized { 60 * PS_PER_S } else { 5 * PS_PER_S };
     let limit =
         args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?.unwrap_or(default_limit);
-    let mut host = UdpHost::new(bind("bind", &args.bind)?, Endpoint::new(config, plane, 0));
+    let mut host = UdpHost::new(bind("bind", &args.bind, !args.no_offloads)?, Endpoint::new(config, plane, 0));
     let peers: Vec<PeerId> = plan.iter().map(|f| host.peer(f.to)).collect();
     let trace_interval = option("trace-interval", &args.trace_interval, parse_duration)?;
     host.endpoint.trace(&args.trace_flows, trace_interval);
@@ -405,7 +411,8 @@ fn report(
             "tokens": token_stats(&host.endpoint),
             "refused": refused(&host.endpoint),
             "plane": plane_stats(&host.endpoint),
-            "io": { "send_calls": host.io.send_calls, "send_dropped": host.io.send_dropped, "recv_calls": host.io.recv_calls },
+            "io": { "send_calls": host.io.send_calls, "send_dropped": host.io.send_dropped, "recv_calls": host.io.recv_calls,
+                    "gso": host.offloads().0, "gro": host.offloads().1 },
         });
         fs::create_dir_all(dir).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
         write_new(&dir.join("fct.csv"), std::str::from_utf8(&fct).expect("CSV is UTF-8"))?;
