@@ -639,6 +639,21 @@ impl Host {
         }
     }
 
+    /// Stream `id` stopped, and every byte it sent had already reached this (receiving) host: no data
+    /// packet is left to carry the end, so the receiver acknowledges the stream's last byte at once (its
+    /// sender's stop is known here without a message) and its controller stops. The UDP datapath sends
+    /// the stop as a request to send with the final size.
+    pub(crate) fn rd_stream_stopped(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+        let f = &flows[id as usize];
+        if f.finish.is_some() || f.rcv_nxt < f.size || f.rd.as_deref().is_none_or(|r| r.done || !r.known) {
+            return;
+        }
+        let ack = Self::control_packet(env, Kind::Ack, id, f.src, f.rcv_nxt);
+        self.queue_control(core, env, ack);
+        self.rd_receiver_done(core, env, flows, id);
+        self.try_send(core, env, flows);
+    }
+
     /// The receiver learns of flow `id` (its request or first packet): starts its controller.
     fn rd_learn(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
         let f = &mut flows[id as usize];

@@ -583,6 +583,10 @@ impl Parts<'_> {
                 if f.snd_una >= f.size && f.finish.is_none() {
                     crate::host::finish(core, f);
                 }
+                if f.rd.is_some() {
+                    let dst = f.dst as usize;
+                    self.hosts[dst].rd_stream_stopped(core, env, flows, flow);
+                }
             }
             Event::CcTimer { flow, id, gen } => {
                 let src = flows[flow as usize].src as usize;
