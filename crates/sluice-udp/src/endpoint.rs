@@ -881,43 +881,42 @@ impl Endpoint {
 
     /// Receiver-driven data: the token transport's receiving side takes it.
     fn on_token_data(&mut self, now: Time, peer: PeerId, ecn: Ecn, h: &SluiceHeader) -> Result<(), Refused> {
-        let Some(tokens) = self.tokens.as_mut() else {
-            self.counters.unexpected_kind += 1;
-            return Err(Refused::UnexpectedKind);
-        };
-        let key = (peer, h.flow);
-        if !self.receivers.contains_key(&key) && self.receivers.len() >= MAX_RECEIVE_FLOWS {
-            self.counters.too_many_flows += 1;
-            return Err(Refused::TooManyFlows);
-        }
         let ce = ecn == Ecn::Ce;
-        self.counters.ce_received += ce as u64;
-        let r = self.receivers.entry(key).or_default();
-        let landed = if h.flags.has(Flags::PROBE) {
-            Landed::Duplicate
-        } else {
-            match r.on_data(h.seq, h.payload_len, ce, now) {
-                Some(landed) => landed,
-                None => {
-                    self.counters.out_of_window += 1;
-                    return Err(Refused::OutOfWindow);
-                }
-            }
-        };
-        let mut hooks = Hooks { wheel: &mut self.wheel, control: &mut self.control };
-        let before = hooks.control.len();
-        tokens.on_data(&mut hooks, key, h, landed, ce, r, now);
-        self.counters.acks_sent += count_kind(&self.control, before, Kind::Ack);
-        Ok(())
+        self.to_token_receiver((peer, h.flow), |tokens, hooks, r, counters| {
+            counters.ce_received += ce as u64;
+            let landed = if h.flags.has(Flags::PROBE) {
+                Landed::Duplicate
+            } else {
+                r.on_data(h.seq, h.payload_len, ce, now).ok_or_else(|| {
+                    counters.out_of_window += 1;
+                    Refused::OutOfWindow
+                })?
+            };
+            tokens.on_data(hooks, (peer, h.flow), h, landed, ce, r, now);
+            Ok(())
+        })
     }
 
     /// A request to send: the token transport's receiving side opens the flow (or answers a repeat).
     fn on_request(&mut self, now: Time, peer: PeerId, h: &SluiceHeader) -> Result<(), Refused> {
+        self.to_token_receiver((peer, h.flow), |tokens, hooks, r, _| {
+            tokens.on_request(hooks, (peer, h.flow), h, r, now);
+            Ok(())
+        })
+    }
+
+    /// Hands a message of receiver-driven flow `key` to the token transport's receiving side with the
+    /// flow's reassembly state; refused without a receiver algorithm, or for a new flow past
+    /// [`MAX_RECEIVE_FLOWS`]. Counts the ACKs it sent.
+    fn to_token_receiver(
+        &mut self,
+        key: (PeerId, u32),
+        call: impl FnOnce(&mut TokenReceiver, &mut Hooks, &mut Receiver, &mut TransportCounters) -> Result<(), Refused>,
+    ) -> Result<(), Refused> {
         let Some(tokens) = self.tokens.as_mut() else {
             self.counters.unexpected_kind += 1;
             return Err(Refused::UnexpectedKind);
         };
-        let key = (peer, h.flow);
         if !self.receivers.contains_key(&key) && self.receivers.len() >= MAX_RECEIVE_FLOWS {
             self.counters.too_many_flows += 1;
             return Err(Refused::TooManyFlows);
@@ -925,9 +924,9 @@ impl Endpoint {
         let r = self.receivers.entry(key).or_default();
         let mut hooks = Hooks { wheel: &mut self.wheel, control: &mut self.control };
         let before = hooks.control.len();
-        tokens.on_request(&mut hooks, key, h, r, now);
+        let result = call(tokens, &mut hooks, r, &mut self.counters);
         self.counters.acks_sent += count_kind(&self.control, before, Kind::Ack);
-        Ok(())
+        result
     }
 
     /// A sender asked its receiver to stop issuing tokens.
