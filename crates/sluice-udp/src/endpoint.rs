@@ -882,7 +882,7 @@ impl Endpoint {
     /// Receiver-driven data: the token transport's receiving side takes it.
     fn on_token_data(&mut self, now: Time, peer: PeerId, ecn: Ecn, h: &SluiceHeader) -> Result<(), Refused> {
         let ce = ecn == Ecn::Ce;
-        self.to_token_receiver((peer, h.flow), |tokens, hooks, r, counters| {
+        self.with_token_receiver((peer, h.flow), |tokens, hooks, r, counters| {
             counters.ce_received += ce as u64;
             let landed = if h.flags.has(Flags::PROBE) {
                 Landed::Duplicate
@@ -899,7 +899,7 @@ impl Endpoint {
 
     /// A request to send: the token transport's receiving side opens the flow (or answers a repeat).
     fn on_request(&mut self, now: Time, peer: PeerId, h: &SluiceHeader) -> Result<(), Refused> {
-        self.to_token_receiver((peer, h.flow), |tokens, hooks, r, _| {
+        self.with_token_receiver((peer, h.flow), |tokens, hooks, r, _| {
             tokens.on_request(hooks, (peer, h.flow), h, r, now);
             Ok(())
         })
@@ -908,7 +908,7 @@ impl Endpoint {
     /// Hands a message of receiver-driven flow `key` to the token transport's receiving side with the
     /// flow's reassembly state; refused without a receiver algorithm, or for a new flow past
     /// [`MAX_RECEIVE_FLOWS`]. Counts the ACKs it sent.
-    fn to_token_receiver(
+    fn with_token_receiver(
         &mut self,
         key: (PeerId, u32),
         call: impl FnOnce(&mut TokenReceiver, &mut Hooks, &mut Receiver, &mut TransportCounters) -> Result<(), Refused>,
