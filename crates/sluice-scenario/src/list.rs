@@ -90,8 +90,8 @@ mod tests {
             ("dcqcn", "[controls: rate; needs: ECN, CNP; runs on: the simulator, the UDP datapath]"),
             ("hpcc", "needs: INT; runs on: the simulator, the UDP datapath]"),
             ("bolt", "needs: Bolt switches; runs on: the simulator]"),
-            ("ndp", "[controls: window; needs: token transport, receiver controller; runs on: the simulator]"),
-            ("ec_aware", "needs: receiver controller; runs on: the simulator]"),
+            ("ndp", "needs: token transport, receiver controller; runs on: the simulator, the UDP datapath]"),
+            ("ec_aware", "needs: acknowledgment policy; runs on: the simulator]"),
             ("hostcc", "needs: ECN, host policy; runs on: the simulator]"),
             ("none", "[controls: nothing; needs: nothing; runs on: the simulator, the UDP datapath]"),
         ];
