@@ -93,8 +93,10 @@ struct Outcome {
 
 fn run(dir: &Path, algorithm: &str) -> Outcome {
     let out = dir.join(algorithm);
+    // The switch is set up for the algorithm (INT for HPCC), as `sluice bed run` does for its flows.
+    let set = format!("cc.algorithm={algorithm}");
     let bed = Command::new(SLUICE)
-        .args(["bed", "run", "star3.toml", "--duration", "8s", "--out"])
+        .args(["bed", "run", "star3.toml", "--set", &set, "--duration", "8s", "--out"])
         .arg(&out)
         .current_dir(dir)
         .stdout(Stdio::null())
@@ -163,9 +165,14 @@ fn run(dir: &Path, algorithm: &str) -> Outcome {
 ///     times before a CNP can answer; 1.5 ms is above the round trip;
 ///   - without `clamp_target_rate` (the paper's Rt = Rc on every CNP, Zhu et al. SIGCOMM'15) fast
 ///     recovery climbs back to the line rate within a few timers.
+/// - HPCC's additive increase scales with the line rate (10 Mb/s per 25 Gb/s: 40 kb/s here, 5 bytes per
+///   round trip), too little for four flows to converge within the run (Jain 0.58 measured). The paper
+///   bounds it by N W_AI < (1 - eta) BDP: 4 flows, eta 0.95 and a 15 KB BDP allow 187 B per round trip,
+///   1.25 Mb/s; 1 Mb/s is used (the simulator: Jain 0.985, 0.4 KB of queue).
 fn params(algorithm: &str) -> &'static [&'static str] {
     match algorithm {
         "swift" => &["--param", "base_target=1500us"],
+        "hpcc" => &["--param", "rate_ai=1Mbps"],
         "dcqcn" => {
             &["--param", "min_rate=4Mbps", "--param", "increase_interval=1500us", "--param", "clamp_target_rate=true"]
         }
@@ -279,10 +286,19 @@ fn check_algorithm(dir: &Path, algorithm: &str, report: &mut Vec<String>) -> boo
         assert!(o.marks > 0 && o.drops == 0, "{}", report.join("\n"));
         assert!((0.5 * K..1.5 * K).contains(&o.mean_queue), "{}", report.join("\n"));
     }
+    if algorithm == "hpcc" {
+        assert!(o.mean_queue < 5_000.0, "HPCC holds the queue near empty from INT: {}", report.join("\n"));
+    }
     // DCQCN with the bed's parameters (`params`) holds the queue near K without drops but leaves the
     // link idle at times: after each cut it climbs back only to the rate it had (84-88% measured; the
     // simulator's bottleneck was 98% busy; docs/udp.md).
-    let least = if algorithm == "dcqcn" { 0.8 } else { 0.9 };
+    // HPCC aims at 95% of the link (eta) and its packets leave 160 B of room for INT records: about 90%
+    // of what 1416-byte payloads carry (89.8% measured).
+    let least = match algorithm {
+        "dcqcn" => 0.8,
+        "hpcc" => 0.85,
+        _ => 0.9,
+    };
     share >= least && fairness >= 0.95
 }
 
