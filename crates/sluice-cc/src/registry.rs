@@ -156,11 +156,24 @@ pub fn merge_params<C: Serialize + DeserializeOwned>(defaults: &C, params: &toml
         }
         table.insert(key.clone(), value.clone());
     }
-    let config = toml::Value::Table(table)
-        .try_into::<C>()
-        .map_err(|e| ParamError { key: first_key_in(&e.to_string(), params), message: e.message().to_string() })?;
+    let config = toml::Value::Table(table).try_into::<C>().map_err(|e| ParamError {
+        key: first_key_in(&e.to_string(), params).or_else(|| failing_key(defaults, params)),
+        message: e.message().to_string(),
+    })?;
     reject_ignored_keys(&config, defaults, params)?;
     Ok(config)
+}
+
+/// The parameter that fails on its own over the defaults, for messages that name no field (those of a
+/// flattened part, such as the token transport's settings).
+fn failing_key<C: Serialize + DeserializeOwned>(defaults: &C, params: &toml::Table) -> Option<String> {
+    let base = toml::Table::try_from(defaults).ok()?;
+    let fails = |key: &String, value: &toml::Value| {
+        let mut table = base.clone();
+        table.insert(key.clone(), value.clone());
+        toml::Value::Table(table).try_into::<C>().is_err()
+    };
+    params.iter().find(|(k, v)| fails(k, v)).map(|(k, _)| k.clone())
 }
 
 /// A parameter that the config does not hold after deserializing was ignored: a config with a flattened
@@ -243,6 +256,15 @@ mod tests {
     /// What each algorithm's factory builds with default parameters, against what its entry declares:
     /// a datapath trusts the declaration to decide whether it can run the algorithm, so a factory that
     /// built a receiver, token transport or host policy its entry does not declare would lose it silently.
+    #[test]
+    fn a_bad_value_of_a_flattened_setting_names_its_key() {
+        let homa = lookup("homa").unwrap();
+        let params: toml::Table = toml::from_str("overcommit = \"lots\"\nsrpt = true").unwrap();
+        let err = (homa.build)(&params, 100_000_000_000).err().expect("refused");
+        assert_eq!(err.key.as_deref(), Some("overcommit"), "{err}");
+        assert!(err.to_string().starts_with("parameter `overcommit`: "), "{err}");
+    }
+
     #[test]
     fn command_line_values_are_toml_or_text() {
         assert_eq!(param_value("20"), toml::Value::Integer(20));

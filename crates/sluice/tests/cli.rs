@@ -854,6 +854,13 @@ fn udp_send_names_bad_input_and_exits_2() {
     let ring = ["udp", "send", "--to", "127.0.0.1:9", "--plane", "mode=offload", "--plane", "ring_capacity=0"];
     let ring = sluice(&dir.path, &ring).error();
     assert!(ring.contains("--plane ring_capacity: must be at least 1"), "{ring}");
+    let recv_rate = sluice(&dir.path, &["udp", "recv", "--bind", "127.0.0.1:0", "--line-rate", "fast"]).error();
+    assert!(recv_rate.contains("--line-rate \"fast\""), "{recv_rate}");
+    let orphan = sluice(&dir.path, &["udp", "recv", "--bind", "127.0.0.1:0", "--param", "overcommit=2"]);
+    assert_eq!(orphan.code, Some(2), "--param needs --algorithm: {}", orphan.stderr);
+    let bad = ["udp", "recv", "--bind", "127.0.0.1:0", "--algorithm", "homa", "--param", "overcommit=lots"];
+    let bad = sluice(&dir.path, &bad).error();
+    assert!(bad.contains("--param") && bad.contains("overcommit"), "{bad}");
     let rate = sluice(&dir.path, &["udp", "send", "--to", "127.0.0.1:9", "--line-rate", "fast"]).error();
     assert!(rate.contains("--line-rate \"fast\""), "{rate}");
     assert!(dir.entries() == ["flows.csv"], "no output written: {:?}", dir.entries());
