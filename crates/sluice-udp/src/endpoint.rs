@@ -319,7 +319,8 @@ impl Endpoint {
             base_rtt: self.config.base_rtt,
             header_bytes: IP_UDP_BYTES + ETHERNET_BYTES + sluice_wire::sluice::HEADER_LEN as u32,
         };
-        let receiver = TokenReceiver::new(factory, link).ok_or("the algorithm is not receiver-driven")?;
+        let mut receiver = TokenReceiver::new(factory, link).ok_or("the algorithm is not receiver-driven")?;
+        receiver.trace(&self.traced.0, self.traced.1);
         self.tokens = Some(Box::new(receiver));
         Ok(())
     }
@@ -419,12 +420,18 @@ impl Endpoint {
     /// `interval` (the simulator's `output.trace_flows` and `output.trace_interval`).
     pub fn trace(&mut self, ids: &[u32], interval: Time) {
         self.traced = (ids.iter().copied().collect(), interval);
+        if let Some(tokens) = self.tokens.as_mut() {
+            tokens.trace(&self.traced.0, interval);
+        }
     }
 
-    /// The traces of the traced flows, by flow id.
+    /// The traces of the traced flows, by flow id: of the flows this endpoint sends, and of the
+    /// receiver-driven flows it receives (their receiver controllers'), leaving out traces without rows
+    /// (a token algorithm's sender traces nothing).
     pub fn traces(&self) -> Vec<FlowTrace> {
-        let mut traces: Vec<FlowTrace> =
-            self.flows.iter().filter_map(|f| Some(f.trace.as_ref()?.to_trace(f.id as u64))).collect();
+        let sent = self.flows.iter().filter_map(|f| Some(f.trace.as_ref()?.to_trace(f.id as u64)));
+        let received = self.tokens.iter().flat_map(|t| t.traces());
+        let mut traces: Vec<FlowTrace> = sent.chain(received).filter(|t| !t.is_empty()).collect();
         traces.sort_by_key(FlowTrace::flow);
         traces
     }

@@ -13,13 +13,14 @@
 //! - [`TokenSender`]: one sending flow's tokens, gate and request timer.
 //! - [`TokenReceiver`]: one host's receiving side, with a controller per flow and the host's pacer.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use sluice_cc::api::MAX_TIMERS;
 use sluice_cc::token::{bdp_bytes, jittered, more_than_bdp, token_gap, TokenTransport};
 use sluice_cc::{AckKind, Arrival, Factory, FlowInfo, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, TimerId};
 use sluice_core::{serialization_ps, Rate, Rng, Time, PS_PER_NS};
+use sluice_results::{FlowTrace, TraceRecorder};
 use sluice_wire::sluice::{Flags, Kind, SluiceHeader};
 
 use crate::receiver::{Arrival as Landed, Receiver};
@@ -437,6 +438,9 @@ struct RxFlow {
     recovering: Option<u64>,
     /// The request's send time, echoed on the ACK that answers a repeated request.
     request_ns: u64,
+    /// The controller's variables over time, for traced flows: a token algorithm's state lives at the
+    /// receiver.
+    trace: Option<Box<TraceRecorder>>,
 }
 
 impl RxFlow {
@@ -486,6 +490,8 @@ pub struct TokenReceiver {
     next_at: Time,
     pace_pending: bool,
     jitter: Option<Rng>,
+    /// Flows to trace when they open, and the spacing of their rows.
+    traced: (HashSet<u32>, Time),
     /// What the transport did at this host.
     pub counters: TokenCounters,
 }
@@ -513,8 +519,20 @@ impl TokenReceiver {
             next_at: 0,
             pace_pending: false,
             jitter,
+            traced: (HashSet::new(), 0),
             counters: TokenCounters::default(),
         })
+    }
+
+    /// Traces the receiver controllers of flows `ids` that open from now on, a row at most every
+    /// `interval`.
+    pub fn trace(&mut self, ids: &HashSet<u32>, interval: Time) {
+        self.traced = (ids.clone(), interval);
+    }
+
+    /// The traces of the traced flows this host received.
+    pub fn traces(&self) -> Vec<FlowTrace> {
+        self.flows.iter().filter_map(|(key, f)| Some(f.trace.as_ref()?.to_trace(key.1 as u64))).collect()
     }
 
     /// Flows this host has a controller for (finished ones included).
@@ -577,6 +595,7 @@ impl TokenReceiver {
             token_times: VecDeque::new(),
             recovering: None,
             request_ns: h.sent_ns,
+            trace: self.traced.0.contains(&key.1).then(|| Box::new(TraceRecorder::new(self.traced.1))),
         };
         self.flows.insert(key, flow);
         self.incoming.push(key);
@@ -770,6 +789,9 @@ impl TokenReceiver {
     /// Applies a controller's decisions for flow `key`.
     fn apply(&mut self, hooks: &mut dyn TokenHooks, key: RxKey, d: &RxDecisions, now: Time) {
         let f = self.flows.get_mut(&key).expect("known flow");
+        if let (Some(trace), Some(rx)) = (f.trace.as_mut(), f.rx.as_deref()) {
+            trace.record(now, &mut |out| rx.trace(out));
+        }
         f.stopped |= d.stop_tokens;
         if let Some(w) = d.token_window {
             f.window = Some(w);

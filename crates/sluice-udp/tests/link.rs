@@ -484,3 +484,32 @@ fn a_full_ring_pushes_back_on_the_flows_reports() {
     let c = a.plane_counters();
     assert!(c.overflows > 0 && c.backpressure_events > 0, "the ring overflowed and pushed back: {c:?}");
 }
+
+#[test]
+fn a_receiver_driven_flow_is_traced_where_its_algorithm_runs() {
+    // ExpressPass decides at the receiver: its trace (credit rate, w) comes from the receiving endpoint,
+    // and the sender, whose controller only obeys tokens, traces nothing.
+    let a = lookup("expresspass").unwrap();
+    let factory = (a.build)(&toml::Table::new(), 10 * GBPS).unwrap();
+    let config = TransportConfig { line_rate: 10 * GBPS, ..TransportConfig::default() };
+    let mut tx = Endpoint::new(config, PlaneConfig::default(), 0);
+    let mut rx = Endpoint::new(config, PlaneConfig::default(), 0);
+    tx.trace(&[5], 10 * PS_PER_US);
+    rx.trace(&[5], 10 * PS_PER_US);
+    rx.receive_tokens(factory.clone()).unwrap();
+    tx.open(FlowSpec { id: 5, peer: RECEIVER, size: Some(1_000_000), factory, needs: a.needs }, 0).unwrap();
+    let mut buf = vec![0u8; 9000];
+    let mut now = 0;
+    while tx.active() > 0 && now < 100 * PS_PER_MS {
+        deliver(&mut tx, &mut rx, now, RECEIVER, &mut buf);
+        deliver(&mut rx, &mut tx, now, RECEIVER, &mut buf);
+        now += PS_PER_US;
+    }
+    assert_eq!(tx.active(), 0, "the flow ended");
+    assert!(tx.traces().is_empty(), "the sender's controller traces nothing");
+    let traces = rx.traces();
+    assert_eq!(traces.len(), 1);
+    assert_eq!(traces[0].flow(), 5);
+    assert_eq!(traces[0].names(), ["credit_rate_bps", "w", "rtt_ns"]);
+    assert!(traces[0].len() > 10, "rows at most 10 us apart over the flow: {}", traces[0].len());
+}

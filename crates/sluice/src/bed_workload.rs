@@ -89,7 +89,9 @@ pub fn start(real: Real, resolved: &Resolved, bed: &Bed, dir: &Path, exe: &Path)
         let mut c = host.command(exe.to_str().unwrap_or("sluice"));
         c.args([real.tool(), "recv", "--bind", &format!("{}:{PORT}", host.ip())]);
         if real == Real::Udp {
-            c.arg("--stats").arg(host_dir(dir, dst)?.join("receiver.json"));
+            let host_dir = host_dir(dir, dst)?;
+            c.arg("--stats").arg(host_dir.join("receiver.json"));
+            c.arg("--trace").arg(host_dir.join(RECEIVER_TRACE));
             c.args(receiver_options(resolved, dst));
         }
         receivers.push(spawn(c)?);
@@ -228,15 +230,22 @@ pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome) -> Resu
         .map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))
 }
 
-/// Concatenates the senders' `trace.csv` files (their rows are per flow, and flow ids are the run's).
+/// Where a UDP receiver writes the traces of the receiver-driven flows it receives, in its host's folder.
+const RECEIVER_TRACE: &str = "receiver-trace.csv";
+
+/// Concatenates the senders' `trace.csv` files and the receivers' traces of receiver-driven flows (their
+/// rows are per flow, and flow ids are the run's).
 fn merge_traces(dir: &Path) -> Result<(), Failure> {
     let mut header = None;
     let mut rows = Vec::new();
     for host in host_dirs(dir) {
-        let Ok(text) = fs::read_to_string(host.join("trace.csv")) else { continue };
-        let mut lines = text.lines();
-        header = header.or(lines.next().map(str::to_string));
-        rows.extend(lines.map(str::to_string));
+        for name in ["trace.csv", RECEIVER_TRACE] {
+            let Ok(text) = fs::read_to_string(host.join(name)) else { continue };
+            let mut lines = text.lines();
+            let Some(first) = lines.next() else { continue };
+            header = header.or(Some(first.to_string()));
+            rows.extend(lines.map(str::to_string));
+        }
     }
     let Some(header) = header else { return Ok(()) };
     let text: String = std::iter::once(header).chain(rows).map(|l| l + "\n").collect();
@@ -314,6 +323,18 @@ fn receiver_options(resolved: &Resolved, dst: u32) -> Vec<String> {
     args.extend(["--line-rate".into(), format!("{}bps", resolved.line_rate)]);
     let base = resolved.flows.iter().filter(|f| f.dst == dst).map(|f| round_trip(Real::Udp, resolved, f.src, dst));
     args.extend(["--base-rtt".into(), format!("{}ns", base.max().unwrap_or(0) / PS_PER_NS)]);
+    let s = &resolved.scenario;
+    let traced: Vec<String> = resolved
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(id, f)| f.dst == dst && s.output.trace_flows.contains(&(*id as u64)))
+        .map(|(id, _)| id.to_string())
+        .collect();
+    if !traced.is_empty() {
+        args.extend(["--trace-flows".into(), traced.join(",")]);
+        args.extend(["--trace-interval".into(), format!("{}ns", s.output.trace_interval / PS_PER_NS)]);
+    }
     args
 }
 

@@ -64,6 +64,16 @@ pub struct RecvArgs {
     /// Read arrivals one datagram per message, without UDP GRO (to measure what it brings).
     #[arg(long)]
     no_offloads: bool,
+    /// Trace the receiver controllers of these receiver-driven flows (ids, comma-separated) into the
+    /// file given by --trace, in the simulator's trace.csv format.
+    #[arg(long, value_delimiter = ',', value_name = "IDS", requires = "trace")]
+    trace_flows: Vec<u32>,
+    /// Spacing of trace rows (as the simulator's `output.trace_interval`).
+    #[arg(long, default_value = "1us")]
+    trace_interval: String,
+    /// Where --trace-flows writes its rows on exit.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
 }
 
 /// Options of `sluice udp send`.
@@ -165,6 +175,8 @@ fn recv(args: RecvArgs) -> Result<(), Failure> {
     config.validate().map_err(Failure::Error)?;
     let mut endpoint = Endpoint::new(config, PlaneConfig::default(), 0);
     endpoint.set_cnp_interval(cnp);
+    let trace_interval = option("trace-interval", &args.trace_interval, parse_duration)?;
+    endpoint.trace(&args.trace_flows, trace_interval);
     if let Some(name) = &args.algorithm {
         let algorithm = checked_algorithm(name)?;
         let params = parse_params(&args.params)?;
@@ -192,6 +204,11 @@ fn recv(args: RecvArgs) -> Result<(), Failure> {
     });
     if let Some(path) = &args.stats {
         write_new(path, &format!("{stats:#}\n"))?;
+    }
+    if let Some(path) = &args.trace {
+        let mut text = Vec::new();
+        write_trace_csv(&mut text, &host.endpoint.traces()).map_err(|e| Failure::Error(e.to_string()))?;
+        write_new(path, std::str::from_utf8(&text).expect("CSV is UTF-8"))?;
     }
     let tokens = host.endpoint.token_counters();
     out(&format!(
