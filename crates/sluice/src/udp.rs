@@ -28,7 +28,7 @@ use crate::console::{interrupted, note, out, Failure};
 #[derive(clap::Subcommand)]
 pub enum UdpCommand {
     /// Receive flows and acknowledge them, until SIGINT or SIGTERM (or --duration).
-    Recv(RecvArgs),
+    Recv(Box<RecvArgs>),
     /// Send flows to a receiver, each run by an algorithm of the library.
     Send(Box<SendArgs>),
 }
@@ -143,7 +143,7 @@ pub struct SendArgs {
 /// Runs `sluice udp ...`.
 pub fn run(command: UdpCommand) -> Result<(), Failure> {
     match command {
-        UdpCommand::Recv(args) => recv(args),
+        UdpCommand::Recv(args) => recv(*args),
         UdpCommand::Send(args) => send(*args),
     }
 }
