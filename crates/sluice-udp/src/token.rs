@@ -226,7 +226,8 @@ impl TokenSender {
         if std::mem::take(&mut self.echo) {
             flags |= Flags::TOKEN_ECHO;
         }
-        if self.size != u64::MAX && more_than_bdp(self.size, next.seq, self.bdp, self.mss) {
+        // A stream has more than one BDP unsent until it stops (the simulator's long-lived flows too).
+        if more_than_bdp(self.size, next.seq, self.bdp, self.mss) {
             flags |= Flags::MORE_THAN_BDP;
         }
         Some(TokenSend::Data(next, flags, token))
