@@ -226,9 +226,9 @@ fn busy_mean_queue(throughput: &Path) -> f64 {
     busy.iter().sum::<f64>() / busy.len().max(1) as f64
 }
 
-/// The mean rate of port `label` over the samples in which it sent, bit/s (as `sluice compare`'s
-/// "busy Gbps", unrounded).
-fn busy_rate(throughput: &Path, label: &str) -> f64 {
+/// The mean rate of port `label` over its busy samples after the first two (the flows' first 20 ms
+/// of ramp-up) and before the last (cut short by the flows' stop), bit/s.
+fn steady_rate(throughput: &Path, label: &str) -> f64 {
     let text = std::fs::read_to_string(throughput).unwrap();
     let busy: Vec<f64> = text
         .lines()
@@ -236,7 +236,8 @@ fn busy_rate(throughput: &Path, label: &str) -> f64 {
         .filter(|c| c[0] == label && c[2].parse::<u64>().is_ok_and(|b| b > 0))
         .map(|c| c[3].parse::<f64>().unwrap() * 1e9)
         .collect();
-    busy.iter().sum::<f64>() / busy.len().max(1) as f64
+    let steady = &busy[2.min(busy.len())..busy.len().saturating_sub(1).max(2.min(busy.len()))];
+    steady.iter().sum::<f64>() / steady.len().max(1) as f64
 }
 
 fn jain(xs: &[f64]) -> f64 {
@@ -379,12 +380,11 @@ fn receiver_driven_algorithms_on_the_dumbbell_fill_the_bottleneck_from_tokens() 
             let table = bed_against_sim(scenario, &[&["--set", flows], &set[..]].concat(), &sim, &out, "udp");
             let rates = compared(&table, "sw0:p4 busy Gbps");
             let jain = compared(&table, "long flows, Jain");
-            let utilisation = busy_rate(&out.join("throughput.csv"), "sw0:p4") / RATE;
-            // ExpressPass is held to the 90% the datapath comparison asks for; ToCC's token window
-            // keeps a little less in flight (89% measured, 93% in the simulator).
-            let least = if algorithm == "expresspass" { 0.9 } else { 0.85 };
-            tables.push(format!("{algorithm}: utilisation {utilisation:.3}\n{table}"));
-            utilisation >= least && (rates[1] - rates[0]).abs() <= 0.1 * rates[0] && jain[1] >= 0.95
+            let utilisation = steady_rate(&out.join("throughput.csv"), "sw0:p4") / RATE;
+            // Tokens leave data at most 92.6% of the link. In steady state ExpressPass filled 90.5-91.9%
+            // in four runs and ToCC 91.2-92.7% in three; the check asks 95% of that ceiling of both.
+            tables.push(format!("{algorithm}: steady utilisation {utilisation:.3}\n{table}"));
+            utilisation >= 0.88 && (rates[1] - rates[0]).abs() <= 0.1 * rates[0] && jain[1] >= 0.95
         });
         assert!(ok, "{algorithm} fills the bottleneck fairly, within 10% of the simulator:\n{}", tables.join("\n"));
     }
