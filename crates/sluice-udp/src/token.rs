@@ -536,11 +536,6 @@ impl TokenReceiver {
         self.flows.iter().filter_map(|(key, f)| Some(f.trace.as_ref()?.to_trace(key.1 as u64))).collect()
     }
 
-    /// Flows this host has a controller for (finished ones included).
-    pub fn flows(&self) -> usize {
-        self.flows.len()
-    }
-
     /// Payload bytes one token of a flow of `mss` grants.
     fn token_bytes(&self, mss: u64) -> u64 {
         self.transport.token_bytes(mss as u32)
