@@ -25,7 +25,7 @@
 use serde::{Deserialize, Serialize};
 use sluice_core::serde_units::opt_duration;
 use sluice_core::{Time, MAX_TIME};
-use sluice_sim::fault::{FaultAction, FaultConfig, FaultKind};
+use sluice_sim::config::{FaultAction, FaultConfig, FaultKind};
 use sluice_topo::Topology;
 
 use crate::schema::PortRef;

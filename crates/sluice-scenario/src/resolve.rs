@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use sluice_cc::{Algorithm, Factory, ParamError};
 use sluice_core::Rate;
+use sluice_sim::config::FaultConfig;
 use sluice_sim::config::{EcnThresholds, SwitchConfig};
-use sluice_sim::fault::FaultConfig;
-use sluice_sim::packet_trace::PacketTraceConfig;
+use sluice_sim::PacketTraceConfig;
 use sluice_topo::{NodeId, PortNo, RouteProgress, Routes, TopoError, Topology};
 use sluice_workload::{FlowSpec, WorkloadError};
 

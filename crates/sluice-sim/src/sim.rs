@@ -8,15 +8,19 @@ use sluice_core::{serialization_ps, Time};
 use sluice_results::{BytesKind, FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
 use sluice_topo::{NodeKind, Routes, Topology};
 
+use crate::config::FaultConfig;
 use crate::config::{EcnThresholds, HostConfig, LinkConfig, SwitchConfig};
-use crate::engine::{Core, Counters, Event};
-use crate::fault::{FaultConfig, FaultStats, PortFaults};
-use crate::flow::{Flow, FlowTrace};
+use crate::engine::queue::EventQueue;
+use crate::engine::trace::{PacketTraceConfig, PacketTracer};
+use crate::engine::{Core, Event};
 use crate::host::{Host, HostEnv};
-use crate::packet_trace::{PacketTraceConfig, PacketTracer};
-use crate::port::Port;
-use crate::queue::EventQueue;
-use crate::switch::{Fabric, Switch};
+use crate::net::fault::PortFaults;
+use crate::net::port::Port;
+use crate::net::switch::Switch;
+use crate::net::Fabric;
+use crate::stats::Counters;
+use crate::stats::FaultStats;
+use crate::transport::flow::{Flow, FlowTrace};
 use sluice_plane::{PlaneConfig, PlaneCounters};
 
 /// A flow to simulate.
@@ -49,7 +53,7 @@ pub struct Observe {
     pub throughput_ports: Vec<(u32, u16)>,
     /// Sampling interval.
     pub sample_interval: Time,
-    /// The packet trace, if any (see [`crate::packet_trace`]).
+    /// The packet trace (`packets.csv`), if any.
     pub packet_trace: Option<PacketTraceConfig>,
 }
 
@@ -91,7 +95,7 @@ pub struct SimInput {
     pub observe: Observe,
     /// Where the CC algorithm runs and what moving it off the datapath costs.
     pub plane: PlaneConfig,
-    /// Faults injected at switch ports (see [`crate::fault`]).
+    /// Faults injected at switch ports (`[[fault]]`).
     pub faults: Vec<FaultConfig>,
     /// Other algorithms that some flows run (coexistence): the flows of workload entry `g` run
     /// `mix[group_algorithm[g] - 1]`, or the run's algorithm when that is 0 or `g` is past the list.
@@ -189,7 +193,7 @@ pub struct Simulation {
     /// Sending host of each flow (only with Bolt's switch logic).
     flow_src: Vec<u32>,
     /// Receiver-driven transport settings, when a token algorithm runs.
-    rd: Option<crate::rd::RdEnv>,
+    rd: Option<crate::config::RdEnv>,
     /// How many faults the scenario injects.
     fault_count: usize,
 }
@@ -295,7 +299,7 @@ impl Simulation {
                 }
             }
         }
-        crate::endpoint::enable_host_models(&mut hosts, &host, &link, factory.as_ref());
+        crate::host::endpoint::enable_host_models(&mut hosts, &host, &link, factory.as_ref());
         // Bolt's notifications and NDP's return-to-sender need each flow's sender at the switches.
         let trimming = token_transport.as_ref().is_some_and(|t| t.trimming);
         let flow_src = if switch.bolt.enabled || trimming { flows.iter().map(|f| f.src).collect() } else { Vec::new() };
@@ -315,7 +319,7 @@ impl Simulation {
         for (id, f) in flows.iter().enumerate() {
             hosts[f.src as usize].senders.push(id as u32);
         }
-        let rd = token_transport.map(|t| crate::rd::setup(t, &link, &flows, &mut hosts, &mut switches, seed));
+        let rd = token_transport.map(|t| crate::host::tokens::setup(t, &link, &flows, &mut hosts, &mut switches, seed));
         let mut sim = Simulation {
             core,
             switches,
@@ -516,7 +520,10 @@ impl Simulation {
             counters: c,
             peak_packets: self.core.arena.peak(),
             plane: plane_counters,
-            faults: crate::fault::collect(self.fault_count, self.switches.iter().filter_map(|s| s.faults.as_deref())),
+            faults: crate::net::fault::collect(
+                self.fault_count,
+                self.switches.iter().filter_map(|s| s.faults.as_deref()),
+            ),
             packet_trace: self
                 .core
                 .packet_trace
@@ -572,7 +579,7 @@ impl Parts<'_> {
                 self.hosts[src].start_cc(core, env, f, flow, cc, &info);
                 if let Some(rd) = env.rd {
                     let f = &mut flows[flow as usize];
-                    crate::rd::attach(f, flow, self.factory, self.link, line_rate, core.now, rd);
+                    crate::transport::token::attach(f, flow, self.factory, self.link, line_rate, core.now, rd);
                     self.hosts[src].rd_start(core, env, f, flow);
                 }
                 self.hosts[src].start_flow(core, env, flows, flow);

@@ -86,7 +86,7 @@ fn ec_aware_incast_retransmits_less_than_a_third_of_opt_and_aimd() {
 #[test]
 fn a_processing_schedule_changes_the_drain_rate() {
     let mut run = endpoint_run("ec_aware", 1.0);
-    run.host.endpoint.schedule = vec![sluice_sim::endpoint::DrainStep { at: time("500us"), drain: 0.25 }];
+    run.host.endpoint.schedule = vec![sluice_sim::config::DrainStep { at: time("500us"), drain: 0.25 }];
     let out = run.long_flow(0, 2, 0, time("1ms")).run();
     // The sudden 4x slowdown finds a full unthrottled window in flight: a few drops, then none.
     let delivered: u64 = out.flows.iter().map(|f| f.delivered).sum();

@@ -6,7 +6,7 @@ mod common;
 use common::{bytes_in, dumbbell, port, series, star, time, Run};
 use sluice_core::{Time, PS_PER_S};
 use sluice_results::jain_fairness;
-use sluice_sim::rd::RdCounters;
+use sluice_sim::stats::RdCounters;
 use sluice_sim::{Observe, SimOutput, StopRule};
 
 const MTU: u64 = 1000;

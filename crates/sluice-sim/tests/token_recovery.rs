@@ -6,7 +6,7 @@ mod common;
 
 use common::{star, time, Run};
 use sluice_core::Time;
-use sluice_sim::rd::RdCounters;
+use sluice_sim::stats::RdCounters;
 use sluice_sim::{SimOutput, StopRule};
 
 const MTU: u64 = 1000;

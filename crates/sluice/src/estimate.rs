@@ -13,8 +13,7 @@ use std::mem::size_of;
 
 use sluice_core::{format_size, Time, PS_PER_S};
 use sluice_scenario::Resolved;
-use sluice_sim::engine::Event;
-use sluice_sim::packet::{IntStack, Packet};
+use sluice_sim::footprint::{EVENT_ENTRY_BYTES, FLOW_BYTES, INT_STACK_BYTES, PACKET_BYTES, PORT_BYTES};
 use sluice_sim::queue::{SLOTS, SLOT_BITS};
 use sluice_workload::UNBOUNDED_SIZE;
 
@@ -108,7 +107,7 @@ pub fn estimate(resolved: &Resolved) -> RunEstimate {
 fn flow_bytes(resolved: &Resolved) -> u64 {
     let per_flow = size_of::<sluice_workload::FlowSpec>()
         + size_of::<sluice_sim::FlowDesc>()
-        + size_of::<sluice_sim::flow::Flow>()
+        + FLOW_BYTES
         + size_of::<sluice_results::FlowRecord>();
     resolved.flows.len() as u64 * per_flow as u64
 }
@@ -121,7 +120,7 @@ fn flow_bytes(resolved: &Resolved) -> u64 {
 /// `events` in all, which bounds the estimate of a large network with little traffic.
 fn event_bytes(resolved: &Resolved, events: u64) -> u64 {
     let s = &resolved.scenario;
-    let entry = size_of::<(Time, Event)>() as f64;
+    let entry = EVENT_ENTRY_BYTES as f64;
     let wire = (s.link.mtu + s.link.header_bytes) as u64;
     let slot_width = (1u64 << SLOT_BITS) as f64;
     let per_slot: f64 = resolved
@@ -137,7 +136,7 @@ fn event_bytes(resolved: &Resolved, events: u64) -> u64 {
 /// Per-port memory: the topology's two copies of each port and the simulator's port with its state.
 fn port_bytes(resolved: &Resolved) -> u64 {
     let ports = 2 * resolved.topology.links.len() as u64;
-    let per_port = 2 * size_of::<sluice_topo::Port>() + size_of::<sluice_sim::port::Port>();
+    let per_port = 2 * size_of::<sluice_topo::Port>() + PORT_BYTES;
     ports * (per_port as u64 + PORT_STATE_BYTES)
 }
 
@@ -150,7 +149,7 @@ fn packet_bytes(resolved: &Resolved, traffic: &Traffic) -> u64 {
     let hosts = resolved.topology.num_hosts() as u64;
     let bdp = (resolved.line_rate as f64 / 8.0 * traffic.base_rtt as f64 / PS_PER_S as f64) as u64;
     let in_flight = (hosts * (BDPS_IN_FLIGHT * bdp / wire + 1)).min(traffic.data_packets + hosts);
-    let record = size_of::<Packet>() + if s.switch.int { size_of::<IntStack>() } else { 0 };
+    let record = PACKET_BYTES + if s.switch.int { INT_STACK_BYTES } else { 0 };
     2 * in_flight * record as u64
 }
 

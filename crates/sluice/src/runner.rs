@@ -150,7 +150,7 @@ pub fn run_scenario_until(
     let mut summary = Summary::compute(&output.flows, &output.ports, &output.switches, &output.run, &buckets);
     summary.extra.insert("plane".into(), plane_summary(resolved, &output));
     summary.extra.insert("switch_notifications".into(), output.counters.notifications.into());
-    if output.counters.rd != sluice_sim::rd::RdCounters::default() {
+    if output.counters.rd != sluice_sim::stats::RdCounters::default() {
         summary.extra.insert("receiver_driven".into(), receiver_driven_summary(&output));
     }
     if let Some(host) = crate::host_summary::host_summary(resolved, &output) {

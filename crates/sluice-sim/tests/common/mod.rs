@@ -6,7 +6,7 @@ use std::path::Path;
 
 use sluice_core::{parse_duration, parse_rate, Time};
 use sluice_results::{PortRecord, ThroughputSeries};
-use sluice_sim::fault::FaultConfig;
+use sluice_sim::config::FaultConfig;
 use sluice_sim::{FlowDesc, HostConfig, LinkConfig, Observe, SimInput, SimOutput, Simulation, StopRule, SwitchConfig};
 use sluice_topo::TopologySpec;
 

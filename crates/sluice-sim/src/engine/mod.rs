@@ -2,9 +2,14 @@
 
 use sluice_core::Time;
 
-use crate::packet::Arena;
-use crate::packet_trace::{PacketTracer, Site};
-use crate::queue::{EventQueue, WheelQueue};
+pub mod packet;
+pub mod queue;
+pub mod trace;
+
+use crate::stats::Counters;
+use packet::Arena;
+use queue::{EventQueue, WheelQueue};
+use trace::{PacketTracer, Site};
 
 /// Something that happens at a point in simulated time.
 // Each variant's doc names its fields; a doc line per `node`, `port` or `flow` would only repeat it.
@@ -60,53 +65,6 @@ pub enum Event {
     /// The sender of receiver-driven flow `flow` checks whether it heard anything since its request to
     /// send (sender retransmission timer), or whether it needs tokens again after an early stop.
     TxCheck { flow: u32 },
-}
-
-/// Run-wide counters.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// Events handled.
-    pub events: u64,
-    /// Packets put on a link (data and control, every hop).
-    pub packet_hops: u64,
-    /// Payload bytes hosts transmitted (retransmissions included).
-    pub bytes_sent: u64,
-    /// Payload bytes that reached their destination host.
-    pub bytes_delivered: u64,
-    /// Payload bytes dropped in switches.
-    pub bytes_dropped: u64,
-    /// Packets dropped in switches (data and control).
-    pub drops: u64,
-    /// Data packets dropped in switches (the rest of `drops` are control packets: ACKs, tokens, ...).
-    pub data_drops: u64,
-    /// Payload bytes sent again.
-    pub retransmitted_bytes: u64,
-    /// PFC pause frames sent.
-    pub pfc_pauses: u64,
-    /// ECN marks applied.
-    pub ecn_marks: u64,
-    /// CNPs sent.
-    pub cnps: u64,
-    /// Queue notifications switches sent to senders (Bolt's sub-RTT control packets).
-    pub notifications: u64,
-    /// Retransmission timeouts that fired.
-    pub timeouts: u64,
-    /// Flows that delivered all their bytes.
-    pub flows_finished: u64,
-    /// Receiver-driven counters (all zero for sender-driven algorithms).
-    pub rd: crate::rd::RdCounters,
-    /// Payload bytes receivers' processing queues finished (endpoint model).
-    pub endpoint_processed_bytes: u64,
-    /// Data packets dropped at full processing queues (endpoint model).
-    pub endpoint_drops: u64,
-    /// Data packets dropped at full NIC receive buffers (host interconnect model).
-    pub host_drops: u64,
-    /// Data packets hosts marked ECN CE on receive (host policies' network response).
-    pub host_ecn_marks: u64,
-    /// Data packets written into host memory (host interconnect model).
-    pub host_dma_packets: u64,
-    /// Sum over those packets of the time from leaving the sender to reaching host memory, ps.
-    pub host_dma_delay_sum: u64,
 }
 
 /// The clock, the queue, the packets and the counters; handed to every element's handlers.

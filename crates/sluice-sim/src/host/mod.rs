@@ -1,6 +1,11 @@
 //! A host: a NIC that serves control packets first and arbitrates round robin among its sending flows
 //! (each held to its window and pacing rate), and the transport logic of senders and receivers.
 
+pub mod bus;
+pub mod endpoint;
+pub mod plane;
+pub mod tokens;
+
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -9,11 +14,11 @@ use sluice_cc::{Ack, Events, Feedback, IntHop, Loss, LossKind, Needs, Sent};
 use sluice_core::Time;
 
 use crate::config::{HostConfig, LinkConfig, LossRecovery};
+use crate::engine::packet::{Kind, Packet, FLAG_CE, FLAG_ECE, FLAG_ECT, MAX_INT_HOPS, PATH_FLAGS, PATH_SHIFT};
 use crate::engine::{Core, Event};
-use crate::flow::{Flow, SendState};
-use crate::packet::{Kind, Packet, FLAG_CE, FLAG_ECE, FLAG_ECT, MAX_INT_HOPS, PATH_FLAGS, PATH_SHIFT};
-use crate::plane::HostPlane;
-use crate::port::Port;
+use crate::host::plane::HostPlane;
+use crate::net::port::Port;
+use crate::transport::flow::{Flow, SendState};
 
 /// What every host shares: settings.
 #[derive(Debug, Clone)]
@@ -32,7 +37,7 @@ pub struct HostEnv<'a> {
     /// The CC plane's settings.
     pub plane: &'a sluice_plane::PlaneConfig,
     /// Receiver-driven transport settings, when a token algorithm runs.
-    pub rd: Option<&'a crate::rd::RdEnv>,
+    pub rd: Option<&'a crate::config::RdEnv>,
 }
 
 /// A host.
@@ -52,11 +57,11 @@ pub struct Host {
     /// Draws the host's transmit jitter.
     rng: sluice_core::Rng,
     /// Receiver-driven transport state (token pacer, incoming flows), when a token algorithm runs.
-    pub(crate) rd: Option<Box<crate::rd::RdHost>>,
+    pub(crate) rd: Option<Box<crate::host::tokens::RdHost>>,
     /// The receiving host's processing queue, when the endpoint model is on.
-    pub(crate) endpoint: Option<Box<crate::endpoint::Endpoint>>,
+    pub(crate) endpoint: Option<Box<crate::host::endpoint::Endpoint>>,
     /// The receiving host's NIC-to-memory path, when the host interconnect model is on.
-    pub(crate) bus: Option<Box<crate::hostbus::HostBus>>,
+    pub(crate) bus: Option<Box<crate::host::bus::HostBus>>,
 }
 
 impl Host {
@@ -416,7 +421,7 @@ impl Host {
             return;
         }
         let newly = Self::advance(core, f, p.seq);
-        crate::rd::heard(f);
+        crate::transport::token::heard(f);
         let ece = p.flags & FLAG_ECE != 0;
         let cnp = ece && f.cnp && f.cnp_interval == 0 && f.driver.events().contains(Events::CNP);
         if f.driver.events().contains(Events::ACK) || cnp {

@@ -1,20 +1,25 @@
-//! Switch features of the receiver-driven transport, run before a packet's normal admission:
+//! Switch features of the receiver-driven (token) transport, run before a packet's normal admission:
 //! - token queues with rate limiters (ExpressPass; ToCC with ECN marking of tokens) per egress port;
 //! - payload trimming to a header forwarded at control priority (NDP, as csg-htsim's `CompositeQueue`:
 //!   a full data queue trims the arriving packet or its last queued packet, chosen at random; the header
 //!   queue has its own limit, and a trimmed header that finds it full returns to its sender);
 //! - selective dropping of unscheduled packets above a small queue (Aeolus).
+//!
+//! The state lives in [`TokenSwitch`], one per switch; the switch calls [`TokenSwitch::arrive`] for each
+//! arriving packet and [`TokenSwitch::release`] when a limiter's gap has passed. What the features need
+//! of their switch (its ports, admission, routing, drops) is the [`Forwarder`] trait.
 
 use std::collections::VecDeque;
 
-use sluice_core::{Rng, Time};
+use sluice_core::{Rate, Rng, Time};
 use sluice_results::PacketEvent;
 
+use crate::config::RdEnv;
+use crate::engine::packet::{Kind, FLAG_CE, FLAG_ECT, RD_BOUNCED, RD_RELEASED, RD_TRIMMED, RD_UNSCHEDULED};
+use crate::engine::trace::Site;
 use crate::engine::{Core, Event};
-use crate::packet::{Kind, FLAG_CE, FLAG_ECT, RD_BOUNCED, RD_RELEASED, RD_TRIMMED, RD_UNSCHEDULED};
-use crate::packet_trace::Site;
-use crate::rd::RdEnv;
-use crate::switch::{Fabric, Switch};
+use crate::net::port::Port;
+use crate::net::Fabric;
 
 /// What the switch does with an arriving packet after the receiver-driven checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,9 +38,9 @@ struct TokenPort {
     release_pending: bool,
 }
 
-/// A switch's receiver-driven state.
+/// A switch's token-transport state.
 #[derive(Debug)]
-pub struct RdSwitch {
+pub struct TokenSwitch {
     ports: Vec<TokenPort>,
     rng: Rng,
     /// Picks which packet a full NDP data queue trims (its own stream, so trimming does not shift the
@@ -43,10 +48,26 @@ pub struct RdSwitch {
     trim_rng: Rng,
 }
 
-impl RdSwitch {
+/// What the token features need of the switch they run in.
+pub trait Forwarder {
+    /// The switch's node id.
+    fn node(&self) -> u32;
+    /// Egress port `out`.
+    fn port(&mut self, out: usize) -> &mut Port;
+    /// Admits packet `id`, arrived on `in_port`, to port `out` as any packet (or drops it).
+    fn forward(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32);
+    /// The egress port toward host `dst` for a packet of `flow`.
+    fn route(&mut self, fabric: &Fabric, flow: u32, dst: u32) -> u16;
+    /// Returns `wire` bytes of a packet that arrived on `in_port` in queue `queue` to the buffer.
+    fn release(&mut self, core: &mut Core, fabric: &Fabric, in_port: usize, queue: usize, wire: u64);
+    /// Drops packet `id` at port `out`, counting it.
+    fn drop_packet(&mut self, core: &mut Core, out: usize, id: u32);
+}
+
+impl TokenSwitch {
     /// State for a switch `node` with `ports` egress ports.
-    pub fn new(node: u32, ports: usize, seed: u64) -> RdSwitch {
-        RdSwitch {
+    pub fn new(node: u32, ports: usize, seed: u64) -> TokenSwitch {
+        TokenSwitch {
             ports: (0..ports).map(|_| TokenPort::default()).collect(),
             rng: Rng::named(seed, &format!("switch.{node}.tokens")),
             trim_rng: Rng::named(seed, &format!("switch.{node}.ndp-trim")),
@@ -72,10 +93,12 @@ fn token_marking(env: &RdEnv, header_bytes: u32) -> (f64, f64, f64) {
     (t.token_kmin as f64 * scale, t.token_kmax as f64 * scale, t.token_pmax)
 }
 
-impl Switch {
-    /// The receiver-driven checks for packet `id` arriving on `in_port` for egress port `out`.
-    pub(crate) fn rd_arrive(
+impl TokenSwitch {
+    /// The token checks for packet `id` arriving at switch `sw` on `in_port` for egress port `out`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn arrive(
         &mut self,
+        sw: &mut impl Forwarder,
         core: &mut Core,
         fabric: &Fabric,
         env: &RdEnv,
@@ -90,16 +113,16 @@ impl Switch {
                     core.arena.get_mut(id).rd &= !RD_RELEASED;
                     return Verdict::Forward;
                 }
-                self.rd_limit_token(core, fabric, env, in_port, out, id)
+                self.limit_token(sw, core, fabric, env, in_port, out, id)
             }
-            Kind::Data => self.rd_data(core, fabric, env, in_port, out, id),
+            Kind::Data => self.data(sw, core, fabric, env, in_port, out, id),
             // Requests obey the header queue as headers do (NDP carries no separate request; its first
             // packets' headers announce the flow), but cannot return: a lost request is the sender
             // timer's case. ACKs, NACKs and pulls are always admitted.
             Kind::Rts if env.transport.trimming => {
-                if self.header_queue_full(fabric, env, out, p.wire) {
+                if header_queue_full(sw.port(out), fabric, env, p.wire) {
                     core.counters.rd.header_drops += 1;
-                    self.drop_packet(core, out, id);
+                    sw.drop_packet(core, out, id);
                     return Verdict::Consumed;
                 }
                 Verdict::Forward
@@ -108,20 +131,22 @@ impl Switch {
         }
     }
 
-    /// Whether `wire` more bytes would overflow the header (control) queue of port `out` at a trimming
-    /// switch.
-    fn header_queue_full(&self, fabric: &Fabric, env: &RdEnv, out: usize, wire: u32) -> bool {
-        let full = (fabric.link.mtu + fabric.link.header_bytes) as u64;
-        let queued = self.ports[out].queue_bytes[fabric.config.control_queue as usize];
-        queued + wire as u64 > env.transport.header_queue_bytes(full)
-    }
-
     /// A header (trimmed here or upstream) for port `out`: queued at control priority if the header
     /// queue has room; otherwise returned toward its sender, once, or dropped.
-    fn rd_header(&mut self, core: &mut Core, fabric: &Fabric, env: &RdEnv, in_port: u16, out: usize, id: u32) {
+    #[allow(clippy::too_many_arguments, clippy::only_used_in_recursion)]
+    fn header(
+        &mut self,
+        sw: &mut impl Forwarder,
+        core: &mut Core,
+        fabric: &Fabric,
+        env: &RdEnv,
+        in_port: u16,
+        out: usize,
+        id: u32,
+    ) {
         let p = *core.arena.get(id);
-        if !self.header_queue_full(fabric, env, out, p.wire) {
-            self.forward(core, fabric, in_port, out, id);
+        if !header_queue_full(sw.port(out), fabric, env, p.wire) {
+            sw.forward(core, fabric, in_port, out, id);
             return;
         }
         if p.rd & RD_BOUNCED == 0 && !fabric.flow_src.is_empty() {
@@ -130,47 +155,69 @@ impl Switch {
             q.rd |= RD_BOUNCED;
             q.dst = sender;
             core.counters.rd.bounced += 1;
-            let back = self.route(fabric, p.flow, sender) as usize;
-            self.rd_header(core, fabric, env, in_port, back, id);
+            let back = sw.route(fabric, p.flow, sender) as usize;
+            self.header(sw, core, fabric, env, in_port, back, id);
             return;
         }
         core.counters.rd.header_drops += 1;
-        self.drop_packet(core, out, id);
+        sw.drop_packet(core, out, id);
     }
 
     /// NDP: a data packet that finds the data queue of port `out` full. As csg-htsim's
     /// `CompositeQueue::receivePacket`, with probability 1/2 the last queued packet is trimmed and the
     /// arriving one takes its place; otherwise the arriving packet is trimmed.
-    fn rd_trim(&mut self, core: &mut Core, fabric: &Fabric, env: &RdEnv, in_port: u16, out: usize, id: u32) -> Verdict {
+    #[allow(clippy::too_many_arguments)]
+    fn trim(
+        &mut self,
+        sw: &mut impl Forwarder,
+        core: &mut Core,
+        fabric: &Fabric,
+        env: &RdEnv,
+        in_port: u16,
+        out: usize,
+        id: u32,
+    ) -> Verdict {
         let queue = core.arena.get(id).queue as usize;
-        let rd = self.rd.as_deref_mut().expect("trimming state");
-        let take_queued = rd.trim_rng.next_f64() < 0.5;
+        let node = sw.node();
+        let take_queued = self.trim_rng.next_f64() < 0.5;
         if take_queued {
-            if let Some(&last) = self.ports[out].queues[queue].back() {
+            if let Some(&last) = sw.port(out).queues[queue].back() {
                 let booted = *core.arena.get(last);
-                self.ports[out].remove_last(core.now, queue, booted.wire);
-                self.release(core, fabric, booted.ingress as usize, queue, booted.wire as u64);
+                sw.port(out).remove_last(core.now, queue, booted.wire);
+                sw.release(core, fabric, booted.ingress as usize, queue, booted.wire as u64);
                 trim(core, fabric, last);
-                core.trace_packet(Site::packet(PacketEvent::Trim, self.node, out as u16, last), || {
-                    self.ports[out].bytes
-                });
+                let bytes = sw.port(out).bytes;
+                core.trace_packet(Site::packet(PacketEvent::Trim, node, out as u16, last), || bytes);
                 core.counters.rd.trimmed_queued += 1;
-                self.rd_header(core, fabric, env, booted.ingress, out, last);
+                self.header(sw, core, fabric, env, booted.ingress, out, last);
                 return Verdict::Forward;
             }
         }
         trim(core, fabric, id);
-        core.trace_packet(Site::packet(PacketEvent::Trim, self.node, out as u16, id), || self.ports[out].bytes);
-        self.rd_header(core, fabric, env, in_port, out, id);
+        let bytes = sw.port(out).bytes;
+        core.trace_packet(Site::packet(PacketEvent::Trim, node, out as u16, id), || bytes);
+        self.header(sw, core, fabric, env, in_port, out, id);
         Verdict::Consumed
     }
 
-    fn rd_data(&mut self, core: &mut Core, fabric: &Fabric, env: &RdEnv, in_port: u16, out: usize, id: u32) -> Verdict {
+    /// A data packet: Aeolus drops an unscheduled one above its threshold; NDP trims one that finds the
+    /// data queue full, and queues headers at control priority.
+    #[allow(clippy::too_many_arguments)]
+    fn data(
+        &mut self,
+        sw: &mut impl Forwarder,
+        core: &mut Core,
+        fabric: &Fabric,
+        env: &RdEnv,
+        in_port: u16,
+        out: usize,
+        id: u32,
+    ) -> Verdict {
         let t = &env.transport;
         let p = *core.arena.get(id);
-        let queued = self.ports[out].queue_bytes[p.queue as usize];
+        let queued = sw.port(out).queue_bytes[p.queue as usize];
         if t.aeolus && p.rd & RD_UNSCHEDULED != 0 && queued >= t.aeolus_threshold {
-            let stats = &mut self.ports[out].stats;
+            let stats = &mut sw.port(out).stats;
             stats.drops += 1;
             stats.data_drops += 1;
             stats.dropped_bytes += p.payload as u64;
@@ -186,18 +233,22 @@ impl Switch {
         }
         let full = (fabric.link.mtu + fabric.link.header_bytes) as u64;
         if p.payload > 0 && queued + p.wire as u64 > t.trim_queue as u64 * full {
-            return self.rd_trim(core, fabric, env, in_port, out, id);
+            return self.trim(sw, core, fabric, env, in_port, out, id);
         }
         if p.rd & RD_TRIMMED != 0 {
             // A header trimmed upstream (or returning to its sender) obeys this switch's header queue.
-            self.rd_header(core, fabric, env, in_port, out, id);
+            self.header(sw, core, fabric, env, in_port, out, id);
             return Verdict::Consumed;
         }
         Verdict::Forward
     }
 
-    fn rd_limit_token(
+    /// A token for port `out` meets the port's limiter: dropped when its queue is full, ECN-marked by
+    /// the queue's length (ToCC), sent at once when the gap since the last token has passed, or held.
+    #[allow(clippy::too_many_arguments)]
+    fn limit_token(
         &mut self,
+        sw: &mut impl Forwarder,
         core: &mut Core,
         fabric: &Fabric,
         env: &RdEnv,
@@ -205,17 +256,19 @@ impl Switch {
         out: usize,
         id: u32,
     ) -> Verdict {
-        let gap = env.token_gap(self.ports[out].rate, fabric.link.header_bytes);
+        let node = sw.node();
+        let gap = env.token_gap(sw.port(out).rate, fabric.link.header_bytes);
         let marking = env.transport.token_ecn.then(|| token_marking(env, fabric.link.header_bytes));
         let capacity = env.transport.limiter_capacity as usize;
         let wire = env.transport.token_wire as f64;
-        let rd = self.rd.as_deref_mut().expect("token limiter state");
-        let port = &mut rd.ports[out];
+        let port = &mut self.ports[out];
         if port.queue.len() >= capacity {
             core.counters.rd.tokens_dropped += 1;
-            self.ports[out].stats.drops += 1;
+            let egress = sw.port(out);
+            egress.stats.drops += 1;
             core.counters.drops += 1;
-            core.trace_packet(Site::packet(PacketEvent::Drop, self.node, out as u16, id), || self.ports[out].bytes);
+            let bytes = egress.bytes;
+            core.trace_packet(Site::packet(PacketEvent::Drop, node, out as u16, id), || bytes);
             core.arena.free(id);
             return Verdict::Consumed;
         }
@@ -229,10 +282,11 @@ impl Switch {
                 pmax * (q - kmin) / (kmax - kmin).max(1.0)
             };
             let packet = core.arena.get_mut(id);
-            if p > 0.0 && packet.flags & FLAG_ECT != 0 && (p >= 1.0 || rd.rng.next_f64() < p) {
+            if p > 0.0 && packet.flags & FLAG_ECT != 0 && (p >= 1.0 || self.rng.next_f64() < p) {
                 packet.flags |= FLAG_CE;
                 core.counters.rd.tokens_marked += 1;
-                core.trace_packet(Site::packet(PacketEvent::Mark, self.node, out as u16, id), || self.ports[out].bytes);
+                let bytes = sw.port(out).bytes;
+                core.trace_packet(Site::packet(PacketEvent::Mark, node, out as u16, id), || bytes);
             }
         }
         if port.queue.is_empty() && port.next_free <= core.now {
@@ -243,27 +297,40 @@ impl Switch {
         port.queue.push_back(id);
         if !port.release_pending {
             port.release_pending = true;
-            core.schedule(port.next_free.max(core.now), Event::TokenRelease { node: self.node, port: out as u16 });
+            core.schedule(port.next_free.max(core.now), Event::TokenRelease { node, port: out as u16 });
         }
         Verdict::Consumed
     }
 
-    /// The token limiter of `port` releases its next token.
-    pub fn on_token_release(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
-        let Some(env) = fabric.rd else { return };
-        let gap = env.token_gap(self.ports[port as usize].rate, fabric.link.header_bytes);
-        let rd = self.rd.as_deref_mut().expect("token limiter state");
-        let tp = &mut rd.ports[port as usize];
+    /// The token limiter of port `port` (of switch `node`, at `rate`) releases its next token: returns
+    /// it with the port it arrived on, for the switch to take in again.
+    pub fn release(
+        &mut self,
+        core: &mut Core,
+        env: &RdEnv,
+        fabric: &Fabric,
+        node: u32,
+        port: u16,
+        rate: Rate,
+    ) -> Option<(u16, u32)> {
+        let gap = env.token_gap(rate, fabric.link.header_bytes);
+        let tp = &mut self.ports[port as usize];
         tp.release_pending = false;
-        let Some(id) = tp.queue.pop_front() else { return };
+        let id = tp.queue.pop_front()?;
         tp.next_free = core.now + gap;
         if !tp.queue.is_empty() {
             tp.release_pending = true;
-            core.schedule(tp.next_free, Event::TokenRelease { node: self.node, port });
+            core.schedule(tp.next_free, Event::TokenRelease { node, port });
         }
         let packet = core.arena.get_mut(id);
         packet.rd |= RD_RELEASED;
-        let in_port = packet.ingress;
-        self.receive(core, fabric, in_port, id);
+        Some((packet.ingress, id))
     }
+}
+
+/// Whether `wire` more bytes would overflow the header (control) queue of `port` at a trimming switch.
+fn header_queue_full(port: &Port, fabric: &Fabric, env: &RdEnv, wire: u32) -> bool {
+    let full = (fabric.link.mtu + fabric.link.header_bytes) as u64;
+    let queued = port.queue_bytes[fabric.config.control_queue as usize];
+    queued + wire as u64 > env.transport.header_queue_bytes(full)
 }

@@ -106,7 +106,7 @@ pub struct Flow {
     /// The algorithm asked for an RTT probe that has not gone out yet.
     pub probe_requested: bool,
     /// Receiver-driven transport state, for flows of a token algorithm.
-    pub rd: Option<Box<crate::rd::RdFlow>>,
+    pub rd: Option<Box<crate::transport::token::RdFlow>>,
     /// Receiver side: the algorithm's receiver controller, for algorithms that decide at the receiver.
     pub rx: Option<Box<dyn sluice_cc::ReceiverControl>>,
     /// Receiver side: the handlers `rx` binds.
@@ -217,7 +217,7 @@ impl Flow {
             return SendState::Idle;
         }
         if self.rd.is_some() {
-            return crate::rd::send_state(self, now);
+            return crate::transport::token::send_state(self, now);
         }
         self.prune_rtx();
         let resend = !self.rtx.is_empty();

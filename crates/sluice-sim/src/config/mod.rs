@@ -3,6 +3,16 @@
 //! These are plain data: the scenario layer fills them from a scenario file, and anything left out keeps
 //! the default documented here.
 
+mod bus;
+mod endpoint;
+mod fault;
+mod tokens;
+
+pub use bus::{HostBusConfig, LoadStep};
+pub use endpoint::{DrainStep, EndpointConfig};
+pub use fault::{FaultAction, FaultConfig, FaultKind};
+pub use tokens::{unscheduled_cutoffs, workload_overcommit, RdEnv};
+
 use serde::{Deserialize, Serialize};
 use sluice_core::{Rate, Time, PS_PER_US};
 
@@ -356,9 +366,9 @@ pub struct HostConfig {
     #[serde(with = "sluice_core::serde_units::duration")]
     pub tx_jitter: Time,
     /// Receiver processing queues (endpoint congestion), `[host.endpoint]`. Default off.
-    pub endpoint: crate::endpoint::EndpointConfig,
+    pub endpoint: crate::config::EndpointConfig,
     /// NIC-to-memory path shared with local traffic (host congestion), `[host.bus]`. Default off.
-    pub bus: crate::hostbus::HostBusConfig,
+    pub bus: crate::config::HostBusConfig,
 }
 
 impl Default for HostConfig {
@@ -371,8 +381,8 @@ impl Default for HostConfig {
             nack_interval: 500 * PS_PER_US,
             cnp_interval: None,
             tx_jitter: 0,
-            endpoint: crate::endpoint::EndpointConfig::default(),
-            bus: crate::hostbus::HostBusConfig::default(),
+            endpoint: crate::config::EndpointConfig::default(),
+            bus: crate::config::HostBusConfig::default(),
         }
     }
 }

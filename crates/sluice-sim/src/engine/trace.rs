@@ -9,7 +9,7 @@
 use sluice_core::Time;
 use sluice_results::{PacketEvent, PacketFields, PacketRow, PacketTrace};
 
-use crate::packet::{Arena, Kind, FLAG_CE, FLAG_ECT};
+use crate::engine::packet::{Arena, Kind, FLAG_CE, FLAG_ECT};
 
 /// What to trace.
 #[derive(Debug, Clone, PartialEq, Eq)]

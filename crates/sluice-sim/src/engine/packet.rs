@@ -55,8 +55,6 @@ pub const FLAG_LAST: u8 = sluice_cc::api::PATH_LAST << PATH_SHIFT;
 pub const FLAG_INCWIN: u8 = sluice_cc::api::PATH_INCWIN << PATH_SHIFT;
 /// A switch already notified the sender about this packet (Bolt DECWIN).
 pub const FLAG_DECWIN: u8 = sluice_cc::api::PATH_DECWIN << PATH_SHIFT;
-/// The sender's once-per-round-trip additive-increase marker (Bolt AI).
-pub const FLAG_AI: u8 = sluice_cc::api::PATH_AI << PATH_SHIFT;
 /// Every path flag bit of `Packet::flags`; receivers echo these on ACKs.
 pub const PATH_FLAGS: u8 = sluice_cc::api::PATH_FLAGS_MASK << PATH_SHIFT;
 
@@ -206,11 +204,6 @@ impl Arena {
             self.int[to as usize] = self.int[from as usize];
             self.packets[to as usize].int_hops = self.packets[from as usize].int_hops;
         }
-    }
-
-    /// Packets alive now.
-    pub fn live(&self) -> usize {
-        self.live
     }
 
     /// Most packets alive at once.

@@ -8,8 +8,8 @@ use sluice_core::{Rate, Time};
 use sluice_plane::{ChannelEvent, Datapath, FlowDriver, Fold, HostChannel, Message, PlaneConfig, PlaneCounters, Wake};
 
 use crate::engine::{Core, Event};
-use crate::flow::{Flow, FlowTrace};
 use crate::host::{Host, HostEnv};
+use crate::transport::flow::{Flow, FlowTrace};
 
 /// A host's plane: its end of the offload channel.
 pub type HostPlane = HostChannel;

@@ -1,5 +1,5 @@
 //! The receiver-driven (token-based) transport at hosts: requests to send, the unscheduled phase, token
-//! generation by the receiver's [`ReceiverControl`] (grants, a token rate or a token window), the
+//! generation by the receiver's [`sluice_cc::ReceiverControl`] (grants, a token rate or a token window), the
 //! receiver NIC's token pacer, SRPT grant ranking with overcommitment and Homa priorities, volume
 //! control, stale tokens, trimmed headers and Aeolus probes, and the receiver's loss timeout.
 //!
@@ -8,354 +8,19 @@
 
 use std::collections::VecDeque;
 
-use sluice_cc::api::MAX_TIMERS;
 use sluice_cc::token::{jittered, more_than_bdp, TokenTransport};
-use sluice_cc::{Arrival, FlowInfo, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, TimerId};
-use sluice_core::{serialization_ps, Rate, Rng, Time};
+use sluice_cc::{Arrival, Request, RxCtx, RxDecisions, RxEvents, TimerId};
+use sluice_core::{serialization_ps, Rng, Time};
 
-use crate::engine::{Core, Event};
-use crate::flow::{Flow, SendState};
-use crate::host::{Host, HostEnv};
-use crate::packet::{
+use crate::config::RdEnv;
+use crate::engine::packet::{
     Kind, Packet, FLAG_CE, FLAG_ECT, RD_BOUNCED, RD_ECHO, RD_MORE_BDP, RD_PROBE, RD_SCHEDULED, RD_TRIMMED,
     RD_UNSCHEDULED,
 };
-
-/// What the receiver-driven transport did in a run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct RdCounters {
-    /// Requests to send.
-    pub requests: u64,
-    /// Tokens receivers sent.
-    pub tokens_issued: u64,
-    /// Tokens switch token limiters dropped (queue full).
-    pub tokens_dropped: u64,
-    /// Tokens ECN-marked in switch token queues.
-    pub tokens_marked: u64,
-    /// Tokens that reached a sender with nothing left to send.
-    pub tokens_wasted: u64,
-    /// Tokens senders discarded as stale (held too long, or beyond one BDP).
-    pub tokens_stale: u64,
-    /// Tokens senders spent on data.
-    pub tokens_used: u64,
-    /// Data packets switches trimmed to headers.
-    pub trimmed: u64,
-    /// Unscheduled packets switches dropped (Aeolus selective dropping).
-    pub unscheduled_dropped: u64,
-    /// Payload bytes sent unscheduled.
-    pub unscheduled_bytes: u64,
-    /// Payload bytes sent against tokens.
-    pub scheduled_bytes: u64,
-    /// Aeolus probes sent.
-    pub probes: u64,
-    /// Receiver loss timeouts that fired.
-    pub rx_timeouts: u64,
-    /// Data packets trimmed in the queue (the last queued packet rather than the arriving one, NDP).
-    pub trimmed_queued: u64,
-    /// Trimmed headers that found a header queue full and went back to their senders (NDP).
-    pub bounced: u64,
-    /// Packets dropped at full header queues of trimming switches (control packets, headers already
-    /// returned once).
-    pub header_drops: u64,
-    /// Early CREDIT_STOPs senders sent.
-    pub early_stops: u64,
-    /// Sender retransmission timeouts that fired (a request to send sent again).
-    pub tx_timeouts: u64,
-}
-
-/// Run-wide settings of the transport.
-#[derive(Debug, Clone)]
-pub struct RdEnv {
-    /// The algorithm's transport settings.
-    pub transport: TokenTransport,
-    /// Payload bytes per token (K).
-    pub token_bytes: u64,
-    /// Homa unscheduled priority cutoffs: a flow of size <= `cutoffs[i]` sends unscheduled packets in
-    /// queue `1 + i` (empty without priorities).
-    pub cutoffs: Vec<u64>,
-}
-
-impl RdEnv {
-    /// Settings for a run whose flows have `sizes` (Homa cutoffs split their unscheduled bytes evenly).
-    /// An `overcommit` of 0 is resolved here from the sizes ([`workload_overcommit`]).
-    pub fn new(mut transport: TokenTransport, mtu: u32, sizes: &[u64], line_rate: Rate, base_rtt: Time) -> RdEnv {
-        let token_bytes = transport.token_bytes(mtu);
-        let bdp = (line_rate as u128 * base_rtt as u128 / 8 / sluice_core::PS_PER_S as u128) as u64;
-        let unscheduled = transport.unscheduled.bytes(None, bdp);
-        if transport.overcommit == 0 {
-            transport.overcommit = workload_overcommit(sizes, unscheduled);
-        }
-        let cutoffs = if transport.priorities {
-            let levels = 7 - transport.overcommit.min(6) as usize;
-            unscheduled_cutoffs(sizes, unscheduled, levels)
-        } else {
-            Vec::new()
-        };
-        RdEnv { transport, token_bytes, cutoffs }
-    }
-
-    /// Time between two tokens of one NIC or switch port at `rate`: the token and the data it releases
-    /// together fill the link (ExpressPass's limiter, NDP's pull pacer).
-    pub fn token_gap(&self, rate: Rate, header_bytes: u32) -> Time {
-        sluice_cc::token::token_gap(&self.transport, self.token_bytes, rate, header_bytes)
-    }
-
-    /// The queue of an unscheduled packet of a flow of `size` bytes.
-    fn unscheduled_queue(&self, size: u64, data_queue: u8) -> u8 {
-        if self.cutoffs.is_empty() {
-            return data_queue;
-        }
-        let level = self.cutoffs.iter().position(|&c| size <= c).unwrap_or(self.cutoffs.len() - 1);
-        1 + level as u8
-    }
-
-    /// The queue of scheduled packets of a flow of SRPT rank `rank`.
-    fn scheduled_queue(&self, rank: usize) -> u64 {
-        if self.cutoffs.is_empty() {
-            return u64::MAX;
-        }
-        let first = 8 - self.transport.overcommit.min(6) as usize;
-        (first + rank).min(7) as u64
-    }
-}
-
-/// Homa's overcommitment degree for a workload of `sizes`: the number of scheduled priority levels
-/// (HomaSimulation's `numSendersToKeepGranted` equals its scheduled levels, set per workload: 1 for the
-/// key-value workload, 6 of 8 for web server, 7 of 8 for Hadoop, cache follower and DCTCP), chosen as
-/// Homa does by splitting the 7 data levels between scheduled and unscheduled packets in proportion to the
-/// bytes each kind carries (`min(size, unscheduled)` per flow is unscheduled), at least one level each.
-/// Without sized flows (long-lived only) it is 4, HomaSimulation's all-RPC setting.
-pub fn workload_overcommit(sizes: &[u64], unscheduled: u64) -> u32 {
-    let total: u128 = sizes.iter().map(|&s| s as u128).sum();
-    if total == 0 {
-        return 4;
-    }
-    let unscheduled_bytes: u128 = sizes.iter().map(|&s| s.min(unscheduled) as u128).sum();
-    let scheduled_share = (total - unscheduled_bytes) as f64 / total as f64;
-    ((7.0 * scheduled_share).round() as u32).clamp(1, 6)
-}
-
-/// Homa's unscheduled cutoffs (section 3.4): sort flows by size and split the unscheduled bytes they send
-/// (`min(size, unscheduled)` each) into `levels` equal shares; smaller flows get the higher levels.
-pub fn unscheduled_cutoffs(sizes: &[u64], unscheduled: u64, levels: usize) -> Vec<u64> {
-    let mut sorted: Vec<u64> = sizes.to_vec();
-    sorted.sort_unstable();
-    let total: u128 = sorted.iter().map(|&s| s.min(unscheduled) as u128).sum();
-    let mut cutoffs = Vec::with_capacity(levels);
-    let mut acc: u128 = 0;
-    let mut next = 1;
-    for &s in &sorted {
-        acc += s.min(unscheduled) as u128;
-        while next < levels && acc * levels as u128 >= total * next as u128 {
-            if cutoffs.last() != Some(&s) {
-                cutoffs.push(s);
-            }
-            next += 1;
-        }
-    }
-    cutoffs.push(u64::MAX);
-    cutoffs
-}
-
-/// One held token at a sender.
-#[derive(Debug, Clone, Copy)]
-struct Held {
-    at: Time,
-    seq: u32,
-    /// Packets it still lets the sender send (a token of K bytes grants K/MTU packets, rounded up).
-    packets: u32,
-    /// Some of its packets were sent.
-    used: bool,
-}
-
-/// Per-flow state of the transport: the sender's tokens and the receiver's controller and grants.
-pub struct RdFlow {
-    info: FlowInfo,
-    bdp: u64,
-    // Sender.
-    unscheduled_end: u64,
-    held: VecDeque<Held>,
-    credit: u64,
-    echo: bool,
-    probe_due: bool,
-    scheduled_queue: u64,
-    // Receiver.
-    rx: Option<Box<dyn ReceiverControl>>,
-    rx_events: RxEvents,
-    known: bool,
-    done: bool,
-    stopped: bool,
-    token_rate: Rate,
-    tick_gen: u32,
-    window: Option<u64>,
-    /// Bytes the receiver expects (unscheduled bytes announced plus granted bytes) that have not arrived.
-    outstanding: u64,
-    received: u64,
-    next_token: u32,
-    timer_gen: [u32; MAX_TIMERS],
-    last_activity: Time,
-    check_pending: bool,
-    /// Flag-driven volume control: grant bytes earned (first window, flagged data) and not yet issued.
-    owed: u64,
-    /// Sequence numbers and departure times of tokens whose data has not arrived (for `token_rtt`).
-    token_times: VecDeque<(u32, Time)>,
-    /// Sender retransmission timer and early stop ([`TxState`]).
-    tx: TxState,
-    /// The receiver got the flow's request to send.
-    request_seen: bool,
-    /// The sender asked the receiver to stop issuing tokens (early CREDIT_STOP).
-    stop_requested: bool,
-    /// Flag-driven volume control after a receiver timeout: the highest sequence number asked for again.
-    /// Until the flow completes, every arrival earns a token and the next hole is asked for, since an
-    /// unflagged tail earns no tokens of its own ([`RdFlow::recovery`]).
-    recovering: Option<u64>,
-}
-
-/// The sender's side of the retransmission timer, the early CREDIT_STOP and NDP's return-to-sender.
-#[derive(Debug, Clone, Copy, Default)]
-struct TxState {
-    /// When the first request to send left.
-    request_at: Time,
-    /// Requests sent again after a timeout.
-    retries: u32,
-    /// A token, ACK or NACK of the flow reached the sender.
-    heard: bool,
-    /// Request-to-first-token time (ns2-xpass's sender `rtt_`).
-    rtt: Option<Time>,
-    /// Start of the current early-stop round and the tokens received in it.
-    round_start: Time,
-    round_tokens: u64,
-    /// An early stop was sent and no new request since.
-    stop_sent: bool,
-    /// Returned packets to resend without a new token (their grant or unscheduled allowance was spent).
-    free_resends: u32,
-}
-
-impl RdFlow {
-    /// State for a flow starting now; `rx` is the algorithm's receiver controller.
-    pub fn new(info: FlowInfo, rx: Option<Box<dyn ReceiverControl>>, env: &RdEnv) -> RdFlow {
-        let bdp = sluice_cc::token::bdp_bytes(&info);
-        let unscheduled_end = env.transport.unscheduled.bytes(info.size, bdp);
-        let rx_events = rx.as_ref().map_or(RxEvents::default(), |r| r.events());
-        RdFlow {
-            info,
-            bdp,
-            unscheduled_end,
-            held: VecDeque::new(),
-            credit: 0,
-            echo: false,
-            probe_due: false,
-            scheduled_queue: u64::MAX,
-            rx,
-            rx_events,
-            known: false,
-            done: false,
-            stopped: false,
-            token_rate: 0,
-            tick_gen: 0,
-            window: None,
-            outstanding: 0,
-            received: 0,
-            next_token: 0,
-            timer_gen: [0; MAX_TIMERS],
-            last_activity: 0,
-            check_pending: false,
-            owed: 0,
-            token_times: VecDeque::new(),
-            tx: TxState::default(),
-            request_seen: false,
-            stop_requested: false,
-            recovering: None,
-        }
-    }
-
-    /// Payload bytes the sender may send before any token.
-    pub fn unscheduled_end(&self) -> u64 {
-        self.unscheduled_end
-    }
-
-    /// Packets granted and not yet sent at the sender.
-    pub fn credit(&self) -> u64 {
-        self.credit
-    }
-
-    /// Tokens the sender holds without having spent any of them.
-    pub fn held_tokens(&self) -> u64 {
-        self.held.iter().filter(|h| !h.used).count() as u64
-    }
-
-    /// The credit-to-data round trip of token `seq` whose data arrived at `now`, the first time it is
-    /// asked; forgets tokens issued before it (lost, or stale at the sender).
-    fn token_rtt(&mut self, seq: u32, now: Time) -> Option<Time> {
-        while let Some(&(s, at)) = self.token_times.front() {
-            let behind = (s.wrapping_sub(seq) as i32) < 0;
-            if !behind && s != seq {
-                return None;
-            }
-            self.token_times.pop_front();
-            if s == seq {
-                return Some(now.saturating_sub(at));
-            }
-        }
-        None
-    }
-
-    /// Drops held tokens that are stale at `now`; returns how many.
-    fn expire(&mut self, now: Time, transport: &TokenTransport) -> u64 {
-        let mut dropped = 0;
-        while let Some(h) = self.held.front() {
-            let old = transport.stale_timeout > 0 && now.saturating_sub(h.at) > transport.stale_timeout;
-            let granted = self.credit * self.info.mss as u64;
-            let beyond = transport.stale_bdp && granted > self.bdp.max(h.packets as u64 * self.info.mss as u64);
-            if !(old || beyond) {
-                break;
-            }
-            self.credit -= h.packets as u64;
-            dropped += u64::from(!h.used);
-            self.held.pop_front();
-        }
-        dropped
-    }
-
-    /// Spends one packet of credit; returns the sequence number of the token it came from and whether
-    /// this is the token's first packet.
-    fn spend(&mut self) -> (u32, bool) {
-        let Some(front) = self.held.front_mut() else { return (0, false) };
-        let (seq, first) = (front.seq, !front.used);
-        front.used = true;
-        front.packets -= 1;
-        self.credit -= 1;
-        if front.packets == 0 {
-            self.held.pop_front();
-        }
-        (seq, first)
-    }
-}
-
-/// What a receiver-driven flow may do at `now` (replaces the window check of sender-driven flows).
-pub fn send_state(f: &mut Flow, now: Time) -> SendState {
-    let (probe_due, unscheduled_end, credit, free_resends) = {
-        let rd = f.rd.as_deref().expect("a receiver-driven flow");
-        (rd.probe_due, rd.unscheduled_end, rd.credit, rd.tx.free_resends)
-    };
-    while f.rtx.front().is_some_and(|&s| s < f.snd_una) {
-        f.rtx.pop_front();
-    }
-    let resend = !f.rtx.is_empty();
-    let new_data = f.snd_nxt < f.size;
-    if !probe_due && !resend && !new_data {
-        return SendState::Idle;
-    }
-    let unscheduled = !resend && new_data && f.snd_nxt < unscheduled_end;
-    let returned = resend && free_resends > 0;
-    if !probe_due && !unscheduled && credit == 0 && !returned {
-        return SendState::WindowFull;
-    }
-    if f.next_tx > now {
-        return SendState::PacedUntil(f.next_tx);
-    }
-    SendState::Send
-}
+use crate::engine::{Core, Event};
+use crate::host::{Host, HostEnv};
+use crate::transport::flow::Flow;
+use crate::transport::token::{accept, Held};
 
 impl Host {
     /// Sends flow `id`'s next packet: an Aeolus probe, an unscheduled packet, or a scheduled one that
@@ -1085,31 +750,6 @@ impl Host {
     }
 }
 
-/// An acknowledgment of flow `f` reached its sender: the receiver knows of the flow.
-#[inline]
-pub(crate) fn heard(f: &mut Flow) {
-    if let Some(rd) = f.rd.as_deref_mut() {
-        rd.tx.heard = true;
-    }
-}
-
-/// Receiver-side delivery of a full data packet: in order, buffered out of order, or a duplicate.
-/// Returns whether it brought new bytes.
-fn accept(f: &mut Flow, p: &Packet, mtu: u32) -> bool {
-    if p.seq == f.rcv_nxt {
-        f.rcv_nxt += p.payload as u64;
-        while f.ooo.first() == Some(&f.rcv_nxt) {
-            f.ooo.pop_first();
-            f.rcv_nxt += f.payload_at(f.rcv_nxt, mtu) as u64;
-        }
-        true
-    } else if p.seq > f.rcv_nxt {
-        f.ooo.insert(p.seq)
-    } else {
-        false
-    }
-}
-
 /// Per-host state of the transport: the NIC's token pacer and the flows this host receives.
 #[derive(Debug, Default)]
 pub struct RdHost {
@@ -1127,7 +767,7 @@ pub(crate) fn setup(
     link: &crate::config::LinkConfig,
     flows: &[Flow],
     hosts: &mut [Host],
-    switches: &mut [crate::switch::Switch],
+    switches: &mut [crate::net::switch::Switch],
     seed: u64,
 ) -> RdEnv {
     let sizes: Vec<u64> = flows.iter().filter(|f| f.stop.is_none()).map(|f| f.size).collect();
@@ -1139,27 +779,13 @@ pub(crate) fn setup(
             (env.transport.token_jitter > 0.0).then(|| Rng::named(seed, &format!("host.{}.token_jitter", h.node)));
         h.rd = Some(Box::new(RdHost { jitter, ..RdHost::default() }));
     }
-    if env.transport.token_limiter || env.transport.trimming {
+    let t = &env.transport;
+    if t.token_limiter || t.trimming || t.aeolus {
         for s in switches.iter_mut() {
-            s.rd = Some(Box::new(crate::rd_switch::RdSwitch::new(s.node, s.ports.len(), seed)));
+            s.tokens = Some(Box::new(crate::net::tokens::TokenSwitch::new(s.node, s.ports.len(), seed)));
         }
     }
     env
-}
-
-/// Gives flow `f` (id `id`), starting now, its transport state and its receiver controller.
-pub(crate) fn attach(
-    f: &mut Flow,
-    id: u32,
-    factory: &dyn sluice_cc::Factory,
-    link: &crate::config::LinkConfig,
-    line_rate: Rate,
-    now: Time,
-    env: &RdEnv,
-) {
-    let info = f.info(id, link, line_rate, now);
-    let rx = factory.receiver(&info);
-    f.rd = Some(Box::new(RdFlow::new(info, rx, env)));
 }
 
 impl Host {
@@ -1172,41 +798,5 @@ impl Host {
         if let Some(pos) = (0..self.ready.len()).min_by_key(|&k| left(self.ready[k])) {
             self.ready.rotate_left(pos);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cutoffs_split_unscheduled_bytes_evenly() {
-        // 100 flows of 1 KB and 10 of 100 KB with 10 KB unscheduled: 100 KB + 100 KB of unscheduled bytes.
-        let mut sizes = vec![1_000; 100];
-        sizes.extend([100_000; 10]);
-        let c = unscheduled_cutoffs(&sizes, 10_000, 2);
-        assert_eq!(c, vec![1_000, u64::MAX]);
-        let c = unscheduled_cutoffs(&sizes, 10_000, 4);
-        assert_eq!(c[0], 1_000);
-        assert_eq!(*c.last().unwrap(), u64::MAX);
-    }
-
-    #[test]
-    fn overcommitment_follows_the_workloads_scheduled_bytes() {
-        // Key-value: every message fits in its unscheduled bytes, one scheduled level.
-        assert_eq!(workload_overcommit(&[100, 500, 2_000, 9_000], 10_000), 1);
-        // Bulk: nearly all bytes are scheduled, all but one of the 7 data levels.
-        assert_eq!(workload_overcommit(&[1_000_000, 3_000_000, 500], 10_000), 6);
-        // Half the bytes scheduled: 7 x 0.5 rounds to 4 levels.
-        assert_eq!(workload_overcommit(&[30_000, 10_000], 10_000), 4);
-        assert_eq!(workload_overcommit(&[], 10_000), 4, "no sized flows: HomaSimulation's all-RPC setting");
-        let homa = TokenTransport { overcommit: 0, priorities: true, srpt: true, ..TokenTransport::default() };
-        // 8 Gbps x 10 us: 10 KB unscheduled; 600 messages of 10 B to 6 KB.
-        let key_value: Vec<u64> = (1..=600).map(|i| i * 10).collect();
-        let env = RdEnv::new(homa, 1_000, &key_value, 8_000_000_000, 10_000_000);
-        assert_eq!(env.transport.overcommit, 1, "0 is resolved from the run's flows");
-        assert_eq!(env.cutoffs.len(), 6, "the other 6 levels carry unscheduled packets");
-        let fixed = TokenTransport { overcommit: 3, priorities: true, srpt: true, ..TokenTransport::default() };
-        assert_eq!(RdEnv::new(fixed, 1_000, &[100], 8_000_000_000, 10_000_000).transport.overcommit, 3);
     }
 }

@@ -3,32 +3,18 @@
 //! programmable egress queue (queue notifications, PRU tokens, supply matching).
 
 use sluice_cc::IntHop;
-use sluice_core::{Rng, Time, PS_PER_S};
+use sluice_core::Rng;
 use sluice_results::PacketEvent;
-use sluice_topo::Routes;
 
-use crate::config::{LinkConfig, LoadBalance, MarkAt, NonEct, SwitchConfig};
+use crate::config::{LoadBalance, MarkAt, NonEct};
+use crate::engine::packet::{Kind, FLAG_CE, FLAG_ECT};
+use crate::engine::trace::Site;
 use crate::engine::{Core, Event};
-use crate::fault::{PortFaults, Seen, Verdict};
-use crate::packet::{Kind, Packet, FLAG_CE, FLAG_DECWIN, FLAG_ECT, FLAG_FIRST, FLAG_INCWIN, FLAG_LAST};
-use crate::packet_trace::Site;
-use crate::port::Port;
-
-/// What every switch shares: settings and routes.
-#[derive(Debug)]
-pub struct Fabric<'a> {
-    /// Switch settings.
-    pub config: &'a SwitchConfig,
-    /// Packet sizes.
-    pub link: &'a LinkConfig,
-    /// Equal-cost next hops per node and destination host.
-    pub routes: &'a Routes,
-    /// The sending host of each flow, where queue notifications go (empty unless Bolt's switch logic is
-    /// on).
-    pub flow_src: &'a [u32],
-    /// Receiver-driven transport settings (token limiters, trimming, Aeolus), when a token algorithm runs.
-    pub rd: Option<&'a crate::rd::RdEnv>,
-}
+use crate::net::bolt::Bolt;
+use crate::net::fault::{PortFaults, Seen, Verdict};
+use crate::net::port::Port;
+use crate::net::tokens::{Forwarder, TokenSwitch, Verdict as TokenVerdict};
+use crate::net::Fabric;
 
 /// Shared-buffer occupancy statistics of a switch.
 #[derive(Debug, Clone, Default)]
@@ -62,29 +48,15 @@ pub struct Switch {
     shared_used: u64,
     /// XOFF sent upstream, bit per queue, per ingress port.
     xoff: Vec<u8>,
-    /// Bolt state per egress port (empty unless Bolt's switch logic is on).
-    bolt: Vec<BoltPort>,
+    /// Bolt's egress-queue state, when Bolt's switch logic is on.
+    bolt: Option<Box<Bolt>>,
     /// Buffer left for the shared pool after headroom and reserves.
     pool: u64,
     rng: Rng,
     /// Receiver-driven state (token limiters), when a token algorithm runs with them.
-    pub(crate) rd: Option<Box<crate::rd_switch::RdSwitch>>,
+    pub(crate) tokens: Option<Box<TokenSwitch>>,
     /// Faults injected at this switch's ports, when the scenario has any here.
     pub(crate) faults: Option<Box<PortFaults>>,
-}
-
-/// Bolt state of one egress port (the authors' ns-3 `PfifoBoltQueueDisc` counters).
-#[derive(Debug, Clone, Copy, Default)]
-struct BoltPort {
-    /// Proactive ramp-up tokens (`m_nPruToken`).
-    tokens: u32,
-    /// Supply for supply matching, bytes: what the link could have sent since the last arrival minus
-    /// what arrived, accumulated and capped (`m_availLoad`; may go negative).
-    supply: i64,
-    /// Supply credit short of a whole byte, in bit-picoseconds over 8 (carried to the next arrival).
-    credit: u128,
-    /// When `supply` was last updated.
-    updated: Time,
 }
 
 /// Mixes a flow id and a switch id into an ECMP hash (SplitMix64 finalizer).
@@ -114,10 +86,10 @@ impl Switch {
             headroom,
             shared_used: 0,
             xoff: vec![0; n],
-            bolt: if cfg.bolt.enabled { vec![BoltPort::default(); n] } else { Vec::new() },
+            bolt: cfg.bolt.enabled.then(|| Box::new(Bolt::new(n))),
             pool: cfg.buffer.saturating_sub(reserved),
             rng: Rng::named(seed, &format!("switch.{node}")),
-            rd: None,
+            tokens: None,
             faults: None,
         }
     }
@@ -129,8 +101,11 @@ impl Switch {
         }
         let p = *core.arena.get(id);
         let out = self.route(fabric, p.flow, p.dst) as usize;
-        if let Some(env) = fabric.rd {
-            if self.rd_arrive(core, fabric, env, in_port, out, id) == crate::rd_switch::Verdict::Consumed {
+        if let (Some(env), Some(mut tokens)) = (fabric.rd, self.tokens.take()) {
+            // The features run with their state taken out of the switch they call back into.
+            let verdict = tokens.arrive(self, core, fabric, env, in_port, out, id);
+            self.tokens = Some(tokens);
+            if verdict == TokenVerdict::Consumed {
                 return;
             }
         }
@@ -141,8 +116,11 @@ impl Switch {
     /// is idle), or drops it.
     pub(crate) fn forward(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32) {
         let p = *core.arena.get(id);
-        if fabric.config.bolt.enabled {
-            self.bolt_enqueue(core, fabric, in_port, out, id);
+        if let Some(bolt) = self.bolt.as_deref_mut() {
+            let port = &self.ports[out];
+            if let Some(notify) = bolt.on_enqueue(core, fabric, out, (port.rate, port.bytes), in_port, id) {
+                self.receive(core, fabric, in_port, notify);
+            }
         }
         let queue = p.queue as usize;
         if self.ports[out].bytes == 0 && self.ports[out].idle(core.now) && self.ports[out].paused & (1 << queue) == 0 {
@@ -167,62 +145,6 @@ impl Switch {
         self.ports[out].enqueue(core.now, p.queue, id, p.wire);
         core.trace_packet(Site::packet(PacketEvent::Enqueue, self.node, out as u16, id), || self.ports[out].bytes);
         self.try_transmit(core, fabric, out as u16);
-    }
-
-    /// Bolt's egress-queue logic for packet `id` entering port `out` (pfifo-bolt-queue-disc.cc
-    /// `DoEnqueue`; see [`crate::config::BoltSwitchConfig`]): every packet updates the port's supply; a
-    /// data packet meeting a queue of at least `cc_thresh` bytes loses INCWIN and, if no switch before
-    /// did so, gets DECWIN and makes this switch notify its sender; below the threshold a LAST packet
-    /// (not FIRST) deposits a PRU token, and an INCWIN packet keeps its flag by taking a token or one
-    /// packet of supply, or loses it.
-    fn bolt_enqueue(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32) {
-        let cfg = &fabric.config.bolt;
-        let full_packet = (fabric.link.mtu + fabric.link.header_bytes) as i64;
-        let cap = cfg.max_supply.min(i64::MAX as u64) as i64;
-        let (rate, queue) = (self.ports[out].rate, self.ports[out].bytes);
-        let state = &mut self.bolt[out];
-        let p = core.arena.get_mut(id);
-        let credit = rate as u128 * (core.now - state.updated) as u128 + state.credit;
-        let per_byte = 8 * PS_PER_S as u128;
-        state.credit = credit % per_byte;
-        state.updated = core.now;
-        let gained = (credit / per_byte).min(i64::MAX as u128 / 2) as i64;
-        state.supply = (state.supply - p.wire as i64).saturating_add(gained).min(cap);
-        if p.kind != Kind::Data {
-            return;
-        }
-        let flags = p.flags;
-        if queue >= cfg.cc_thresh {
-            p.flags &= !FLAG_INCWIN;
-            if flags & FLAG_DECWIN == 0 {
-                p.flags |= FLAG_DECWIN;
-                let (to, wire, queue_no) =
-                    (fabric.flow_src[p.flow as usize], fabric.link.control_bytes, fabric.config.control_queue);
-                let notify = Packet {
-                    seq: queue,
-                    sent_at: p.sent_at,
-                    delivered: core.now,
-                    sack: rate,
-                    ingress: in_port,
-                    ..Packet::new(Kind::Notify, p.flow, to, wire, queue_no)
-                };
-                let notify = core.arena.alloc(notify);
-                core.counters.notifications += 1;
-                self.receive(core, fabric, in_port, notify);
-            }
-        } else if cfg.pru && flags & FLAG_LAST != 0 {
-            if flags & FLAG_FIRST == 0 {
-                state.tokens = (state.tokens + 1).min(cfg.max_pru_tokens);
-            }
-        } else if flags & FLAG_INCWIN != 0 {
-            if cfg.pru && state.tokens > 0 {
-                state.tokens -= 1;
-            } else if cfg.supply_matching && state.supply >= full_packet {
-                state.supply -= full_packet;
-            } else {
-                p.flags &= !FLAG_INCWIN;
-            }
-        }
     }
 
     pub(crate) fn route(&mut self, fabric: &Fabric, flow: u32, dst: u32) -> u16 {
@@ -464,6 +386,16 @@ impl Switch {
         lost
     }
 
+    /// The token limiter of `port` may release its next token (a `TokenRelease` event).
+    pub fn on_token_release(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
+        let Some(env) = fabric.rd else { return };
+        let (node, rate) = (self.node, self.ports[port as usize].rate);
+        let tokens = self.tokens.as_deref_mut().expect("token limiter state");
+        if let Some((in_port, id)) = tokens.release(core, env, fabric, node, port, rate) {
+            self.receive(core, fabric, in_port, id);
+        }
+    }
+
     /// The transmitter of `port` freed (a `PortFree` event).
     pub fn port_free(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
         self.ports[port as usize].free_pending = false;
@@ -510,5 +442,31 @@ impl Switch {
         if self.ports[out].has_eligible() {
             self.ports[out].wake_when_free(core, self.node, port);
         }
+    }
+}
+
+impl Forwarder for Switch {
+    fn node(&self) -> u32 {
+        self.node
+    }
+
+    fn port(&mut self, out: usize) -> &mut Port {
+        &mut self.ports[out]
+    }
+
+    fn forward(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32) {
+        Switch::forward(self, core, fabric, in_port, out, id);
+    }
+
+    fn route(&mut self, fabric: &Fabric, flow: u32, dst: u32) -> u16 {
+        Switch::route(self, fabric, flow, dst)
+    }
+
+    fn release(&mut self, core: &mut Core, fabric: &Fabric, in_port: usize, queue: usize, wire: u64) {
+        Switch::release(self, core, fabric, in_port, queue, wire);
+    }
+
+    fn drop_packet(&mut self, core: &mut Core, out: usize, id: u32) {
+        Switch::drop_packet(self, core, out, id);
     }
 }

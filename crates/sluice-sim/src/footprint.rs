@@ -1,0 +1,22 @@
+//! The sizes of the simulator's per-element records, for estimating a run's memory before it runs
+//! (`sluice check`), without making the records themselves public.
+
+use std::mem::size_of;
+
+use sluice_core::Time;
+
+use crate::engine::packet::{IntStack, Packet};
+use crate::engine::Event;
+use crate::net::port::Port;
+use crate::transport::flow::Flow;
+
+/// Bytes of one pending event in the event queue (its time and the event).
+pub const EVENT_ENTRY_BYTES: usize = size_of::<(Time, Event)>();
+/// Bytes of one packet record in the packet arena.
+pub const PACKET_BYTES: usize = size_of::<Packet>();
+/// Bytes of one packet's INT stack (kept only when switches stamp INT).
+pub const INT_STACK_BYTES: usize = size_of::<IntStack>();
+/// Bytes of one flow's transport state, before any controller or receiver state it allocates.
+pub const FLOW_BYTES: usize = size_of::<Flow>();
+/// Bytes of one egress port, before its queues' contents.
+pub const PORT_BYTES: usize = size_of::<Port>();
