@@ -12,7 +12,7 @@ use crate::config::FaultConfig;
 use crate::config::{EcnThresholds, HostConfig, LinkConfig, SwitchConfig};
 use crate::engine::queue::EventQueue;
 use crate::engine::trace::{PacketTraceConfig, PacketTracer};
-use crate::engine::{Core, Event};
+use crate::engine::{Core, Event, HostModelEvent, PlaneEvent, TokenEvent};
 use crate::host::{Host, HostEnv};
 use crate::net::fault::PortFaults;
 use crate::net::port::Port;
@@ -604,38 +604,54 @@ impl Parts<'_> {
                 self.hosts[src].on_rto(core, env, flows, flow);
             }
             Event::Sample => self.sample(),
-            Event::PlaneFlush { flow } => {
+            Event::Plane(PlaneEvent::Flush { flow }) => {
                 let src = flows[flow as usize].src as usize;
                 self.hosts[src].on_plane_flush(core, env, flows, flow);
             }
-            Event::PlaneBatch { host } => self.hosts[host_of(self.node_ref, host)].on_plane_batch(core, env),
-            Event::PlaneArrive { host } => self.hosts[host_of(self.node_ref, host)].on_plane_arrive(core, env, flows),
-            Event::PlaneDone { host } => self.hosts[host_of(self.node_ref, host)].on_plane_done(core, env, flows),
-            Event::DecisionArrive { host } => self.hosts[host_of(self.node_ref, host)].on_decision(core, env, flows),
-            Event::TokenPace { host } => self.hosts[host_of(self.node_ref, host)].on_token_pace(core, env, flows),
-            Event::TokenRelease { node, port } => {
+            Event::Plane(PlaneEvent::Batch { host }) => {
+                self.hosts[host_of(self.node_ref, host)].on_plane_batch(core, env)
+            }
+            Event::Plane(PlaneEvent::Arrive { host }) => {
+                self.hosts[host_of(self.node_ref, host)].on_plane_arrive(core, env, flows)
+            }
+            Event::Plane(PlaneEvent::Done { host }) => {
+                self.hosts[host_of(self.node_ref, host)].on_plane_done(core, env, flows)
+            }
+            Event::Plane(PlaneEvent::Decision { host }) => {
+                self.hosts[host_of(self.node_ref, host)].on_decision(core, env, flows)
+            }
+            Event::Token(TokenEvent::Pace { host }) => {
+                self.hosts[host_of(self.node_ref, host)].on_token_pace(core, env, flows)
+            }
+            Event::Token(TokenEvent::Release { node, port }) => {
                 let NodeRef::Switch(s) = self.node_ref[node as usize] else { unreachable!("token limiter at a host") };
                 self.switches[s as usize].on_token_release(core, fabric, port);
             }
-            Event::TokenTick { flow, gen } => {
+            Event::Token(TokenEvent::Tick { flow, gen }) => {
                 let dst = flows[flow as usize].dst as usize;
                 self.hosts[dst].on_token_tick(core, env, flows, flow, gen);
             }
-            Event::RxTimer { flow, id, gen } => {
+            Event::Token(TokenEvent::RxTimer { flow, id, gen }) => {
                 let dst = flows[flow as usize].dst as usize;
                 self.hosts[dst].on_rx_timer(core, env, flows, flow, id, gen);
             }
-            Event::RxCheck { flow } => {
+            Event::Token(TokenEvent::RxCheck { flow }) => {
                 let dst = flows[flow as usize].dst as usize;
                 self.hosts[dst].on_rx_check(core, env, flows, flow);
             }
-            Event::EndpointDone { host } => self.hosts[host_of(self.node_ref, host)].on_endpoint_done(core, env, flows),
-            Event::EndpointSample { host } => {
+            Event::HostModel(HostModelEvent::EndpointDone { host }) => {
+                self.hosts[host_of(self.node_ref, host)].on_endpoint_done(core, env, flows)
+            }
+            Event::HostModel(HostModelEvent::EndpointSample { host }) => {
                 self.hosts[host_of(self.node_ref, host)].on_endpoint_sample(core, env, flows)
             }
-            Event::BusDma { host } => self.hosts[host_of(self.node_ref, host)].on_bus_dma(core, env, flows),
-            Event::HostSample { host } => self.hosts[host_of(self.node_ref, host)].on_host_sample(core, env, flows),
-            Event::TxCheck { flow } => {
+            Event::HostModel(HostModelEvent::BusDma { host }) => {
+                self.hosts[host_of(self.node_ref, host)].on_bus_dma(core, env, flows)
+            }
+            Event::HostModel(HostModelEvent::BusSample { host }) => {
+                self.hosts[host_of(self.node_ref, host)].on_host_sample(core, env, flows)
+            }
+            Event::Token(TokenEvent::TxCheck { flow }) => {
                 let src = flows[flow as usize].src as usize;
                 self.hosts[src].on_tx_check(core, env, flows, flow);
             }

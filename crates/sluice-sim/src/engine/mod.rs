@@ -11,7 +11,9 @@ use packet::Arena;
 use queue::{EventQueue, WheelQueue};
 use trace::{PacketTracer, Site};
 
-/// Something that happens at a point in simulated time.
+/// Something that happens at a point in simulated time: the network's and the transport's own events,
+/// and those of the features that plug in (the CC plane, the token transport, the host models), each
+/// nested under one variant.
 // Each variant's doc names its fields; a doc line per `node`, `port` or `flow` would only repeat it.
 #[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +22,8 @@ pub enum Event {
     Arrive { node: u32, port: u16, pkt: u32 },
     /// The transmitter of `node`'s port `port` finished a packet and may start the next.
     PortFree { node: u32, port: u16 },
+    /// A PFC frame reaches `node`'s port `port`: pause or resume queue `queue` of that port.
+    Pfc { node: u32, port: u16, queue: u8, pause: bool },
     /// Flow `flow` starts.
     FlowStart { flow: u32 },
     /// Long-lived flow `flow` stops offering new data.
@@ -30,42 +34,67 @@ pub enum Event {
     CcTimer { flow: u32, id: u8, gen: u32 },
     /// Retransmission-timeout check of `flow`.
     Rto { flow: u32 },
-    /// A PFC frame reaches `node`'s port `port`: pause or resume queue `queue` of that port.
-    Pfc { node: u32, port: u16, queue: u8, pause: bool },
     /// Throughput sampling tick.
     Sample,
+    /// A step of the CC plane's offload channel.
+    Plane(PlaneEvent),
+    /// A timer of the receiver-driven (token) transport.
+    Token(TokenEvent),
+    /// A step of a host model (endpoint processing queue, host interconnect).
+    HostModel(HostModelEvent),
+}
+
+/// The CC plane's events.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlaneEvent {
     /// A flow's folded signals reached their hold deadline.
-    PlaneFlush { flow: u32 },
+    Flush { flow: u32 },
     /// The message batcher of host node `host` reached its deadline.
-    PlaneBatch { host: u32 },
+    Batch { host: u32 },
     /// A transfer from host node `host`'s datapath reached its plane.
-    PlaneArrive { host: u32 },
+    Arrive { host: u32 },
     /// Host node `host`'s plane core finished a message.
-    PlaneDone { host: u32 },
+    Done { host: u32 },
     /// Decisions from host node `host`'s plane reached its datapath.
-    DecisionArrive { host: u32 },
-    /// Host node `host`'s token pacer may release its next token (receiver-driven transport).
-    TokenPace { host: u32 },
+    Decision { host: u32 },
+}
+
+/// The token transport's events.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenEvent {
+    /// Host node `host`'s token pacer may release its next token.
+    Pace { host: u32 },
     /// The token limiter of `node`'s port `port` may release its next token.
-    TokenRelease { node: u32, port: u16 },
+    Release { node: u32, port: u16 },
     /// Flow `flow`'s rate-based token generator is due; stale when `gen` no longer matches.
-    TokenTick { flow: u32, gen: u32 },
+    Tick { flow: u32, gen: u32 },
     /// A receiver-side timer of `flow`; stale when `gen` no longer matches.
     RxTimer { flow: u32, id: u8, gen: u32 },
     /// The receiver of `flow` checks whether the flow stalled (lost data or tokens).
     RxCheck { flow: u32 },
+    /// The sender of `flow` checks whether it heard anything since its request to send (sender
+    /// retransmission timer), or whether it needs tokens again after an early stop.
+    TxCheck { flow: u32 },
+}
+
+/// The host models' events.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostModelEvent {
     /// Host node `host`'s processing queue finished its head packet (endpoint model).
     EndpointDone { host: u32 },
     /// Host node `host` samples its streams' accepted packets (endpoint model).
     EndpointSample { host: u32 },
-    /// Host node `host`'s NIC finished writing its head packet into host memory (host interconnect model).
+    /// Host node `host`'s NIC finished writing its head packet into host memory (host interconnect).
     BusDma { host: u32 },
-    /// Host node `host` samples its host congestion signals (host interconnect model).
-    HostSample { host: u32 },
-    /// The sender of receiver-driven flow `flow` checks whether it heard anything since its request to
-    /// send (sender retransmission timer), or whether it needs tokens again after an early stop.
-    TxCheck { flow: u32 },
+    /// Host node `host` samples its host congestion signals (host interconnect).
+    BusSample { host: u32 },
 }
+
+/// A queue entry (time and event) stays 24 bytes with the nested events (an event alone takes 16).
+const _: () = assert!(std::mem::size_of::<(Time, Event)>() == 24);
 
 /// The clock, the queue, the packets and the counters; handed to every element's handlers.
 #[derive(Debug)]

@@ -24,7 +24,7 @@ use sluice_core::{serialization_ps, Rate, Time, PS_PER_S};
 
 use crate::config::HostBusConfig;
 use crate::engine::packet::{Kind, FLAG_CE, FLAG_ECT};
-use crate::engine::{Core, Event};
+use crate::engine::{Core, Event, HostModelEvent};
 use crate::host::{Host, HostEnv};
 use crate::transport::flow::Flow;
 
@@ -147,12 +147,15 @@ impl Host {
             bus.busy = true;
             core.schedule(
                 core.now + serialization_ps(wire as u64, bus.dma_rate(core.now)),
-                Event::BusDma { host: self.node },
+                Event::HostModel(HostModelEvent::BusDma { host: self.node }),
             );
         }
         if !bus.sampling {
             bus.sampling = true;
-            core.schedule(core.now + bus.config.sample_interval, Event::HostSample { host: self.node });
+            core.schedule(
+                core.now + bus.config.sample_interval,
+                Event::HostModel(HostModelEvent::BusSample { host: self.node }),
+            );
         }
         true
     }
@@ -173,7 +176,7 @@ impl Host {
         match bus.queue.front() {
             Some(&(_, next)) => {
                 let done = core.now + serialization_ps(next as u64, bus.dma_rate(core.now));
-                core.schedule(done, Event::BusDma { host: self.node });
+                core.schedule(done, Event::HostModel(HostModelEvent::BusDma { host: self.node }));
             }
             None => bus.busy = false,
         }
@@ -216,7 +219,7 @@ impl Host {
         }
         bus.sampling = !(idle && bus.level == 0 && !bus.marking);
         if bus.sampling {
-            core.schedule(core.now + interval, Event::HostSample { host: self.node });
+            core.schedule(core.now + interval, Event::HostModel(HostModelEvent::BusSample { host: self.node }));
         }
         for i in 0..self.senders.len() {
             let id = self.senders[i];

@@ -20,7 +20,7 @@ use sluice_core::{serialization_ps, Rate, Time};
 
 use crate::config::EndpointConfig;
 use crate::engine::packet::{Kind, Packet, FLAG_ECE};
-use crate::engine::{Core, Event};
+use crate::engine::{Core, Event, HostModelEvent};
 use crate::host::{Host, HostEnv};
 use crate::transport::flow::Flow;
 
@@ -265,11 +265,11 @@ impl Host {
         if !e.draining {
             e.draining = true;
             let done = core.now + serialization_ps(p.wire as u64, e.rate_at(core.now));
-            core.schedule(done, Event::EndpointDone { host: self.node });
+            core.schedule(done, Event::HostModel(HostModelEvent::EndpointDone { host: self.node }));
         }
         if let Some(every) = e.sample_every.filter(|_| !e.sampling) {
             e.sampling = true;
-            core.schedule(core.now + every, Event::EndpointSample { host: self.node });
+            core.schedule(core.now + every, Event::HostModel(HostModelEvent::EndpointSample { host: self.node }));
         }
     }
 
@@ -341,7 +341,7 @@ impl Host {
         match e.entries.front() {
             Some(next) => {
                 let done = core.now + serialization_ps(next.wire as u64, e.rate_at(core.now));
-                core.schedule(done, Event::EndpointDone { host: self.node });
+                core.schedule(done, Event::HostModel(HostModelEvent::EndpointDone { host: self.node }));
             }
             None => e.draining = false,
         }
@@ -384,7 +384,7 @@ impl Host {
         let counts = std::mem::take(&mut e.counts);
         e.sampling = !counts.is_empty();
         if let Some(every) = e.sample_every.filter(|_| e.sampling) {
-            core.schedule(core.now + every, Event::EndpointSample { host: self.node });
+            core.schedule(core.now + every, Event::HostModel(HostModelEvent::EndpointSample { host: self.node }));
         }
         let min = counts.iter().map(|c| c.1).min().unwrap_or(0);
         let max = counts.iter().map(|c| c.1).max().unwrap_or(0);

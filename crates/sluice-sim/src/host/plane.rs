@@ -7,7 +7,7 @@ use sluice_cc::{Ack, CongestionControl, Decisions, Feedback, FlowInfo, HostSigna
 use sluice_core::{Rate, Time};
 use sluice_plane::{ChannelEvent, Datapath, FlowDriver, Fold, HostChannel, Message, PlaneConfig, PlaneCounters, Wake};
 
-use crate::engine::{Core, Event};
+use crate::engine::{Core, Event, PlaneEvent};
 use crate::host::{Host, HostEnv};
 use crate::transport::flow::{Flow, FlowTrace};
 
@@ -17,10 +17,10 @@ pub type HostPlane = HostChannel;
 /// The simulator's event for `host`'s channel step `e`.
 fn channel_event(e: ChannelEvent, host: u32) -> Event {
     match e {
-        ChannelEvent::BatchDeadline => Event::PlaneBatch { host },
-        ChannelEvent::Arrive => Event::PlaneArrive { host },
-        ChannelEvent::CoreDone => Event::PlaneDone { host },
-        ChannelEvent::Decision => Event::DecisionArrive { host },
+        ChannelEvent::BatchDeadline => Event::Plane(PlaneEvent::Batch { host }),
+        ChannelEvent::Arrive => Event::Plane(PlaneEvent::Arrive { host }),
+        ChannelEvent::CoreDone => Event::Plane(PlaneEvent::Done { host }),
+        ChannelEvent::Decision => Event::Plane(PlaneEvent::Decision { host }),
     }
 }
 
@@ -59,7 +59,7 @@ impl Datapath for SimPath<'_, '_> {
         let flow = self.id;
         match wake {
             Wake::Timer { id, gen } => self.core.schedule(at, Event::CcTimer { flow, id, gen }),
-            Wake::Flush => self.core.schedule(at, Event::PlaneFlush { flow }),
+            Wake::Flush => self.core.schedule(at, Event::Plane(PlaneEvent::Flush { flow })),
         }
     }
 

@@ -17,7 +17,7 @@ use crate::engine::packet::{
     Kind, Packet, FLAG_CE, FLAG_ECT, RD_BOUNCED, RD_ECHO, RD_MORE_BDP, RD_PROBE, RD_SCHEDULED, RD_TRIMMED,
     RD_UNSCHEDULED,
 };
-use crate::engine::{Core, Event};
+use crate::engine::{Core, Event, TokenEvent};
 use crate::host::{Host, HostEnv};
 use crate::transport::flow::Flow;
 use crate::transport::token::{accept, Held};
@@ -116,7 +116,7 @@ impl Host {
         self.rd_request(core, env, f, id);
         let timeout = env.rd.expect("rd run").transport.tx_timeout;
         if timeout > 0 {
-            core.schedule(core.now + timeout, Event::TxCheck { flow: id });
+            core.schedule(core.now + timeout, Event::Token(TokenEvent::TxCheck { flow: id }));
         }
     }
 
@@ -162,7 +162,7 @@ impl Host {
         // a crowd of flows is not flooded with requests.
         let wait = timeout.saturating_mul(1 << rd.tx.retries.min(10));
         self.rd_request(core, env, f, id);
-        core.schedule(core.now + wait, Event::TxCheck { flow: id });
+        core.schedule(core.now + wait, Event::Token(TokenEvent::TxCheck { flow: id }));
         self.try_send(core, env, flows);
     }
 
@@ -198,7 +198,7 @@ impl Host {
         stop.wire = env.rd.expect("rd run").transport.token_wire;
         self.queue_control(core, env, stop);
         // Tokens lost after the stop would leave data unsent: ask again after two round trips.
-        core.schedule(core.now + 2 * rtt.max(1), Event::TxCheck { flow: id });
+        core.schedule(core.now + 2 * rtt.max(1), Event::Token(TokenEvent::TxCheck { flow: id }));
     }
 
     /// The sender's CREDIT_STOP reached the receiver: it issues no more tokens unless it finds data
@@ -500,7 +500,7 @@ impl Host {
         for (i, t) in d.set_timers.iter().enumerate() {
             if let Some(at) = t {
                 rd.timer_gen[i] = rd.timer_gen[i].wrapping_add(1);
-                core.schedule(*at, Event::RxTimer { flow: id, id: i as u8, gen: rd.timer_gen[i] });
+                core.schedule(*at, Event::Token(TokenEvent::RxTimer { flow: id, id: i as u8, gen: rd.timer_gen[i] }));
             } else if d.cancel_timers[i] {
                 rd.timer_gen[i] = rd.timer_gen[i].wrapping_add(1);
             }
@@ -510,7 +510,7 @@ impl Host {
             rd.token_rate = rate;
             if restart && rate > 0 {
                 rd.tick_gen = rd.tick_gen.wrapping_add(1);
-                core.schedule(core.now, Event::TokenTick { flow: id, gen: rd.tick_gen });
+                core.schedule(core.now, Event::Token(TokenEvent::Tick { flow: id, gen: rd.tick_gen }));
             }
         }
         for _ in 0..d.grant {
@@ -601,7 +601,7 @@ impl Host {
             if h.next_at > core.now {
                 if !h.pace_pending {
                     h.pace_pending = true;
-                    core.schedule(h.next_at, Event::TokenPace { host: self.node });
+                    core.schedule(h.next_at, Event::Token(TokenEvent::Pace { host: self.node }));
                 }
                 return;
             }
@@ -659,7 +659,7 @@ impl Host {
             gap = jittered(gap, renv.transport.token_jitter, rng.next_f64());
         }
         self.rd_issue(core, env, flows, id);
-        core.schedule(core.now + gap.max(1), Event::TokenTick { flow: id, gen });
+        core.schedule(core.now + gap.max(1), Event::Token(TokenEvent::Tick { flow: id, gen }));
         self.try_send(core, env, flows);
     }
 
@@ -686,7 +686,7 @@ impl Host {
             // Never in the past: a flow waiting for grants is checked again one timeout later.
             let due = rd.last_activity + timeout;
             let at = if due > core.now { due } else { core.now + timeout };
-            core.schedule(at, Event::RxCheck { flow: id });
+            core.schedule(at, Event::Token(TokenEvent::RxCheck { flow: id }));
         }
     }
 

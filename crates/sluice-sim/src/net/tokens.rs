@@ -17,7 +17,7 @@ use sluice_results::PacketEvent;
 use crate::config::RdEnv;
 use crate::engine::packet::{Kind, FLAG_CE, FLAG_ECT, RD_BOUNCED, RD_RELEASED, RD_TRIMMED, RD_UNSCHEDULED};
 use crate::engine::trace::Site;
-use crate::engine::{Core, Event};
+use crate::engine::{Core, Event, TokenEvent};
 use crate::net::port::Port;
 use crate::net::Fabric;
 
@@ -297,7 +297,7 @@ impl TokenSwitch {
         port.queue.push_back(id);
         if !port.release_pending {
             port.release_pending = true;
-            core.schedule(port.next_free.max(core.now), Event::TokenRelease { node, port: out as u16 });
+            core.schedule(port.next_free.max(core.now), Event::Token(TokenEvent::Release { node, port: out as u16 }));
         }
         Verdict::Consumed
     }
@@ -320,7 +320,7 @@ impl TokenSwitch {
         tp.next_free = core.now + gap;
         if !tp.queue.is_empty() {
             tp.release_pending = true;
-            core.schedule(tp.next_free, Event::TokenRelease { node, port });
+            core.schedule(tp.next_free, Event::Token(TokenEvent::Release { node, port }));
         }
         let packet = core.arena.get_mut(id);
         packet.rd |= RD_RELEASED;
