@@ -13,7 +13,7 @@ use crate::config::{EcnThresholds, HostConfig, LinkConfig, SwitchConfig};
 use crate::engine::queue::EventQueue;
 use crate::engine::trace::{PacketTraceConfig, PacketTracer};
 use crate::engine::{Core, Event, HostModelEvent, PlaneEvent, TokenEvent};
-use crate::host::{Host, HostEnv};
+use crate::host::Host;
 use crate::net::fault::PortFaults;
 use crate::net::port::Port;
 use crate::net::switch::Switch;
@@ -21,6 +21,7 @@ use crate::net::Fabric;
 use crate::stats::Counters;
 use crate::stats::FaultStats;
 use crate::transport::flow::{Flow, FlowTrace};
+use crate::transport::HostEnv;
 use sluice_plane::{PlaneConfig, PlaneCounters};
 
 /// A flow to simulate.
@@ -576,7 +577,7 @@ impl Parts<'_> {
                 let f = &mut flows[flow as usize];
                 let info = f.info(flow, self.link, line_rate, core.now);
                 let cc = start_flow_state(core, line_rate, factory, f, &info);
-                self.hosts[src].start_cc(core, env, f, flow, cc, &info);
+                crate::transport::cc::start(&mut self.hosts[src].io(core), env, f, flow, cc, &info);
                 if let Some(rd) = env.rd {
                     let f = &mut flows[flow as usize];
                     crate::transport::token::attach(f, flow, self.factory, self.link, line_rate, core.now, rd);
@@ -588,7 +589,7 @@ impl Parts<'_> {
                 let f = &mut flows[flow as usize];
                 f.size = f.max_sent.max(f.snd_una);
                 if f.snd_una >= f.size && f.finish.is_none() {
-                    crate::host::finish(core, f);
+                    f.finish(core);
                 }
                 if f.rd.is_some() {
                     let dst = f.dst as usize;

@@ -25,8 +25,10 @@ use sluice_core::{serialization_ps, Rate, Time, PS_PER_S};
 use crate::config::HostBusConfig;
 use crate::engine::packet::{Kind, FLAG_CE, FLAG_ECT};
 use crate::engine::{Core, Event, HostModelEvent};
-use crate::host::{Host, HostEnv};
+use crate::host::Host;
+use crate::transport::cc;
 use crate::transport::flow::Flow;
+use crate::transport::HostEnv;
 
 /// A host's NIC-to-memory path.
 pub struct HostBus {
@@ -225,7 +227,7 @@ impl Host {
             let id = self.senders[i];
             let f = &mut flows[id as usize];
             if f.started && f.finish.is_none() && f.driver.events().contains(Events::HOST) {
-                self.signal_host(core, env, f, id, signal);
+                cc::on_host(&mut self.io(core), env, f, id, signal);
                 self.after_decisions(core, env, flows, id);
             }
         }

@@ -21,8 +21,10 @@ use sluice_core::{serialization_ps, Rate, Time};
 use crate::config::EndpointConfig;
 use crate::engine::packet::{Kind, Packet, FLAG_ECE};
 use crate::engine::{Core, Event, HostModelEvent};
-use crate::host::{Host, HostEnv};
+use crate::host::Host;
 use crate::transport::flow::Flow;
+use crate::transport::window;
+use crate::transport::HostEnv;
 
 /// One packet in the processing queue.
 #[derive(Debug, Clone, Copy)]
@@ -196,7 +198,7 @@ impl Host {
             // A resend of accepted data: acknowledge what is accepted (or repeat the last ACK).
             match f.rx.is_some() {
                 true => self.send_rx_ack(core, env, f, id, f.rx_acked, p.sent_at),
-                false => self.send_ack(core, env, f, pkt, p),
+                false => window::send_ack(&mut self.io(core), env, f, pkt, p),
             }
             return;
         }
@@ -207,7 +209,7 @@ impl Host {
             core.counters.endpoint_drops += 1;
         }
         if !in_order {
-            self.out_of_order(core, env, f, p);
+            window::out_of_order(&mut self.io(core), env, f, p);
             // The NACK acknowledged everything accepted: a later ACK below it is a duplicate.
             f.rx_acked = f.rx_acked.max(f.rcv_nxt);
         }
@@ -283,7 +285,7 @@ impl Host {
             || (cfg.ack_every_bytes > 0 && f.rcv_bytes >= cfg.ack_every_bytes)
             || f.rcv_nxt >= f.size;
         if due {
-            self.send_ack(core, env, f, pkt, p);
+            window::send_ack(&mut self.io(core), env, f, pkt, p);
         }
     }
 
@@ -309,10 +311,10 @@ impl Host {
             }
             AckKind::Delayed => self.send_rx_ack(core, env, f, id, f.rx_acked, sent_at),
             AckKind::Negative => {
-                let mut nack = Self::control_packet(env, Kind::Nack, id, f.src, f.rcv_nxt);
+                let mut nack = env.control_packet(Kind::Nack, id, f.src, f.rcv_nxt);
                 nack.sack = f.rcv_nxt;
                 nack.sent_at = sent_at;
-                self.queue_control(core, env, nack);
+                self.io(core).queue_control(env, nack);
             }
             AckKind::Default | AckKind::Withhold => {}
         }
@@ -320,7 +322,7 @@ impl Host {
 
     /// Sends an ACK of flow `id` carrying cumulative sequence `seq` (a DACK when it repeats the last).
     fn send_rx_ack(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, seq: u64, sent_at: Time) {
-        let mut ack = Self::control_packet(env, Kind::Ack, id, f.src, seq);
+        let mut ack = env.control_packet(Kind::Ack, id, f.src, seq);
         ack.sent_at = sent_at;
         ack.sack = core.now;
         if f.rcv_ce {
@@ -328,7 +330,7 @@ impl Host {
         }
         f.rcv_ce = false;
         f.rx_acked = f.rx_acked.max(seq);
-        self.queue_control(core, env, ack);
+        self.io(core).queue_control(env, ack);
     }
 
     /// The processing queue finished its head packet.

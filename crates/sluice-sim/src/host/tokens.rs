@@ -18,9 +18,11 @@ use crate::engine::packet::{
     RD_UNSCHEDULED,
 };
 use crate::engine::{Core, Event, TokenEvent};
-use crate::host::{Host, HostEnv};
+use crate::host::Host;
 use crate::transport::flow::Flow;
 use crate::transport::token::{accept, Held};
+use crate::transport::window;
+use crate::transport::HostEnv;
 
 impl Host {
     /// Sends flow `id`'s next packet: an Aeolus probe, an unscheduled packet, or a scheduled one that
@@ -123,14 +125,14 @@ impl Host {
     /// Sends flow `id`'s request to send; `token` numbers the attempt (0: the first).
     fn rd_request(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
         let rd = f.rd.as_deref_mut().expect("rd flow");
-        let mut rts = Self::control_packet(env, Kind::Rts, id, f.dst, f.size);
+        let mut rts = env.control_packet(Kind::Rts, id, f.dst, f.size);
         rts.delivered = rd.unscheduled_end;
         // ToCC's first window: the unsent bytes, at most one BDP (never the flow size beyond that).
         rts.sack = f.size.min(rd.bdp);
         rts.wire = env.rd.expect("rd run").transport.token_wire;
         rts.token = rd.tx.retries;
         core.counters.rd.requests += 1;
-        self.queue_control(core, env, rts);
+        self.io(core).queue_control(env, rts);
     }
 
     /// The sender's timer of flow `id`: a flow that heard nothing since its request sends it again (its
@@ -194,9 +196,9 @@ impl Host {
         }
         tx.stop_sent = true;
         core.counters.rd.early_stops += 1;
-        let mut stop = Self::control_packet(env, Kind::TokenStop, id, f.dst, f.snd_nxt);
+        let mut stop = env.control_packet(Kind::TokenStop, id, f.dst, f.snd_nxt);
         stop.wire = env.rd.expect("rd run").transport.token_wire;
-        self.queue_control(core, env, stop);
+        self.io(core).queue_control(env, stop);
         // Tokens lost after the stop would leave data unsent: ask again after two round trips.
         core.schedule(core.now + 2 * rtt.max(1), Event::Token(TokenEvent::TxCheck { flow: id }));
     }
@@ -297,8 +299,8 @@ impl Host {
     /// again), and tops up the grants of an unfinished flow.
     fn rd_request_again(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
         let f = &mut flows[id as usize];
-        let ack = Self::control_packet(env, Kind::Ack, id, f.src, f.rcv_nxt);
-        self.queue_control(core, env, ack);
+        let ack = env.control_packet(Kind::Ack, id, f.src, f.rcv_nxt);
+        self.io(core).queue_control(env, ack);
         if !f.rd.as_deref().is_some_and(|r| r.done) {
             self.rd_refill(core, env, flows, id);
         }
@@ -313,8 +315,8 @@ impl Host {
         if f.finish.is_some() || f.rcv_nxt < f.size || f.rd.as_deref().is_none_or(|r| r.done || !r.known) {
             return;
         }
-        let ack = Self::control_packet(env, Kind::Ack, id, f.src, f.rcv_nxt);
-        self.queue_control(core, env, ack);
+        let ack = env.control_packet(Kind::Ack, id, f.src, f.rcv_nxt);
+        self.io(core).queue_control(env, ack);
         self.rd_receiver_done(core, env, flows, id);
         self.try_send(core, env, flows);
     }
@@ -384,7 +386,7 @@ impl Host {
             _ => true,
         };
         if !trimmed && ack {
-            self.send_ack(core, env, f, pkt, p);
+            window::send_ack(&mut self.io(core), env, f, pkt, p);
         }
         self.rd_apply(core, env, flows, id, &decisions);
         let f = &mut flows[id as usize];
@@ -478,9 +480,9 @@ impl Host {
     }
 
     fn rd_nack(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32, seq: u64) {
-        let mut nack = Self::control_packet(env, Kind::Nack, id, f.src, f.rcv_nxt);
+        let mut nack = env.control_packet(Kind::Nack, id, f.src, f.rcv_nxt);
         nack.sack = seq;
-        self.queue_control(core, env, nack);
+        self.io(core).queue_control(env, nack);
     }
 
     /// Applies a receiver controller's decisions for flow `id`.
@@ -630,7 +632,7 @@ impl Host {
         let rank = if renv.transport.srpt { self.rd_rank(flows, id) } else { 0 };
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
-        let mut token = Self::control_packet(env, Kind::Token, id, f.src, 0);
+        let mut token = env.control_packet(Kind::Token, id, f.src, 0);
         token.wire = renv.transport.token_wire;
         token.token = rd.next_token;
         token.delivered = renv.token_bytes;
@@ -644,7 +646,7 @@ impl Host {
         }
         rd.next_token = rd.next_token.wrapping_add(1);
         core.counters.rd.tokens_issued += 1;
-        self.queue_control(core, env, token);
+        self.io(core).queue_control(env, token);
     }
 
     /// Flow `id`'s rate-based token generator fired.

@@ -5,6 +5,8 @@ use std::collections::{BTreeSet, VecDeque};
 
 use sluice_core::{Rate, Time};
 
+use crate::engine::Core;
+
 /// A traced flow's CC variables (the recorder every datapath shares).
 pub type FlowTrace = sluice_results::TraceRecorder;
 
@@ -186,6 +188,16 @@ impl Flow {
             size: self.stop.is_none().then_some(self.size),
             start: now,
         }
+    }
+
+    /// Records that the flow has delivered everything and releases its controller.
+    pub fn finish(&mut self, core: &mut Core) {
+        core.counters.flows_finished += 1;
+        if let Some(rd) = self.rd.as_deref() {
+            core.counters.rd.tokens_wasted += rd.held_tokens();
+        }
+        self.finish = Some(core.now);
+        self.driver.finish();
     }
 
     /// Payload bytes of the packet starting at `seq`.

@@ -1,5 +1,65 @@
-//! Per-flow transport state (layer 3): the window transport's sender and receiver, and the token
-//! transport's held tokens and grants.
+//! Per-flow transport state and logic (layer 3): the window transport's sender and receiver, the token
+//! transport, and the glue between a flow and its CC algorithm. A transport runs on a host it sees only
+//! through [`HostIo`]: the clock and event queue, the NIC's control queue, and the CC plane's channel.
 
+pub mod cc;
 pub mod flow;
 pub mod token;
+pub mod window;
+
+use sluice_cc::Needs;
+use sluice_plane::HostChannel;
+
+use crate::config::{HostConfig, LinkConfig, RdEnv};
+use crate::engine::packet::{Kind, Packet};
+use crate::engine::Core;
+use crate::net::port::Port;
+
+/// What every host shares: settings.
+#[derive(Debug, Clone)]
+pub struct HostEnv<'a> {
+    /// Host settings.
+    pub config: &'a HostConfig,
+    /// Packet sizes.
+    pub link: &'a LinkConfig,
+    /// What the run's CC algorithm needs from the datapath (a flow's own needs are on the flow: ECN,
+    /// CNPs and their spacing).
+    pub needs: Needs,
+    /// Queue of control packets.
+    pub control_queue: u8,
+    /// Queue of data packets.
+    pub data_queue: u8,
+    /// The CC plane's settings.
+    pub plane: &'a sluice_plane::PlaneConfig,
+    /// Receiver-driven transport settings, when a token algorithm runs.
+    pub rd: Option<&'a RdEnv>,
+}
+
+impl HostEnv<'_> {
+    /// A control packet of `kind` for `flow` toward host `to`, carrying `seq`.
+    pub fn control_packet(&self, kind: Kind, flow: u32, to: u32, seq: u64) -> Packet {
+        Packet { seq, ..Packet::new(kind, flow, to, self.link.control_bytes, self.control_queue) }
+    }
+}
+
+/// The host a transport runs on, for one call: the engine, the host's node id, its NIC and its end of the
+/// CC plane's channel.
+pub struct HostIo<'a> {
+    /// The clock, the event queue, the packets and the counters.
+    pub core: &'a mut Core,
+    /// The host's node id.
+    pub node: u32,
+    /// The host's NIC (its control queue and rate).
+    pub nic: &'a mut Port,
+    /// The host's end of the CC plane's channel.
+    pub channel: &'a mut HostChannel,
+}
+
+impl HostIo<'_> {
+    /// Queues `packet` in the NIC's control queue; returns its id.
+    pub fn queue_control(&mut self, env: &HostEnv, packet: Packet) -> u32 {
+        let id = self.core.arena.alloc(packet);
+        self.nic.enqueue(self.core.now, env.control_queue, id, packet.wire);
+        id
+    }
+}
