@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
+use sluice_cc::token::TokenTransport;
 use sluice_cc::{CongestionControl, Factory, FlowInfo, Needs};
 use sluice_core::{serialization_ps, Time};
+use sluice_plane::{PlaneConfig, PlaneCounters};
 use sluice_results::{BytesKind, FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
 use sluice_topo::{NodeKind, Routes, Topology};
 
-use crate::config::FaultConfig;
-use crate::config::{EcnThresholds, HostConfig, LinkConfig, SwitchConfig};
+use crate::config::{EcnThresholds, FaultConfig, HostConfig, LinkConfig, RdEnv, SwitchConfig};
 use crate::engine::queue::EventQueue;
 use crate::engine::trace::{PacketTraceConfig, PacketTracer};
 use crate::engine::{Core, Event, HostModelEvent, PlaneEvent, TokenEvent};
@@ -17,12 +18,12 @@ use crate::host::Host;
 use crate::net::fault::PortFaults;
 use crate::net::port::Port;
 use crate::net::switch::Switch;
+use crate::net::tokens::TokenSwitch;
 use crate::net::Fabric;
-use crate::stats::Counters;
-use crate::stats::FaultStats;
+use crate::stats::{Counters, FaultStats};
 use crate::transport::flow::{Flow, FlowTrace};
+use crate::transport::token::TokenHost;
 use crate::transport::HostEnv;
-use sluice_plane::{PlaneConfig, PlaneCounters};
 
 /// A flow to simulate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -320,7 +321,7 @@ impl Simulation {
         for (id, f) in flows.iter().enumerate() {
             hosts[f.src as usize].senders.push(id as u32);
         }
-        let rd = token_transport.map(|t| crate::host::tokens::setup(t, &link, &flows, &mut hosts, &mut switches, seed));
+        let rd = token_transport.map(|t| setup_tokens(t, &link, &flows, &mut hosts, &mut switches, seed));
         let mut sim = Simulation {
             core,
             switches,
@@ -581,7 +582,7 @@ impl Parts<'_> {
                 if let Some(rd) = env.rd {
                     let f = &mut flows[flow as usize];
                     crate::transport::token::attach(f, flow, self.factory, self.link, line_rate, core.now, rd);
-                    self.hosts[src].rd_start(core, env, f, flow);
+                    self.hosts[src].start_token_flow(core, env, f, flow);
                 }
                 self.hosts[src].start_flow(core, env, flows, flow);
             }
@@ -593,7 +594,7 @@ impl Parts<'_> {
                 }
                 if f.rd.is_some() {
                     let dst = f.dst as usize;
-                    self.hosts[dst].rd_stream_stopped(core, env, flows, flow);
+                    self.hosts[dst].token_stream_stopped(core, env, flows, flow);
                 }
             }
             Event::CcTimer { flow, id, gen } => {
@@ -605,56 +606,39 @@ impl Parts<'_> {
                 self.hosts[src].on_rto(core, env, flows, flow);
             }
             Event::Sample => self.sample(),
-            Event::Plane(PlaneEvent::Flush { flow }) => {
-                let src = flows[flow as usize].src as usize;
-                self.hosts[src].on_plane_flush(core, env, flows, flow);
-            }
-            Event::Plane(PlaneEvent::Batch { host }) => {
-                self.hosts[host_of(self.node_ref, host)].on_plane_batch(core, env)
-            }
-            Event::Plane(PlaneEvent::Arrive { host }) => {
-                self.hosts[host_of(self.node_ref, host)].on_plane_arrive(core, env, flows)
-            }
-            Event::Plane(PlaneEvent::Done { host }) => {
-                self.hosts[host_of(self.node_ref, host)].on_plane_done(core, env, flows)
-            }
-            Event::Plane(PlaneEvent::Decision { host }) => {
-                self.hosts[host_of(self.node_ref, host)].on_decision(core, env, flows)
-            }
-            Event::Token(TokenEvent::Pace { host }) => {
-                self.hosts[host_of(self.node_ref, host)].on_token_pace(core, env, flows)
+            Event::Plane(e) => {
+                let host = match e {
+                    PlaneEvent::Flush { flow } => flows[flow as usize].src as usize,
+                    PlaneEvent::Batch { host }
+                    | PlaneEvent::Arrive { host }
+                    | PlaneEvent::Done { host }
+                    | PlaneEvent::Decision { host } => host_of(self.node_ref, host),
+                };
+                self.hosts[host].on_plane_event(core, env, flows, e);
             }
             Event::Token(TokenEvent::Release { node, port }) => {
                 let NodeRef::Switch(s) = self.node_ref[node as usize] else { unreachable!("token limiter at a host") };
                 self.switches[s as usize].on_token_release(core, fabric, port);
             }
-            Event::Token(TokenEvent::Tick { flow, gen }) => {
-                let dst = flows[flow as usize].dst as usize;
-                self.hosts[dst].on_token_tick(core, env, flows, flow, gen);
+            Event::Token(e) => {
+                let host = match e {
+                    TokenEvent::Pace { host } => host_of(self.node_ref, host),
+                    TokenEvent::Tick { flow, .. } | TokenEvent::RxTimer { flow, .. } | TokenEvent::RxCheck { flow } => {
+                        flows[flow as usize].dst as usize
+                    }
+                    TokenEvent::TxCheck { flow } => flows[flow as usize].src as usize,
+                    TokenEvent::Release { .. } => unreachable!("handled above"),
+                };
+                self.hosts[host].on_token_event(core, env, flows, e);
             }
-            Event::Token(TokenEvent::RxTimer { flow, id, gen }) => {
-                let dst = flows[flow as usize].dst as usize;
-                self.hosts[dst].on_rx_timer(core, env, flows, flow, id, gen);
-            }
-            Event::Token(TokenEvent::RxCheck { flow }) => {
-                let dst = flows[flow as usize].dst as usize;
-                self.hosts[dst].on_rx_check(core, env, flows, flow);
-            }
-            Event::HostModel(HostModelEvent::EndpointDone { host }) => {
-                self.hosts[host_of(self.node_ref, host)].on_endpoint_done(core, env, flows)
-            }
-            Event::HostModel(HostModelEvent::EndpointSample { host }) => {
-                self.hosts[host_of(self.node_ref, host)].on_endpoint_sample(core, env, flows)
-            }
-            Event::HostModel(HostModelEvent::BusDma { host }) => {
-                self.hosts[host_of(self.node_ref, host)].on_bus_dma(core, env, flows)
-            }
-            Event::HostModel(HostModelEvent::BusSample { host }) => {
-                self.hosts[host_of(self.node_ref, host)].on_host_sample(core, env, flows)
-            }
-            Event::Token(TokenEvent::TxCheck { flow }) => {
-                let src = flows[flow as usize].src as usize;
-                self.hosts[src].on_tx_check(core, env, flows, flow);
+            Event::HostModel(e) => {
+                let host = match e {
+                    HostModelEvent::EndpointDone { host }
+                    | HostModelEvent::EndpointSample { host }
+                    | HostModelEvent::BusDma { host }
+                    | HostModelEvent::BusSample { host } => host_of(self.node_ref, host),
+                };
+                self.hosts[host].on_host_model_event(core, env, flows, e);
             }
         }
     }
@@ -793,4 +777,29 @@ fn collect_traces(flows: &[Flow]) -> Vec<sluice_results::FlowTrace> {
         out.push(t.to_trace(i as u64));
     }
     out
+}
+
+/// Builds the run's transport settings and the per-host and per-switch state.
+fn setup_tokens(
+    transport: TokenTransport,
+    link: &LinkConfig,
+    flows: &[Flow],
+    hosts: &mut [Host],
+    switches: &mut [Switch],
+    seed: u64,
+) -> RdEnv {
+    let sizes: Vec<u64> = flows.iter().filter(|f| f.stop.is_none()).map(|f| f.size).collect();
+    let line_rate = hosts.first().map_or(0, |h| h.nic.rate);
+    let base_rtt = flows.iter().map(|f| f.base_rtt).max().unwrap_or(0);
+    let env = RdEnv::new(transport, link.mtu, &sizes, line_rate, base_rtt);
+    for h in hosts.iter_mut() {
+        h.tokens = Some(Box::new(TokenHost::new(&env, h.node, seed)));
+    }
+    let t = &env.transport;
+    if t.token_limiter || t.trimming || t.aeolus {
+        for s in switches.iter_mut() {
+            s.tokens = Some(Box::new(TokenSwitch::new(s.node, s.ports.len(), seed)));
+        }
+    }
+    env
 }

@@ -170,7 +170,7 @@ impl Host {
     }
 
     /// The NIC finished writing its head packet into memory: hand it to the transport.
-    pub fn on_bus_dma(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+    pub(crate) fn on_bus_dma(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
         let Some(bus) = self.bus.as_mut() else { return };
         let (pkt, wire) = bus.queue.pop_front().expect("a write in progress");
         bus.bytes -= wire as u64;
@@ -200,7 +200,7 @@ impl Host {
     }
 
     /// Samples the host signals and hands them to the host policy and the host's sending flows.
-    pub fn on_host_sample(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+    pub(crate) fn on_host_sample(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
         let Some(bus) = self.bus.as_mut() else { return };
         let interval = bus.config.sample_interval;
         let moved_bits = bus.period_bytes as f64 * 8.0;

@@ -334,7 +334,7 @@ impl Host {
     }
 
     /// The processing queue finished its head packet.
-    pub fn on_endpoint_done(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+    pub(crate) fn on_endpoint_done(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
         let mut crossed = Vec::new();
         let Some(e) = self.endpoint.as_mut() else { return };
         let head = e.pop(&mut crossed);
@@ -381,7 +381,7 @@ impl Host {
     }
 
     /// The per-stream sampling period ended: report it to every sampled stream's controller.
-    pub fn on_endpoint_sample(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+    pub(crate) fn on_endpoint_sample(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
         let Some(e) = self.endpoint.as_mut() else { return };
         let counts = std::mem::take(&mut e.counts);
         e.sampling = !counts.is_empty();

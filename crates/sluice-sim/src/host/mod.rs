@@ -6,7 +6,6 @@
 pub mod bus;
 pub mod endpoint;
 pub mod plane;
-pub mod tokens;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -14,11 +13,12 @@ use std::collections::{BinaryHeap, VecDeque};
 use sluice_core::Time;
 
 use crate::engine::packet::{Kind, Packet};
-use crate::engine::{Core, Event};
+use crate::engine::{Core, Event, HostModelEvent, TokenEvent};
 use crate::host::plane::HostPlane;
 use crate::net::port::Port;
 use crate::transport::flow::{Flow, SendState};
-use crate::transport::window;
+use crate::transport::token::{self, TokenHost};
+use crate::transport::{self, window};
 use crate::transport::{HostEnv, HostIo};
 
 /// A host.
@@ -38,7 +38,7 @@ pub struct Host {
     /// Draws the host's transmit jitter.
     rng: sluice_core::Rng,
     /// Receiver-driven transport state (token pacer, incoming flows), when a token algorithm runs.
-    pub(crate) rd: Option<Box<crate::host::tokens::RdHost>>,
+    pub(crate) tokens: Option<Box<TokenHost>>,
     /// The receiving host's processing queue, when the endpoint model is on.
     pub(crate) endpoint: Option<Box<crate::host::endpoint::Endpoint>>,
     /// The receiving host's NIC-to-memory path, when the host interconnect model is on.
@@ -57,7 +57,7 @@ impl Host {
             senders: Vec::new(),
             plane: HostPlane::default(),
             rng: sluice_core::Rng::named(seed, &format!("host.{node}")),
-            rd: None,
+            tokens: None,
             endpoint: None,
             bus: None,
         }
@@ -65,17 +65,7 @@ impl Host {
 
     /// Queues flow `id` for sending if it has something to send.
     pub fn activate(&mut self, flows: &mut [Flow], id: u32, now: Time, mtu: u32) {
-        let f = &mut flows[id as usize];
-        if f.in_ready || f.in_pacing {
-            return;
-        }
-        match f.send_state(now, mtu) {
-            SendState::Send | SendState::PacedUntil(_) => {
-                f.in_ready = true;
-                self.ready.push_back(id);
-            }
-            SendState::WindowFull | SendState::Idle => {}
-        }
+        transport::activate(&mut self.ready, &mut flows[id as usize], id, now, mtu);
     }
 
     /// Sends the next packet if the NIC is free: control first, then one data packet from the next ready
@@ -165,7 +155,7 @@ impl Host {
         }
         let mtu = env.link.mtu;
         if env.rd.is_some_and(|r| r.transport.srpt) {
-            self.rd_srpt_first(flows);
+            self.srpt_first(flows);
         }
         for _ in 0..self.ready.len() {
             let id = self.ready.pop_front().expect("counted");
@@ -193,7 +183,8 @@ impl Host {
 
     fn send_packet(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
         if f.rd.is_some() {
-            return self.rd_send_packet(core, env, f, id);
+            let (mut io, tokens) = self.tokens(core);
+            return tokens.send_packet(&mut io, env, f, id);
         }
         let (pkt, payload, wire, retransmit) = window::data_packet(core, env, f, id);
         let jitter = match env.config.tx_jitter {
@@ -218,9 +209,15 @@ impl Host {
             Kind::ProbeAck | Kind::Cnp | Kind::Notify => {
                 window::receive_signal(&mut self.io(core), env, &mut flows[p.flow as usize], &p)
             }
-            Kind::Rts => self.rd_receive_request(core, env, flows, &p),
-            Kind::Token => self.rd_receive_token(core, env, &mut flows[p.flow as usize], &p),
-            Kind::TokenStop => self.rd_receive_stop(&mut flows[p.flow as usize]),
+            Kind::Rts => {
+                let (mut io, tokens) = self.tokens(core);
+                tokens.receive_request(&mut io, env, flows, &p);
+            }
+            Kind::Token => {
+                let (mut io, tokens) = self.tokens(core);
+                tokens.receive_token(&mut io, env, &mut flows[p.flow as usize], &p);
+            }
+            Kind::TokenStop => token::receive_stop(&mut flows[p.flow as usize]),
         }
         core.arena.free(pkt);
         if !matches!(p.kind, Kind::Data | Kind::Probe) {
@@ -231,13 +228,61 @@ impl Host {
 
     /// This host as its transports see it, for one call.
     pub(crate) fn io<'a>(&'a mut self, core: &'a mut Core) -> HostIo<'a> {
-        HostIo { core, node: self.node, nic: &mut self.nic, channel: &mut self.plane }
+        HostIo { core, node: self.node, nic: &mut self.nic, ready: &mut self.ready, channel: &mut self.plane }
+    }
+
+    /// This host as the token transport sees it, with its token-transport state (a token algorithm runs).
+    fn tokens<'a>(&'a mut self, core: &'a mut Core) -> (HostIo<'a>, &'a mut TokenHost) {
+        let io = HostIo { core, node: self.node, nic: &mut self.nic, ready: &mut self.ready, channel: &mut self.plane };
+        (io, self.tokens.as_deref_mut().expect("a token transport runs"))
+    }
+
+    /// A token-transport timer of this host fired: flow `id`'s (the sender's or the receiver's), or the
+    /// token pacer's.
+    pub fn on_token_event(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], event: TokenEvent) {
+        let (mut io, tokens) = self.tokens(core);
+        let kick = match event {
+            TokenEvent::Pace { .. } => tokens.on_token_pace(&mut io, env, flows),
+            TokenEvent::Tick { flow, gen } => tokens.on_token_tick(&mut io, env, flows, flow, gen),
+            TokenEvent::RxTimer { flow, id, gen } => tokens.on_rx_timer(&mut io, env, flows, flow, id, gen),
+            TokenEvent::RxCheck { flow } => tokens.on_rx_check(&mut io, env, flows, flow),
+            TokenEvent::TxCheck { flow } => tokens.on_tx_check(&mut io, env, flows, flow),
+            TokenEvent::Release { .. } => unreachable!("token limiters are at switches"),
+        };
+        if kick {
+            self.try_send(core, env, flows);
+        }
+    }
+
+    /// A step of one of this host's models (endpoint processing queue, host interconnect).
+    pub fn on_host_model_event(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], event: HostModelEvent) {
+        match event {
+            HostModelEvent::EndpointDone { .. } => self.on_endpoint_done(core, env, flows),
+            HostModelEvent::EndpointSample { .. } => self.on_endpoint_sample(core, env, flows),
+            HostModelEvent::BusDma { .. } => self.on_bus_dma(core, env, flows),
+            HostModelEvent::BusSample { .. } => self.on_host_sample(core, env, flows),
+        }
+    }
+
+    /// Flow `id` of a token algorithm starts at this (sending) host.
+    pub fn start_token_flow(&mut self, core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) {
+        let (mut io, tokens) = self.tokens(core);
+        tokens.start(&mut io, env, f, id);
+    }
+
+    /// Stream `id` of a token algorithm stopped; this host receives it.
+    pub fn token_stream_stopped(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+        let (mut io, tokens) = self.tokens(core);
+        if tokens.stream_stopped(&mut io, env, flows, id) {
+            self.try_send(core, env, flows);
+        }
     }
 
     fn receive_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32, p: &Packet) {
         core.counters.bytes_delivered += p.payload as u64;
         if flows[p.flow as usize].rd.is_some() {
-            return self.rd_receive_data(core, env, flows, pkt, p);
+            let (mut io, tokens) = self.tokens(core);
+            return tokens.receive_data(&mut io, env, flows, pkt, p);
         }
         let f = &mut flows[p.flow as usize];
         window::data_arrived(&mut self.io(core), env, f, p);
@@ -254,7 +299,8 @@ impl Host {
         }
         window::advance(core.now, f, p.seq);
         if f.rd.is_some() {
-            return self.rd_receive_nack(core, env, f, p);
+            let (mut io, tokens) = self.tokens(core);
+            return tokens.receive_nack(&mut io, env, f, p);
         }
         window::receive_nack(&mut self.io(core), env, f, p);
     }
@@ -283,5 +329,16 @@ impl Host {
     pub fn start_flow(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
         self.activate(flows, id, core.now, env.link.mtu);
         self.try_send(core, env, flows);
+    }
+
+    /// SRPT at the sender: the ready flow with the fewest bytes left goes first.
+    fn srpt_first(&mut self, flows: &[Flow]) {
+        let left = |i: u32| {
+            let f = &flows[i as usize];
+            (f.size.saturating_sub(f.snd_nxt), i)
+        };
+        if let Some(pos) = (0..self.ready.len()).min_by_key(|&k| left(self.ready[k])) {
+            self.ready.rotate_left(pos);
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use sluice_plane::HostChannel;
 
-use crate::engine::Core;
+use crate::engine::{Core, PlaneEvent};
 use crate::host::Host;
 use crate::transport::cc::{self, channel_event};
 use crate::transport::flow::Flow;
@@ -14,6 +14,17 @@ use crate::transport::HostEnv;
 pub type HostPlane = HostChannel;
 
 impl Host {
+    /// A step of this host's plane channel, or a flow's fold deadline.
+    pub fn on_plane_event(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], event: PlaneEvent) {
+        match event {
+            PlaneEvent::Flush { flow } => self.on_plane_flush(core, env, flows, flow),
+            PlaneEvent::Batch { .. } => self.on_plane_batch(core, env),
+            PlaneEvent::Arrive { .. } => self.on_plane_arrive(core, env, flows),
+            PlaneEvent::Done { .. } => self.on_plane_done(core, env, flows),
+            PlaneEvent::Decision { .. } => self.on_decision(core, env, flows),
+        }
+    }
+
     /// A CC timer of flow `id` fired (armed as generation `gen`).
     pub fn on_cc_timer(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32, timer: u8, gen: u32) {
         let f = &mut flows[id as usize];
@@ -23,7 +34,7 @@ impl Host {
     }
 
     /// A flow's fold deadline passed.
-    pub fn on_plane_flush(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+    fn on_plane_flush(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
         let f = &mut flows[id as usize];
         if cc::drive(&mut self.io(core), env, f, id, |d, dp| d.on_flush(dp)) {
             self.after_decisions(core, env, flows, id);
@@ -31,13 +42,13 @@ impl Host {
     }
 
     /// The batcher's deadline passed.
-    pub fn on_plane_batch(&mut self, core: &mut Core, env: &HostEnv) {
+    fn on_plane_batch(&mut self, core: &mut Core, env: &HostEnv) {
         let node = self.node;
         self.plane.on_batch_deadline(core.now, env.plane, &mut |at, e| core.schedule(at, channel_event(e, node)));
     }
 
     /// A transfer reached the plane.
-    pub fn on_plane_arrive(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+    fn on_plane_arrive(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
         let node = self.node;
         let now = core.now;
         if let Some(stretch) =
@@ -54,7 +65,7 @@ impl Host {
     }
 
     /// The plane core finished a message: the algorithm handles it and its decisions head back.
-    pub fn on_plane_done(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+    fn on_plane_done(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
         if let Some(message) = self.plane.on_core_done() {
             let f = &mut flows[message.flow as usize];
             if f.finish.is_none() {
@@ -70,7 +81,7 @@ impl Host {
     }
 
     /// Decisions reached the datapath.
-    pub fn on_decision(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+    fn on_decision(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
         let Some((id, d)) = self.plane.take_decision() else { return };
         let f = &mut flows[id as usize];
         if f.finish.is_some() {

@@ -7,13 +7,17 @@ pub mod flow;
 pub mod token;
 pub mod window;
 
+use std::collections::VecDeque;
+
 use sluice_cc::Needs;
+use sluice_core::Time;
 use sluice_plane::HostChannel;
 
 use crate::config::{HostConfig, LinkConfig, RdEnv};
 use crate::engine::packet::{Kind, Packet};
 use crate::engine::Core;
 use crate::net::port::Port;
+use crate::transport::flow::{Flow, SendState};
 
 /// What every host shares: settings.
 #[derive(Debug, Clone)]
@@ -42,8 +46,8 @@ impl HostEnv<'_> {
     }
 }
 
-/// The host a transport runs on, for one call: the engine, the host's node id, its NIC and its end of the
-/// CC plane's channel.
+/// The host a transport runs on, for one call: the engine, the host's node id, its NIC, the list of its
+/// flows ready to send, and its end of the CC plane's channel.
 pub struct HostIo<'a> {
     /// The clock, the event queue, the packets and the counters.
     pub core: &'a mut Core,
@@ -51,15 +55,37 @@ pub struct HostIo<'a> {
     pub node: u32,
     /// The host's NIC (its control queue and rate).
     pub nic: &'a mut Port,
+    /// The host's flows with something to send, in the NIC's round-robin order.
+    pub ready: &'a mut VecDeque<u32>,
     /// The host's end of the CC plane's channel.
     pub channel: &'a mut HostChannel,
 }
 
 impl HostIo<'_> {
+    /// Queues flow `id` (`f`) for the NIC if it has something to send now.
+    pub fn activate(&mut self, f: &mut Flow, id: u32, mtu: u32) {
+        activate(self.ready, f, id, self.core.now, mtu);
+    }
+
     /// Queues `packet` in the NIC's control queue; returns its id.
     pub fn queue_control(&mut self, env: &HostEnv, packet: Packet) -> u32 {
         let id = self.core.arena.alloc(packet);
         self.nic.enqueue(self.core.now, env.control_queue, id, packet.wire);
         id
+    }
+}
+
+/// Queues flow `id` (`f`) in `ready`, its host's list of flows with something to send, if it has something
+/// to send at `now` and is not queued already.
+pub fn activate(ready: &mut VecDeque<u32>, f: &mut Flow, id: u32, now: Time, mtu: u32) {
+    if f.in_ready || f.in_pacing {
+        return;
+    }
+    match f.send_state(now, mtu) {
+        SendState::Send | SendState::PacedUntil(_) => {
+            f.in_ready = true;
+            ready.push_back(id);
+        }
+        SendState::WindowFull | SendState::Idle => {}
     }
 }
