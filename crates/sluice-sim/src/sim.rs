@@ -301,7 +301,9 @@ impl Simulation {
                 }
             }
         }
-        crate::host::endpoint::enable_host_models(&mut hosts, &host, &link, factory.as_ref());
+        for h in &mut hosts {
+            h.enable_models(&host, &link, factory.as_ref());
+        }
         // Bolt's notifications and NDP's return-to-sender need each flow's sender at the switches.
         let trimming = token_transport.as_ref().is_some_and(|t| t.trimming);
         let flow_src = if switch.bolt.enabled || trimming { flows.iter().map(|f| f.src).collect() } else { Vec::new() };

@@ -19,16 +19,13 @@
 
 use std::collections::VecDeque;
 
-use sluice_cc::{Events, HostControl, HostCtx, HostInfo, HostSignal};
+use sluice_cc::{HostControl, HostCtx, HostInfo, HostSignal};
 use sluice_core::{serialization_ps, Rate, Time, PS_PER_S};
 
 use crate::config::HostBusConfig;
 use crate::engine::packet::{Kind, FLAG_CE, FLAG_ECT};
 use crate::engine::{Core, Event, HostModelEvent};
-use crate::host::Host;
-use crate::transport::cc;
-use crate::transport::flow::Flow;
-use crate::transport::HostEnv;
+use crate::net::port::Port;
 
 /// A host's NIC-to-memory path.
 pub struct HostBus {
@@ -38,7 +35,8 @@ pub struct HostBus {
     queue: VecDeque<(u32, u32)>,
     bytes: u64,
     busy: bool,
-    delivering: bool,
+    /// The path is handing a written packet to the transport (it passes the path).
+    pub delivering: bool,
     level: u8,
     marking: bool,
     paused: bool,
@@ -105,133 +103,118 @@ impl HostBus {
         let share = memory * self.line_rate as u128 / (self.line_rate as u128 + local).max(1);
         (left.max(share) as Rate).min(c.interconnect_rate).max(1)
     }
-}
 
-impl Host {
-    /// Gives this host a NIC-to-memory path; `factory` supplies the algorithm's host policy.
-    pub fn enable_bus(&mut self, config: &HostBusConfig, packet: u32, factory: &dyn sluice_cc::Factory) {
+    /// The path of a host with NIC `nic` (`packet` bytes per full packet on the wire); `factory` supplies
+    /// the algorithm's host policy.
+    pub fn for_host(config: &HostBusConfig, nic: &Port, packet: u32, factory: &dyn sluice_cc::Factory) -> HostBus {
         let info = HostInfo {
-            line_rate: self.nic.rate,
+            line_rate: nic.rate,
             interconnect_rate: config.interconnect_rate,
             max_throttle_level: (config.throttle_levels.len() - 1) as u8,
             sample_interval: config.sample_interval,
         };
-        let policy = factory.host_policy(&info);
-        self.bus = Some(Box::new(HostBus::new(config, self.nic.rate, self.nic.delay, packet, policy)));
+        HostBus::new(config, nic.rate, nic.delay, packet, factory.host_policy(&info))
     }
 
-    /// Takes an arriving data packet into the NIC buffer (or drops it); returns whether it did. Kept out
-    /// of line: the receive path of runs without the model stays as it was.
+    /// Takes data packet `pkt`, arriving at host node `node` through NIC `nic`, into the NIC buffer (or
+    /// drops it); returns whether it did. A packet the path delivers itself (`delivering`) and control
+    /// packets pass. `data_queue` is the priority a PFC pause stops. Kept out of line: the receive path
+    /// of runs without the model stays as it was.
     #[cold]
     #[inline(never)]
-    pub(crate) fn bus_intercept(&mut self, core: &mut Core, env: &HostEnv, _flows: &mut [Flow], pkt: u32) -> bool {
-        let bus = self.bus.as_mut().expect("checked by the caller");
+    pub fn intercept(&mut self, core: &mut Core, node: u32, nic: &Port, data_queue: u8, pkt: u32) -> bool {
         let p = core.arena.get(pkt);
-        if bus.delivering || p.kind != Kind::Data {
+        if self.delivering || p.kind != Kind::Data {
             return false;
         }
         let wire = p.wire;
-        if bus.bytes + wire as u64 > bus.config.buffer {
+        if self.bytes + wire as u64 > self.config.buffer {
             core.counters.host_drops += 1;
             core.counters.bytes_dropped += p.payload as u64;
             core.arena.free(pkt);
             return true;
         }
-        bus.queue.push_back((pkt, wire));
-        bus.bytes += wire as u64;
-        bus.max_bytes = bus.max_bytes.max(bus.bytes);
-        if bus.config.pfc && !bus.paused && bus.bytes >= bus.xoff {
-            bus.paused = true;
-            self.send_host_pfc(core, env, true);
+        self.queue.push_back((pkt, wire));
+        self.bytes += wire as u64;
+        self.max_bytes = self.max_bytes.max(self.bytes);
+        if self.config.pfc && !self.paused && self.bytes >= self.xoff {
+            self.paused = true;
+            send_pfc(core, nic, data_queue, true);
         }
-        let bus = self.bus.as_mut().expect("checked");
-        if !bus.busy {
-            bus.busy = true;
-            core.schedule(
-                core.now + serialization_ps(wire as u64, bus.dma_rate(core.now)),
-                Event::HostModel(HostModelEvent::BusDma { host: self.node }),
-            );
+        if !self.busy {
+            self.busy = true;
+            let done = core.now + serialization_ps(wire as u64, self.dma_rate(core.now));
+            core.schedule(done, Event::HostModel(HostModelEvent::BusDma { host: node }));
         }
-        if !bus.sampling {
-            bus.sampling = true;
-            core.schedule(
-                core.now + bus.config.sample_interval,
-                Event::HostModel(HostModelEvent::BusSample { host: self.node }),
-            );
+        if !self.sampling {
+            self.sampling = true;
+            let at = core.now + self.config.sample_interval;
+            core.schedule(at, Event::HostModel(HostModelEvent::BusSample { host: node }));
         }
         true
     }
 
-    fn send_host_pfc(&mut self, core: &mut Core, env: &HostEnv, pause: bool) {
-        core.counters.pfc_pauses += pause as u64;
-        let (peer, port) = (self.nic.peer, self.nic.peer_port);
-        let queue = env.data_queue;
-        core.schedule(core.now + self.nic.delay, Event::Pfc { node: peer, port, queue, pause });
-    }
-
-    /// The NIC finished writing its head packet into memory: hand it to the transport.
-    pub(crate) fn on_bus_dma(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
-        let Some(bus) = self.bus.as_mut() else { return };
-        let (pkt, wire) = bus.queue.pop_front().expect("a write in progress");
-        bus.bytes -= wire as u64;
-        bus.period_bytes += wire as u64;
-        match bus.queue.front() {
+    /// The NIC of host node `node` finished writing its head packet into memory: returns it, for the
+    /// host to hand to its transport with [`HostBus::delivering`] set.
+    pub fn on_dma(&mut self, core: &mut Core, node: u32, nic: &Port, data_queue: u8) -> u32 {
+        let (pkt, wire) = self.queue.pop_front().expect("a write in progress");
+        self.bytes -= wire as u64;
+        self.period_bytes += wire as u64;
+        match self.queue.front() {
             Some(&(_, next)) => {
-                let done = core.now + serialization_ps(next as u64, bus.dma_rate(core.now));
-                core.schedule(done, Event::HostModel(HostModelEvent::BusDma { host: self.node }));
+                let done = core.now + serialization_ps(next as u64, self.dma_rate(core.now));
+                core.schedule(done, Event::HostModel(HostModelEvent::BusDma { host: node }));
             }
-            None => bus.busy = false,
+            None => self.busy = false,
         }
-        let resume = bus.config.pfc && bus.paused && bus.bytes <= bus.xon;
+        let resume = self.config.pfc && self.paused && self.bytes <= self.xon;
         let p = core.arena.get_mut(pkt);
-        if bus.marking && p.flags & FLAG_ECT != 0 && p.flags & FLAG_CE == 0 {
+        if self.marking && p.flags & FLAG_ECT != 0 && p.flags & FLAG_CE == 0 {
             p.flags |= FLAG_CE;
             core.counters.host_ecn_marks += 1;
         }
         core.counters.host_dma_packets += 1;
         core.counters.host_dma_delay_sum += core.now - p.sent_at;
         if resume {
-            bus.paused = false;
-            self.send_host_pfc(core, env, false);
+            self.paused = false;
+            send_pfc(core, nic, data_queue, false);
         }
-        self.bus.as_mut().expect("present").delivering = true;
-        self.receive(core, env, flows, pkt);
-        self.bus.as_mut().expect("present").delivering = false;
+        pkt
     }
 
-    /// Samples the host signals and hands them to the host policy and the host's sending flows.
-    pub(crate) fn on_host_sample(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
-        let Some(bus) = self.bus.as_mut() else { return };
-        let interval = bus.config.sample_interval;
-        let moved_bits = bus.period_bytes as f64 * 8.0;
-        let utilization = moved_bits * PS_PER_S as f64 / interval as f64 / bus.config.interconnect_rate as f64;
-        let signal = HostSignal { iio_occupancy: bus.bytes, pcie_utilization: utilization.min(1.0), at: core.now };
-        let idle = bus.period_bytes == 0 && bus.bytes == 0;
-        bus.period_bytes = 0;
-        if let Some(policy) = bus.policy.as_mut() {
+    /// Samples the host signals of host node `node` and hands them to the host policy; returns them,
+    /// for the host's sending flows.
+    pub fn on_sample(&mut self, core: &mut Core, node: u32) -> HostSignal {
+        let interval = self.config.sample_interval;
+        let moved_bits = self.period_bytes as f64 * 8.0;
+        let utilization = moved_bits * PS_PER_S as f64 / interval as f64 / self.config.interconnect_rate as f64;
+        let signal = HostSignal { iio_occupancy: self.bytes, pcie_utilization: utilization.min(1.0), at: core.now };
+        let idle = self.period_bytes == 0 && self.bytes == 0;
+        self.period_bytes = 0;
+        if let Some(policy) = self.policy.as_mut() {
             let mut ctx = HostCtx::new(core.now);
             policy.on_host(&signal, &mut ctx);
             let d = *ctx.decisions();
             if let Some(level) = d.throttle_level {
-                bus.level = level.min((bus.config.throttle_levels.len() - 1) as u8);
+                self.level = level.min((self.config.throttle_levels.len() - 1) as u8);
             }
             if let Some(mark) = d.mark_ecn {
-                bus.marking = mark;
+                self.marking = mark;
             }
         }
-        bus.sampling = !(idle && bus.level == 0 && !bus.marking);
-        if bus.sampling {
-            core.schedule(core.now + interval, Event::HostModel(HostModelEvent::BusSample { host: self.node }));
+        self.sampling = !(idle && self.level == 0 && !self.marking);
+        if self.sampling {
+            core.schedule(core.now + interval, Event::HostModel(HostModelEvent::BusSample { host: node }));
         }
-        for i in 0..self.senders.len() {
-            let id = self.senders[i];
-            let f = &mut flows[id as usize];
-            if f.started && f.finish.is_none() && f.driver.events().contains(Events::HOST) {
-                cc::on_host(&mut self.io(core), env, f, id, signal);
-                self.after_decisions(core, env, flows, id);
-            }
-        }
+        signal
     }
+}
+
+/// A PFC frame from the NIC `nic` to its ToR: pause or resume `queue`.
+fn send_pfc(core: &mut Core, nic: &Port, queue: u8, pause: bool) {
+    core.counters.pfc_pauses += pause as u64;
+    let (peer, port) = (nic.peer, nic.peer_port);
+    core.schedule(core.now + nic.delay, Event::Pfc { node: peer, port, queue, pause });
 }
 
 #[cfg(test)]

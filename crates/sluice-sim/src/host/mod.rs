@@ -10,13 +10,19 @@ pub mod plane;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use sluice_cc::{Events, HostSignal};
 use sluice_core::Time;
 
+use crate::config::{HostConfig, LinkConfig};
 use crate::engine::packet::{Kind, Packet};
-use crate::engine::{Core, Event, HostModelEvent, TokenEvent};
+use crate::engine::{Core, Event, HostModelEvent, PlaneEvent, TokenEvent};
+use crate::host::bus::HostBus;
+use crate::host::endpoint::Endpoint;
 use crate::host::plane::HostPlane;
 use crate::net::port::Port;
+use crate::transport::cc;
 use crate::transport::flow::{Flow, SendState};
+use crate::transport::receiver::{self, Processing};
 use crate::transport::token::{self, TokenHost};
 use crate::transport::{self, window};
 use crate::transport::{HostEnv, HostIo};
@@ -40,9 +46,9 @@ pub struct Host {
     /// Receiver-driven transport state (token pacer, incoming flows), when a token algorithm runs.
     pub(crate) tokens: Option<Box<TokenHost>>,
     /// The receiving host's processing queue, when the endpoint model is on.
-    pub(crate) endpoint: Option<Box<crate::host::endpoint::Endpoint>>,
+    endpoint: Option<Box<Endpoint>>,
     /// The receiving host's NIC-to-memory path, when the host interconnect model is on.
-    pub(crate) bus: Option<Box<crate::host::bus::HostBus>>,
+    bus: Option<Box<HostBus>>,
 }
 
 impl Host {
@@ -197,8 +203,10 @@ impl Host {
 
     /// A packet addressed to this host arrived.
     pub fn receive(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32) {
-        if self.bus.is_some() && self.bus_intercept(core, env, flows, pkt) {
-            return;
+        if let Some(bus) = self.bus.as_deref_mut() {
+            if bus.intercept(core, self.node, &self.nic, env.data_queue, pkt) {
+                return;
+            }
         }
         let p = *core.arena.get(pkt);
         match p.kind {
@@ -254,14 +262,75 @@ impl Host {
         }
     }
 
+    /// A step of this host's plane channel, or a flow's fold deadline.
+    pub fn on_plane_event(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], event: PlaneEvent) {
+        let mut io =
+            HostIo { core, node: self.node, nic: &mut self.nic, ready: &mut self.ready, channel: &mut self.plane };
+        if let Some(id) = plane::on_event(&mut io, env, flows, &self.senders, event) {
+            self.after_decisions(core, env, flows, id);
+        }
+    }
+
+    /// A CC timer of flow `id` fired (armed as generation `gen`).
+    pub fn on_cc_timer(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32, timer: u8, gen: u32) {
+        if plane::on_cc_timer(&mut self.io(core), env, &mut flows[id as usize], id, timer, gen) {
+            self.after_decisions(core, env, flows, id);
+        }
+    }
+
     /// A step of one of this host's models (endpoint processing queue, host interconnect).
     pub fn on_host_model_event(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], event: HostModelEvent) {
         match event {
-            HostModelEvent::EndpointDone { .. } => self.on_endpoint_done(core, env, flows),
-            HostModelEvent::EndpointSample { .. } => self.on_endpoint_sample(core, env, flows),
-            HostModelEvent::BusDma { .. } => self.on_bus_dma(core, env, flows),
-            HostModelEvent::BusSample { .. } => self.on_host_sample(core, env, flows),
+            HostModelEvent::EndpointDone { .. } | HostModelEvent::EndpointSample { .. } => {
+                let (mut io, Some(e)) = self.endpoint(core) else { return };
+                match event {
+                    HostModelEvent::EndpointDone { .. } => endpoint::on_done(&mut io, env, flows, e),
+                    _ => endpoint::on_sample(&mut io, env, flows, e),
+                }
+                self.try_send(core, env, flows);
+            }
+            HostModelEvent::BusDma { .. } => {
+                let Some(bus) = self.bus.as_deref_mut() else { return };
+                let pkt = bus.on_dma(core, self.node, &self.nic, env.data_queue);
+                bus.delivering = true;
+                self.receive(core, env, flows, pkt);
+                self.bus.as_deref_mut().expect("present").delivering = false;
+            }
+            HostModelEvent::BusSample { .. } => {
+                let Some(bus) = self.bus.as_deref_mut() else { return };
+                let signal = bus.on_sample(core, self.node);
+                self.signal_host(core, env, flows, signal);
+            }
         }
+    }
+
+    /// Hands a host congestion signal to this host's sending flows whose algorithms bind HOST.
+    fn signal_host(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], signal: HostSignal) {
+        for i in 0..self.senders.len() {
+            let id = self.senders[i];
+            let f = &mut flows[id as usize];
+            if f.started && f.finish.is_none() && f.driver.events().contains(Events::HOST) {
+                cc::on_host(&mut self.io(core), env, f, id, signal);
+                self.after_decisions(core, env, flows, id);
+            }
+        }
+    }
+
+    /// Turns on the host models `config` asks for: a processing queue, a NIC-to-memory path (whose host
+    /// policy `factory` supplies).
+    pub fn enable_models(&mut self, config: &HostConfig, link: &LinkConfig, factory: &dyn sluice_cc::Factory) {
+        if config.endpoint.enabled {
+            self.endpoint = Some(Box::new(Endpoint::new(&config.endpoint, self.nic.rate)));
+        }
+        if config.bus.enabled {
+            self.bus = Some(Box::new(HostBus::for_host(&config.bus, &self.nic, link.mtu + link.header_bytes, factory)));
+        }
+    }
+
+    /// This host as its receivers see it, with its processing queue if it has one.
+    fn endpoint<'a>(&'a mut self, core: &'a mut Core) -> (HostIo<'a>, Option<&'a mut Endpoint>) {
+        let io = HostIo { core, node: self.node, nic: &mut self.nic, ready: &mut self.ready, channel: &mut self.plane };
+        (io, self.endpoint.as_deref_mut())
     }
 
     /// Flow `id` of a token algorithm starts at this (sending) host.
@@ -287,7 +356,8 @@ impl Host {
         let f = &mut flows[p.flow as usize];
         window::data_arrived(&mut self.io(core), env, f, p);
         if self.endpoint.is_some() || f.rx.is_some() {
-            return self.receive_data_endpoint(core, env, flows, pkt, p);
+            let (mut io, endpoint) = self.endpoint(core);
+            return receiver::receive_data(&mut io, env, f, pkt, p, endpoint.map(|e| e as &mut dyn Processing));
         }
         window::receive_data(&mut self.io(core), env, f, pkt, p);
     }

@@ -4,6 +4,7 @@
 
 pub mod cc;
 pub mod flow;
+pub mod receiver;
 pub mod token;
 pub mod window;
 
