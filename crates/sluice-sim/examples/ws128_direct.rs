@@ -7,13 +7,13 @@ use sluice_sim::*;
 fn main() {
     let path = std::env::args().nth(1).unwrap_or_else(|| "scenarios/flows/ws128_l30_2ms.flows.csv".into());
     let text = std::fs::read_to_string(&path).expect("flows file");
-    let flows: Vec<FlowDesc> = text
+    let flows: Vec<FlowSpec> = text
         .lines()
         .skip(1)
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let v: Vec<u64> = l.split(',').map(|x| x.trim().parse().unwrap()).collect();
-            FlowDesc { src: v[0] as u32, dst: v[1] as u32, size: v[2], start: v[3] * 1000, stop: None, group: 0 }
+            FlowSpec { src: v[0] as u32, dst: v[1] as u32, size: v[2], start: v[3] * 1000, stop: None, group: 0 }
         })
         .collect();
     let spec = sluice_topo::TopologySpec::fat_tree(8, 100_000_000_000);

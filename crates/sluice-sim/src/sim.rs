@@ -9,6 +9,7 @@ use sluice_core::{serialization_ps, Time};
 use sluice_plane::{PlaneConfig, PlaneCounters};
 use sluice_results::{BytesKind, FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
 use sluice_topo::{NodeKind, Routes, Topology};
+use sluice_workload::FlowSpec;
 
 use crate::config::{EcnThresholds, FaultConfig, HostConfig, LinkConfig, RdEnv, SwitchConfig};
 use crate::engine::queue::EventQueue;
@@ -24,23 +25,6 @@ use crate::stats::{Counters, FaultStats};
 use crate::transport::flow::{Flow, FlowTrace};
 use crate::transport::token::TokenHost;
 use crate::transport::HostEnv;
-
-/// A flow to simulate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FlowDesc {
-    /// Source host index.
-    pub src: u32,
-    /// Destination host index.
-    pub dst: u32,
-    /// Bytes (ignored for long-lived flows).
-    pub size: u64,
-    /// Start time.
-    pub start: Time,
-    /// Long-lived flows: when the sender stops offering data.
-    pub stop: Option<Time>,
-    /// Workload entry that produced it.
-    pub group: u16,
-}
 
 /// What to record beyond per-flow completion times.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -82,7 +66,7 @@ pub struct SimInput {
     /// Host settings.
     pub host: HostConfig,
     /// Flows.
-    pub flows: Vec<FlowDesc>,
+    pub flows: Vec<FlowSpec>,
     /// The CC algorithm.
     pub factory: Arc<dyn Factory>,
     /// What the algorithm needs from the datapath.
@@ -553,6 +537,7 @@ struct Parts<'a> {
 
 impl Parts<'_> {
     /// Hands `event` to the element it concerns.
+    #[inline(always)]
     fn dispatch(&mut self, event: Event, fabric: &Fabric, env: &HostEnv) {
         let core = &mut *self.core;
         let flows = &mut *self.flows;
@@ -682,7 +667,7 @@ fn build_flows(
     topology: &Topology,
     routes: &Routes,
     link: &LinkConfig,
-    descs: &[FlowDesc],
+    descs: &[FlowSpec],
     observe: &Observe,
     core: &mut Core,
 ) -> Vec<Flow> {

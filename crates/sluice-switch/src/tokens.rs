@@ -1,6 +1,6 @@
 //! Token limiters of receiver-driven transports at switch egress ports: ExpressPass's credit queue
 //! (Cho et al. SIGCOMM'17 section 3.1) and ToCC's ECN marking of tokens (Zhang et al., seed 002,
-//! section V), the simulator's `token_limiter` and `token_ecn` (`sluice-sim/src/rd_switch.rs`) on real
+//! section V), the simulator's `token_limiter` and `token_ecn` (`sluice-sim/src/net/tokens.rs`) on real
 //! frames.
 //!
 //! Tokens (sluice packets of kind token) bound for a switch port wait in the port's token queue, which

@@ -3,7 +3,7 @@
 //! window) and paced by the receiving host's token pacer, tokens spent by senders (stale ones dropped),
 //! volume control, SRPT grant ranking with overcommitment, the receiver's loss check (NACKs), the
 //! sender's request timer and ExpressPass's early stop. The simulator's token transport
-//! (`sluice-sim/src/rd.rs`) defines the behaviour; this module follows it packet for packet on the host
+//! (`sluice-sim/src/transport/token.rs`) defines the behaviour; this module follows it packet for packet on the host
 //! side. Switch-side design points (token limiters, trimming, Aeolus dropping, token ECN, priorities) are
 //! the network's business: packets carry what those features read, and `docs/udp.md` says which ones
 //! the software switch provides.

@@ -105,10 +105,8 @@ pub fn estimate(resolved: &Resolved) -> RunEstimate {
 /// Poisson memcached load on `quickstart.toml` grows peak RSS by 939 B per flow (320.5 MiB at 325 K flows,
 /// 611.0 MiB at 650 K), against about 990 B per flow here (with the flows' queued starts).
 fn flow_bytes(resolved: &Resolved) -> u64 {
-    let per_flow = size_of::<sluice_workload::FlowSpec>()
-        + size_of::<sluice_sim::FlowDesc>()
-        + FLOW_BYTES
-        + size_of::<sluice_results::FlowRecord>();
+    // Two copies of the generated flow: the resolved scenario's and the simulator input's.
+    let per_flow = 2 * size_of::<sluice_workload::FlowSpec>() + FLOW_BYTES + size_of::<sluice_results::FlowRecord>();
     resolved.flows.len() as u64 * per_flow as u64
 }
 

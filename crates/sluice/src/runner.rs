@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use sluice_results::{write_outputs_unless, Buckets, Outputs, Summary};
 use sluice_scenario::{resolved_toml_at, Resolved};
-use sluice_sim::{FlowAlgorithm, FlowDesc, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};
+use sluice_sim::{FlowAlgorithm, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};
 
 /// What a finished run produced.
 #[derive(Debug)]
@@ -39,11 +39,7 @@ fn mix_input(resolved: &Resolved) -> Vec<FlowAlgorithm> {
 /// The simulator input for a resolved scenario.
 pub fn simulation_input(resolved: &Resolved) -> SimInput {
     let s = &resolved.scenario;
-    let flows = resolved
-        .flows
-        .iter()
-        .map(|f| FlowDesc { src: f.src, dst: f.dst, size: f.size, start: f.start, stop: f.stop, group: f.group })
-        .collect();
+    let flows = resolved.flows.clone();
     let observe = Observe {
         trace_flows: s.output.trace_flows.iter().map(|&f| f as u32).collect(),
         trace_interval: s.output.trace_interval,

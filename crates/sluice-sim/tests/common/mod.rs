@@ -7,7 +7,7 @@ use std::path::Path;
 use sluice_core::{parse_duration, parse_rate, Time};
 use sluice_results::{PortRecord, ThroughputSeries};
 use sluice_sim::config::FaultConfig;
-use sluice_sim::{FlowDesc, HostConfig, LinkConfig, Observe, SimInput, SimOutput, Simulation, StopRule, SwitchConfig};
+use sluice_sim::{FlowSpec, HostConfig, LinkConfig, Observe, SimInput, SimOutput, Simulation, StopRule, SwitchConfig};
 use sluice_topo::TopologySpec;
 
 /// A star of `hosts` hosts around one switch, every link at `rate` with `delay`.
@@ -39,7 +39,7 @@ pub struct Run {
     pub link: LinkConfig,
     pub switch: SwitchConfig,
     pub host: HostConfig,
-    pub flows: Vec<FlowDesc>,
+    pub flows: Vec<FlowSpec>,
     pub stop: StopRule,
     pub observe: Observe,
     pub seed: u64,
@@ -64,12 +64,12 @@ impl Run {
     }
 
     pub fn flow(mut self, src: u32, dst: u32, size: u64, start: Time) -> Run {
-        self.flows.push(FlowDesc { src, dst, size, start, stop: None, group: 0 });
+        self.flows.push(FlowSpec { src, dst, size, start, stop: None, group: 0 });
         self
     }
 
     pub fn long_flow(mut self, src: u32, dst: u32, start: Time, stop: Time) -> Run {
-        self.flows.push(FlowDesc { src, dst, size: 0, start, stop: Some(stop), group: 0 });
+        self.flows.push(FlowSpec { src, dst, size: 0, start, stop: Some(stop), group: 0 });
         self
     }
 
