@@ -43,6 +43,7 @@ use sluice_core::Rate;
 
 use crate::api::{Ack, CongestionControl, Ctx, Events, FlowInfo, Loss, LossKind, Needs};
 use crate::registry::{merge_params, Algorithm, ConfigFactory, Control, Factory, ParamError};
+use crate::reno::{RenoWindow, WindowParams};
 
 /// DCTCP parameters (`[cc.params]` of a scenario with `cc.algorithm = "dctcp"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,6 +84,17 @@ impl Default for DctcpConfig {
 }
 
 impl DctcpConfig {
+    /// The Reno window's settings: slow start grows by at most one MSS per ACK (`L = 1`; RFC 5681 §3.1,
+    /// Linux `tcp_slow_start` counts one segment per ACK without ABC).
+    pub fn window(&self) -> WindowParams {
+        WindowParams {
+            init_cwnd_packets: self.init_cwnd_packets,
+            init_ssthresh_packets: self.init_ssthresh_packets,
+            min_cwnd_packets: self.min_cwnd_packets,
+            abc_limit_packets: 1,
+        }
+    }
+
     /// Overlays `[cc.params]` on the defaults and checks the ranges.
     pub fn resolve(params: &toml::Table) -> Result<DctcpConfig, ParamError> {
         let config = merge_params(&DctcpConfig::default(), params)?;
@@ -138,55 +150,34 @@ fn build(params: &toml::Table, _line_rate: Rate) -> Result<Arc<dyn Factory>, Par
 #[derive(Debug, Clone)]
 pub struct Dctcp {
     config: DctcpConfig,
-    mss: u64,
-    cwnd: u64,
-    ssthresh: u64,
+    /// Reno's window state, slow start and loss recovery (as Cubic and Vegas use it).
+    window: RenoWindow,
     /// Congestion-avoidance growth not yet applied, in units of 1/cwnd byte.
     ca_remainder: u64,
     alpha: f64,
     bytes_acked: u64,
     bytes_marked: u64,
     window_end: u64,
-    snd_una: u64,
-    /// Highest byte sent so far, whatever the datapath has rewound its next byte to since.
-    high_sent: u64,
     /// `snd_nxt` at the last ECN cut while in CWR.
     cwr_end: Option<u64>,
-    /// The highest byte sent at the last loss reduction (RFC 6582 `recover`).
-    recover: u64,
-    fast_recovery: bool,
 }
 
 impl Dctcp {
     /// A controller with `config`; the window is set up by [`CongestionControl::on_start`].
     pub fn new(config: DctcpConfig) -> Dctcp {
         let alpha = config.init_alpha;
-        Dctcp {
-            config,
-            mss: 1,
-            cwnd: 0,
-            ssthresh: u64::MAX,
-            ca_remainder: 0,
-            alpha,
-            bytes_acked: 0,
-            bytes_marked: 0,
-            window_end: 0,
-            snd_una: 0,
-            high_sent: 0,
-            cwr_end: None,
-            recover: 0,
-            fast_recovery: false,
-        }
+        let window = RenoWindow::new(config.window(), 1);
+        Dctcp { config, window, ca_remainder: 0, alpha, bytes_acked: 0, bytes_marked: 0, window_end: 0, cwr_end: None }
     }
 
     /// Congestion window in bytes.
     pub fn cwnd(&self) -> u64 {
-        self.cwnd
+        self.window.cwnd()
     }
 
     /// Slow-start threshold in bytes (`u64::MAX` while unset).
     pub fn ssthresh(&self) -> u64 {
-        self.ssthresh
+        self.window.ssthresh()
     }
 
     /// The marked-fraction estimate.
@@ -201,15 +192,7 @@ impl Dctcp {
 
     /// Whether the flow is in fast recovery after a fast retransmit or NACK.
     pub fn in_fast_recovery(&self) -> bool {
-        self.fast_recovery
-    }
-
-    fn min_cwnd(&self) -> u64 {
-        self.config.min_cwnd_packets as u64 * self.mss
-    }
-
-    fn in_loss_window(&self) -> bool {
-        self.snd_una < self.recover
+        self.window.in_fast_recovery()
     }
 
     /// RFC 8257 §3.3: counts the ACK and updates alpha once per window.
@@ -227,51 +210,31 @@ impl Dctcp {
         self.window_end = ack.snd_nxt;
     }
 
-    fn end_finished_reductions(&mut self) {
-        if self.cwr_end.is_some_and(|end| self.snd_una >= end) {
-            self.cwr_end = None;
-        }
-        if self.fast_recovery && self.snd_una >= self.recover {
-            self.fast_recovery = false;
-        }
-    }
-
     /// RFC 8257 §3.3: the window cut on an echoed mark.
     fn ecn_cut(&mut self, snd_nxt: u64) {
-        let reduction = (self.cwnd as f64 * self.alpha / 2.0) as u64;
-        self.cwnd = self.cwnd.saturating_sub(reduction).max(self.min_cwnd());
-        self.ssthresh = self.cwnd;
+        let cwnd = self.window.cwnd();
+        let reduction = (cwnd as f64 * self.alpha / 2.0) as u64;
+        let cwnd = cwnd.saturating_sub(reduction).max(self.window.min_cwnd());
+        self.window.set_cwnd(cwnd);
+        self.window.set_ssthresh(cwnd);
         self.ca_remainder = 0;
         self.cwr_end = Some(snd_nxt);
     }
 
+    /// Slow start by at most one MSS per ACK (RFC 5681 §3.1), else congestion avoidance by
+    /// `mss * acked / cwnd` in integer bytes with the remainder carried to the next ACK.
     fn grow(&mut self, acked: u64) {
         if acked == 0 {
             return;
         }
-        if self.cwnd < self.ssthresh {
-            self.cwnd = (self.cwnd + acked.min(self.mss)).min(self.ssthresh);
-        } else {
-            let numerator = self.mss as u128 * acked as u128 + self.ca_remainder as u128;
-            let cwnd = self.cwnd as u128;
-            self.ca_remainder = (numerator % cwnd) as u64;
-            self.cwnd += (numerator / cwnd) as u64;
+        if self.window.in_slow_start() {
+            self.window.slow_start(acked, 1);
+            return;
         }
-    }
-
-    /// The flight size at a loss (RFC 5681 FlightSize): the datapath's in-flight bytes, or everything
-    /// sent beyond the cumulative ACK point when a go-back-N datapath has already rewound its next byte
-    /// to the hole (and so counts nothing beyond it in flight).
-    fn loss_flight(&mut self, loss: &Loss) -> u64 {
-        self.high_sent = self.high_sent.max(loss.snd_nxt);
-        loss.in_flight.max(self.high_sent.saturating_sub(self.snd_una))
-    }
-
-    fn reduce_for_loss(&mut self, flight: u64) {
-        self.ssthresh = (flight / 2).max(self.min_cwnd());
-        self.ca_remainder = 0;
-        self.cwr_end = None;
-        self.recover = self.high_sent;
+        let cwnd = self.window.cwnd();
+        let numerator = self.window.mss() as u128 * acked as u128 + self.ca_remainder as u128;
+        self.ca_remainder = (numerator % cwnd as u128) as u64;
+        self.window.set_cwnd(cwnd + (numerator / cwnd as u128) as u64);
     }
 }
 
@@ -286,56 +249,45 @@ impl CongestionControl for Dctcp {
 
     fn on_start(&mut self, flow: &FlowInfo, ctx: &mut Ctx) {
         *self = Dctcp::new(self.config.clone());
-        self.mss = flow.mss.max(1) as u64;
-        self.cwnd = self.config.init_cwnd_packets as u64 * self.mss;
-        self.ssthresh = self.config.init_ssthresh_packets.map_or(u64::MAX, |p| p as u64 * self.mss);
-        ctx.set_cwnd(self.cwnd);
+        self.window = RenoWindow::new(self.config.window(), flow.mss);
+        ctx.set_cwnd(self.window.cwnd());
     }
 
     fn on_ack(&mut self, ack: &Ack<'_>, ctx: &mut Ctx) {
-        let before = self.cwnd;
-        self.snd_una = self.snd_una.max(ack.snd_una);
-        self.high_sent = self.high_sent.max(ack.snd_nxt).max(self.snd_una);
+        let before = self.window.cwnd();
+        let may_grow = self.window.on_ack(ack);
         self.update_alpha(ack);
-        self.end_finished_reductions();
-        if ack.ecn_echo && self.cwr_end.is_none() && !self.in_loss_window() {
+        if self.cwr_end.is_some_and(|end| self.window.snd_una() >= end) {
+            self.cwr_end = None;
+        }
+        if ack.ecn_echo && self.cwr_end.is_none() && !self.window.in_loss_window() {
             self.ecn_cut(ack.snd_nxt);
-        } else if self.cwr_end.is_none() && !self.fast_recovery {
+        } else if self.cwr_end.is_none() && may_grow {
             self.grow(ack.acked_bytes);
         }
-        if self.cwnd != before {
-            ctx.set_cwnd(self.cwnd);
+        if self.window.cwnd() != before {
+            ctx.set_cwnd(self.window.cwnd());
         }
     }
 
     fn on_loss(&mut self, loss: &Loss, ctx: &mut Ctx) {
-        match loss.kind {
-            LossKind::FastRetransmit | LossKind::Nack => {
-                if self.in_loss_window() {
-                    return;
-                }
-                let flight = self.loss_flight(loss);
-                self.reduce_for_loss(flight);
-                self.cwnd = self.ssthresh;
-                self.fast_recovery = true;
-            }
-            LossKind::Timeout => {
-                let flight = self.loss_flight(loss);
-                self.reduce_for_loss(flight);
-                self.cwnd = self.mss;
-                self.fast_recovery = false;
-                if self.config.clamp_alpha_on_loss {
-                    self.alpha = 1.0;
-                }
-            }
+        let Some(flight) = self.window.loss_flight(loss) else {
+            return;
+        };
+        // A loss ends CWR: it is the stronger signal and reduces even right after an ECN cut.
+        self.cwr_end = None;
+        self.ca_remainder = 0;
+        self.window.reduce(loss.kind, flight / 2);
+        if loss.kind == LossKind::Timeout && self.config.clamp_alpha_on_loss {
+            self.alpha = 1.0;
         }
-        ctx.set_cwnd(self.cwnd);
+        ctx.set_cwnd(self.window.cwnd());
     }
 
     /// `cwnd` and `ssthresh` in bytes (`ssthresh` is `u64::MAX` while unset), then `alpha`.
     fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        out("cwnd", self.cwnd as f64);
-        out("ssthresh", self.ssthresh as f64);
+        out("cwnd", self.window.cwnd() as f64);
+        out("ssthresh", self.window.ssthresh() as f64);
         out("alpha", self.alpha);
     }
 }
