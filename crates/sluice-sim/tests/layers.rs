@@ -13,7 +13,7 @@ fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|layer| layer.contains(&module))
 }
 
-/// The top-level module a source file belongs to: `src/net/port.rs` is in `net`, `src/sim.rs` in `sim`.
+/// The top-level module a source file belongs to: `src/net/port.rs` is in `net`, `src/lib.rs` in `lib`.
 fn module_of(src: &Path, file: &Path) -> String {
     let relative = file.strip_prefix(src).expect("under src");
     let first = relative.components().next().expect("a path").as_os_str().to_string_lossy().into_owned();

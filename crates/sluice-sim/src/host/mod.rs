@@ -22,7 +22,7 @@ use crate::host::plane::HostPlane;
 use crate::net::port::Port;
 use crate::transport::cc;
 use crate::transport::flow::{Flow, SendState};
-use crate::transport::receiver::{self, Processing};
+use crate::transport::receiver;
 use crate::transport::token::{self, TokenHost};
 use crate::transport::{self, window};
 use crate::transport::{HostEnv, HostIo};
@@ -357,7 +357,7 @@ impl Host {
         window::data_arrived(&mut self.io(core), env, f, p);
         if self.endpoint.is_some() || f.rx.is_some() {
             let (mut io, endpoint) = self.endpoint(core);
-            return receiver::receive_data(&mut io, env, f, pkt, p, endpoint.map(|e| e as &mut dyn Processing));
+            return receiver::receive_data(&mut io, env, f, pkt, p, endpoint);
         }
         window::receive_data(&mut self.io(core), env, f, pkt, p);
     }

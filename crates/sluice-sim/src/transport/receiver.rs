@@ -45,13 +45,13 @@ fn flow_info(f: &Flow, id: u32, env: &HostEnv, line_rate: Rate) -> FlowInfo {
 /// with a receiver controller. Kept out of line: the receive path of runs without these stays as it was.
 #[cold]
 #[inline(never)]
-pub fn receive_data<'q>(
+pub fn receive_data<P: Processing>(
     io: &mut HostIo,
     env: &HostEnv,
     f: &mut Flow,
     pkt: u32,
     p: &Packet,
-    mut queue: Option<&mut (dyn Processing + 'q)>,
+    mut queue: Option<&mut P>,
 ) {
     let id = p.flow;
     start(io, env, f, id, queue.as_deref_mut());
@@ -102,7 +102,7 @@ pub fn receive_data<'q>(
 }
 
 /// Starts the flow's receiver controller at its first arrival.
-fn start<'q>(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, queue: Option<&mut (dyn Processing + 'q)>) {
+fn start<P: Processing>(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, queue: Option<&mut P>) {
     if f.rx_started || f.rx.is_none() {
         return;
     }
@@ -116,14 +116,7 @@ fn start<'q>(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, queue: Optio
 }
 
 /// Accepts `p` in order and puts it in the processing queue, if any.
-fn accept<'q>(
-    io: &mut HostIo,
-    env: &HostEnv,
-    f: &mut Flow,
-    id: u32,
-    p: &Packet,
-    queue: Option<&mut (dyn Processing + 'q)>,
-) {
+fn accept<P: Processing>(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, p: &Packet, queue: Option<&mut P>) {
     f.rcv_nxt += p.payload as u64;
     // Selective repeat (without a processing queue) may hold data past this packet.
     while f.ooo.first() == Some(&f.rcv_nxt) {
@@ -151,14 +144,14 @@ fn default_ack(io: &mut HostIo, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packe
 
 /// Applies a receiver controller's decisions: settings first, then the acknowledgments it chose
 /// (`Default` is the caller's: the datapath's own acknowledgment of an accepted arrival, else none).
-fn apply<'q>(
+fn apply<P: Processing>(
     io: &mut HostIo,
     env: &HostEnv,
     f: &mut Flow,
     id: u32,
     d: &RxDecisions,
     sent_at: Time,
-    queue: Option<&mut (dyn Processing + 'q)>,
+    queue: Option<&mut P>,
 ) {
     if let Some(q) = queue {
         q.follow(d);
@@ -205,7 +198,7 @@ pub fn queue_moved(
     id: u32,
     (moved, sent_at): (QueueMove, Time),
     which: RxEvents,
-    queue: &mut dyn Processing,
+    queue: &mut impl Processing,
 ) {
     if f.rx.is_none() || !f.rx_events.contains(which) {
         return;
@@ -229,7 +222,7 @@ pub fn sampled(
     f: &mut Flow,
     id: u32,
     sample: &StreamSample,
-    queue: &mut dyn Processing,
+    queue: &mut impl Processing,
 ) {
     if f.rx.is_none() || !f.rx_events.contains(RxEvents::SAMPLE) {
         return;

@@ -1,0 +1,198 @@
+//! Building a run: ports, switches and hosts from the topology, flows with their path figures and
+//! their algorithms, the token transport's state, the host models, and the first events.
+
+use sluice_cc::token::TokenTransport;
+use sluice_core::{serialization_ps, Time};
+use sluice_topo::{NodeKind, Routes, Topology};
+use sluice_workload::FlowSpec;
+
+use super::{FlowAlgorithm, NodeRef, Observe, SimInput, Simulation};
+use crate::config::{EcnThresholds, LinkConfig, RdEnv, SwitchConfig};
+use crate::engine::trace::PacketTracer;
+use crate::engine::{Core, Event};
+use crate::host::Host;
+use crate::net::fault::PortFaults;
+use crate::net::port::Port;
+use crate::net::switch::Switch;
+use crate::net::tokens::TokenSwitch;
+use crate::net::Fabric;
+use crate::transport::flow::{Flow, FlowTrace};
+use crate::transport::token::TokenHost;
+
+impl Simulation {
+    /// Builds the network and schedules every flow's start.
+    pub fn new(input: SimInput) -> Simulation {
+        let SimInput {
+            topology,
+            routes,
+            link,
+            mut switch,
+            host,
+            flows,
+            factory,
+            needs,
+            cnp_interval,
+            seed,
+            stop,
+            observe,
+            plane,
+            faults,
+            mix,
+            group_algorithm,
+        } = input;
+        let mut algorithms = vec![FlowAlgorithm { factory: factory.clone(), needs, cnp_interval }];
+        algorithms.extend(mix);
+        // An algorithm that needs Bolt's switches gets them, whoever built the settings.
+        switch.bolt.enabled |= algorithms.iter().any(|a| a.needs.bolt);
+        let token_transport = factory.token_transport();
+        assert!(
+            algorithms.len() == 1 || algorithms.iter().all(|a| a.factory.token_transport().is_none()),
+            "token algorithms do not mix with others"
+        );
+        if token_transport.as_ref().is_some_and(|t| t.spray) {
+            switch.load_balance = crate::config::LoadBalance::PacketSpray;
+        }
+        let mut core = Core::new(switch.int);
+        let queues = switch.queues.max(switch.control_queue + 1).max(switch.data_queue + 1);
+        let make_port =
+            |p: &sluice_topo::Port| Port::new(p.rate, p.delay, p.peer, p.peer_port, queues, ecn_for(&switch, p.rate));
+        let mut node_ref = Vec::with_capacity(topology.nodes.len());
+        let mut switches = Vec::new();
+        let mut hosts = Vec::new();
+        let fabric = Fabric { config: &switch, link: &link, routes: &routes, flow_src: &[], rd: None };
+        for (id, node) in topology.nodes.iter().enumerate() {
+            let ports: Vec<Port> = topology.ports[id].iter().map(make_port).collect();
+            match node.kind {
+                NodeKind::Host => {
+                    node_ref.push(NodeRef::Host(hosts.len() as u32));
+                    let nic = ports.into_iter().next().expect("a host has one port");
+                    hosts.push(Host::new(id as u32, nic, seed));
+                }
+                NodeKind::Switch => {
+                    node_ref.push(NodeRef::Switch(switches.len() as u32));
+                    let mut sw = Switch::new(id as u32, ports, &fabric, seed);
+                    sw.faults = PortFaults::for_switch(id as u32, &faults, seed);
+                    switches.push(sw);
+                }
+            }
+        }
+        for h in &mut hosts {
+            h.enable_models(&host, &link, factory.as_ref());
+        }
+        // Bolt's notifications and NDP's return-to-sender need each flow's sender at the switches.
+        let trimming = token_transport.as_ref().is_some_and(|t| t.trimming);
+        let flow_src = if switch.bolt.enabled || trimming { flows.iter().map(|f| f.src).collect() } else { Vec::new() };
+        if let Some(config) = &observe.packet_trace {
+            let ports: Vec<usize> = topology.ports.iter().map(Vec::len).collect();
+            core.packet_trace = Some(Box::new(PacketTracer::new(config, &ports, flows.len())));
+        }
+        let mut flows = build_flows(&topology, &routes, &link, &flows, &observe, &mut core);
+        for f in &mut flows {
+            let index = group_algorithm.get(f.group as usize).copied().unwrap_or(0);
+            let algorithm = &algorithms[index as usize];
+            f.algorithm = index;
+            f.ect = algorithm.needs.ecn || algorithm.needs.cnp;
+            f.cnp = algorithm.needs.cnp;
+            f.cnp_interval = algorithm.cnp_interval;
+        }
+        for (id, f) in flows.iter().enumerate() {
+            hosts[f.src as usize].senders.push(id as u32);
+        }
+        let rd = token_transport.map(|t| setup_tokens(t, &link, &flows, &mut hosts, &mut switches, seed));
+        let mut sim = Simulation {
+            core,
+            switches,
+            hosts,
+            flows,
+            node_ref,
+            topology,
+            routes,
+            link,
+            switch_config: switch,
+            host_config: host,
+            algorithms,
+            seed,
+            stop,
+            observe,
+            plane,
+            samples: Default::default(),
+            flow_src,
+            rd,
+            fault_count: faults.len(),
+        };
+        sim.start_sampling();
+        sim
+    }
+}
+
+/// ECN thresholds of a port at `rate`.
+fn ecn_for(switch: &SwitchConfig, rate: sluice_core::Rate) -> EcnThresholds {
+    if switch.ecn.enabled {
+        switch.ecn.for_rate(rate)
+    } else {
+        EcnThresholds { kmin: u64::MAX, kmax: u64::MAX, pmax: 0.0 }
+    }
+}
+
+/// Creates flow state with each flow's path figures, and schedules starts and stops.
+fn build_flows(
+    topology: &Topology,
+    routes: &Routes,
+    link: &LinkConfig,
+    descs: &[FlowSpec],
+    observe: &Observe,
+    core: &mut Core,
+) -> Vec<Flow> {
+    let packet_wire = (link.mtu + link.header_bytes) as u64;
+    let mut flows = Vec::with_capacity(descs.len());
+    for (i, d) in descs.iter().enumerate() {
+        let size = if d.stop.is_some() { u64::MAX / 4 } else { d.size.max(1) };
+        let mut f = Flow::new(d.src, d.dst, size, d.start, d.stop, d.group);
+        let path = topology.path_profile(routes, d.src, d.dst);
+        let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(packet_wire, *r)).sum();
+        let ack_per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(link.control_bytes as u64, *r)).sum();
+        let base = 2 * path.prop_delay + per_hop;
+        f.base_rtt = base + ack_per_hop;
+        f.hops = path.switches;
+        // A long-lived flow has no size and so no ideal completion time.
+        if d.stop.is_none() {
+            let packets = d.size.max(1).div_ceil(link.mtu as u64);
+            let wire_bytes = d.size.max(1).saturating_add(packets.saturating_mul(link.header_bytes as u64));
+            f.ideal_fct = sluice_results::ideal_fct(base, wire_bytes, path.bottleneck);
+        }
+        if observe.trace_flows.contains(&(i as u32)) {
+            f.trace = Some(Box::new(FlowTrace::new(observe.trace_interval)));
+        }
+        core.schedule(d.start, Event::FlowStart { flow: i as u32 });
+        if let Some(stop) = d.stop {
+            core.schedule(stop, Event::FlowStop { flow: i as u32 });
+        }
+        flows.push(f);
+    }
+    flows
+}
+
+/// Builds the run's transport settings and the per-host and per-switch state.
+fn setup_tokens(
+    transport: TokenTransport,
+    link: &LinkConfig,
+    flows: &[Flow],
+    hosts: &mut [Host],
+    switches: &mut [Switch],
+    seed: u64,
+) -> RdEnv {
+    let sizes: Vec<u64> = flows.iter().filter(|f| f.stop.is_none()).map(|f| f.size).collect();
+    let line_rate = hosts.first().map_or(0, |h| h.nic.rate);
+    let base_rtt = flows.iter().map(|f| f.base_rtt).max().unwrap_or(0);
+    let env = RdEnv::new(transport, link.mtu, &sizes, line_rate, base_rtt);
+    for h in hosts.iter_mut() {
+        h.tokens = Some(Box::new(TokenHost::new(&env, h.node, seed)));
+    }
+    let t = &env.transport;
+    if t.token_limiter || t.trimming || t.aeolus {
+        for s in switches.iter_mut() {
+            s.tokens = Some(Box::new(TokenSwitch::new(s.node, s.ports.len(), seed)));
+        }
+    }
+    env
+}

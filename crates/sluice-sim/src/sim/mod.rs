@@ -1,0 +1,199 @@
+//! The simulation (layer 5): a run's input and output types, and the three steps of a run, each in its
+//! own file: `build` makes switches, hosts and flows from a topology and settings; `run` is the event
+//! loop that hands each event to the element it concerns; `report` samples throughput during the run and
+//! turns the elements' state into records at its end.
+
+mod build;
+mod report;
+mod run;
+
+use std::sync::Arc;
+
+use sluice_cc::{Factory, Needs};
+use sluice_core::Time;
+use sluice_plane::{PlaneConfig, PlaneCounters};
+use sluice_results::{FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
+use sluice_topo::{Routes, Topology};
+use sluice_workload::FlowSpec;
+
+use crate::config::{FaultConfig, HostConfig, LinkConfig, SwitchConfig};
+use crate::engine::trace::PacketTraceConfig;
+use crate::engine::Core;
+use crate::host::Host;
+use crate::net::switch::Switch;
+use crate::stats::{Counters, FaultStats};
+use crate::transport::flow::Flow;
+use report::Sampler;
+
+/// What to record beyond per-flow completion times.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observe {
+    /// Flows whose CC variables are traced.
+    pub trace_flows: Vec<u32>,
+    /// Minimum spacing of trace rows per flow (0 = every change).
+    pub trace_interval: Time,
+    /// Flows whose delivered bytes are sampled.
+    pub throughput_flows: Vec<u32>,
+    /// Ports (node, port) whose transmitted bytes are sampled.
+    pub throughput_ports: Vec<(u32, u16)>,
+    /// Sampling interval.
+    pub sample_interval: Time,
+    /// The packet trace (`packets.csv`), if any.
+    pub packet_trace: Option<PacketTraceConfig>,
+}
+
+/// When the run ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopRule {
+    /// Stop at this time even if flows are unfinished (`None`: when every flow has finished).
+    pub duration: Option<Time>,
+    /// Without a duration, give up at this time (unfinished flows are reported).
+    pub time_limit: Time,
+}
+
+/// Everything a run needs.
+pub struct SimInput {
+    /// The network.
+    pub topology: Topology,
+    /// Its routes.
+    pub routes: Routes,
+    /// Packet sizes.
+    pub link: LinkConfig,
+    /// Switch settings (ECN thresholds filled per port speed; Bolt's switch logic is turned on when
+    /// `needs.bolt`).
+    pub switch: SwitchConfig,
+    /// Host settings.
+    pub host: HostConfig,
+    /// Flows.
+    pub flows: Vec<FlowSpec>,
+    /// The CC algorithm.
+    pub factory: Arc<dyn Factory>,
+    /// What the algorithm needs from the datapath.
+    pub needs: Needs,
+    /// Receiver CNP spacing (0 = flag every ACK of a marked packet).
+    pub cnp_interval: Time,
+    /// Scenario seed.
+    pub seed: u64,
+    /// End of the run.
+    pub stop: StopRule,
+    /// Extra recording.
+    pub observe: Observe,
+    /// Where the CC algorithm runs and what moving it off the datapath costs.
+    pub plane: PlaneConfig,
+    /// Faults injected at switch ports (`[[fault]]`).
+    pub faults: Vec<FaultConfig>,
+    /// Other algorithms that some flows run (coexistence): the flows of workload entry `g` run
+    /// `mix[group_algorithm[g] - 1]`, or the run's algorithm when that is 0 or `g` is past the list.
+    /// Token algorithms do not mix (their transport is the run's).
+    pub mix: Vec<FlowAlgorithm>,
+    /// Per workload entry: 0 for the run's algorithm, `k` for `mix[k - 1]`.
+    pub group_algorithm: Vec<u8>,
+}
+
+/// An algorithm that flows run: its controllers and what it needs from the datapath.
+#[derive(Clone)]
+pub struct FlowAlgorithm {
+    /// Builds one controller per flow.
+    pub factory: Arc<dyn Factory>,
+    /// What it needs from the datapath (ECN-capable packets, CNPs, INT, Bolt's switches).
+    pub needs: Needs,
+    /// Its receivers' CNP spacing (0 = flag every ACK of a marked packet).
+    pub cnp_interval: Time,
+}
+
+impl std::fmt::Debug for FlowAlgorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowAlgorithm").field("needs", &self.needs).field("cnp_interval", &self.cnp_interval).finish()
+    }
+}
+
+/// A snapshot for progress displays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Simulated time reached.
+    pub now: Time,
+    /// Where the run will stop at the latest.
+    pub end: Time,
+    /// Events handled so far.
+    pub events: u64,
+    /// Flows finished.
+    pub flows_finished: u64,
+    /// Flows in the run.
+    pub flows: u64,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct SimOutput {
+    /// One record per flow, in flow-id order.
+    pub flows: Vec<FlowRecord>,
+    /// One record per switch port.
+    pub ports: Vec<PortRecord>,
+    /// One record per switch.
+    pub switches: Vec<SwitchRecord>,
+    /// Sampled throughput series.
+    pub throughput: Vec<ThroughputSeries>,
+    /// CC traces.
+    pub traces: Vec<sluice_results::FlowTrace>,
+    /// Run-wide figures (wall time left 0 for the caller to fill).
+    pub run: RunInfo,
+    /// Engine counters.
+    pub counters: Counters,
+    /// Most packets in flight at once.
+    pub peak_packets: usize,
+    /// What the CC plane did, summed over hosts.
+    pub plane: PlaneCounters,
+    /// What each injected fault did, in the order of [`SimInput::faults`].
+    pub faults: Vec<FaultStats>,
+    /// The packet trace, when [`Observe::packet_trace`] asked for one.
+    pub packet_trace: Option<sluice_results::PacketTrace>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum NodeRef {
+    Host(u32),
+    Switch(u32),
+}
+
+/// A simulation ready to run.
+pub struct Simulation {
+    core: Core,
+    switches: Vec<Switch>,
+    hosts: Vec<Host>,
+    flows: Vec<Flow>,
+    node_ref: Vec<NodeRef>,
+    topology: Topology,
+    routes: Routes,
+    link: LinkConfig,
+    switch_config: SwitchConfig,
+    host_config: HostConfig,
+    /// The algorithms flows run: the run's first (whose factory also sets up a token transport and the
+    /// host models), then [`SimInput::mix`].
+    algorithms: Vec<FlowAlgorithm>,
+    seed: u64,
+    stop: StopRule,
+    observe: Observe,
+    plane: PlaneConfig,
+    samples: Sampler,
+    /// Sending host of each flow (only with Bolt's switch logic).
+    flow_src: Vec<u32>,
+    /// Receiver-driven transport settings, when a token algorithm runs.
+    rd: Option<crate::config::RdEnv>,
+    /// How many faults the scenario injects.
+    fault_count: usize,
+}
+
+impl Simulation {
+    /// The time the run stops at the latest.
+    pub fn end_time(&self) -> Time {
+        self.stop.duration.unwrap_or(self.stop.time_limit)
+    }
+
+    /// Runs to the end, calling `progress` about every million events.
+    pub fn run(self, progress: &mut dyn FnMut(&Progress)) -> SimOutput {
+        match self.run_until(progress, &|| false) {
+            Ok(output) => output,
+            Err(_) => unreachable!("a run that is never asked to stop runs to its end"),
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! The event loop: pops events in time order (equal times in the order they were scheduled) and hands
+//! each to the switch or host it concerns.
+
+use sluice_cc::{CongestionControl, Factory, FlowInfo};
+
+use super::report::{Sampled, Sampler};
+use super::{FlowAlgorithm, NodeRef, Observe, Progress, SimOutput, Simulation};
+use crate::config::LinkConfig;
+use crate::engine::queue::EventQueue;
+use crate::engine::{Core, Event, HostModelEvent, PlaneEvent, TokenEvent};
+use crate::host::Host;
+use crate::net::switch::Switch;
+use crate::net::Fabric;
+use crate::transport::flow::Flow;
+use crate::transport::HostEnv;
+
+impl Simulation {
+    /// Like [`Simulation::run`], but asks `stop` at each progress report (about every million events) and
+    /// abandons the run when it says so, returning how far the run got instead of an output.
+    pub fn run_until(
+        mut self,
+        progress: &mut dyn FnMut(&Progress),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<SimOutput, Progress> {
+        let end = self.end_time();
+        let total = self.flows.len() as u64;
+        let until_done = self.stop.duration.is_none();
+        // The settings every handler reads are borrowed once for the whole run.
+        let fabric = Fabric {
+            config: &self.switch_config,
+            link: &self.link,
+            routes: &self.routes,
+            flow_src: &self.flow_src,
+            rd: self.rd.as_ref(),
+        };
+        let env = HostEnv {
+            config: &self.host_config,
+            link: &self.link,
+            needs: self.algorithms[0].needs,
+            control_queue: self.switch_config.control_queue,
+            data_queue: self.switch_config.data_queue,
+            plane: &self.plane,
+            rd: self.rd.as_ref(),
+        };
+        let mut parts = Parts {
+            core: &mut self.core,
+            switches: &mut self.switches,
+            hosts: &mut self.hosts,
+            flows: &mut self.flows,
+            samples: &mut self.samples,
+            node_ref: &self.node_ref,
+            observe: &self.observe,
+            link: &self.link,
+            factory: self.algorithms[0].factory.as_ref(),
+            algorithms: &self.algorithms,
+        };
+        let mut past_end = false;
+        while let Some((time, event)) = parts.core.queue.pop() {
+            if time > end {
+                past_end = true;
+                break;
+            }
+            parts.core.now = time;
+            parts.core.counters.events += 1;
+            parts.dispatch(event, &fabric, &env);
+            if until_done && parts.core.counters.flows_finished == total {
+                break;
+            }
+            if parts.core.counters.events & 0xF_FFFF == 0 {
+                let c = &parts.core.counters;
+                let now = Progress { now: time, end, events: c.events, flows_finished: c.flows_finished, flows: total };
+                progress(&now);
+                if stop() {
+                    return Err(now);
+                }
+            }
+        }
+        if self.stop.duration.is_some() {
+            self.core.now = self.core.now.max(end);
+        }
+        let hit_time_limit = until_done && past_end && self.core.counters.flows_finished < total;
+        Ok(self.finish(hit_time_limit))
+    }
+}
+
+/// The mutable elements of a running simulation and the read-only pieces their handlers need.
+struct Parts<'a> {
+    core: &'a mut Core,
+    switches: &'a mut [Switch],
+    hosts: &'a mut [Host],
+    flows: &'a mut [Flow],
+    samples: &'a mut Sampler,
+    node_ref: &'a [NodeRef],
+    observe: &'a Observe,
+    link: &'a LinkConfig,
+    factory: &'a dyn Factory,
+    algorithms: &'a [FlowAlgorithm],
+}
+
+impl Parts<'_> {
+    /// Hands `event` to the element it concerns.
+    #[inline(always)]
+    fn dispatch(&mut self, event: Event, fabric: &Fabric, env: &HostEnv) {
+        let core = &mut *self.core;
+        let flows = &mut *self.flows;
+        match event {
+            Event::Arrive { node, port, pkt } => match self.node_ref[node as usize] {
+                NodeRef::Switch(s) => self.switches[s as usize].receive(core, fabric, port, pkt),
+                NodeRef::Host(h) => self.hosts[h as usize].receive(core, env, flows, pkt),
+            },
+            Event::PortFree { node, port } => match self.node_ref[node as usize] {
+                NodeRef::Switch(s) => self.switches[s as usize].port_free(core, fabric, port),
+                NodeRef::Host(h) => self.hosts[h as usize].on_port_free(core, env, flows),
+            },
+            Event::Pfc { node, port, queue, pause } => match self.node_ref[node as usize] {
+                NodeRef::Switch(s) => self.switches[s as usize].pfc(core, fabric, port, queue, pause),
+                NodeRef::Host(h) => self.hosts[h as usize].on_pfc(core, env, flows, queue, pause),
+            },
+            Event::HostWake { host } => {
+                let NodeRef::Host(h) = self.node_ref[host as usize] else { unreachable!("wake for a switch") };
+                self.hosts[h as usize].on_wake(core, env, flows);
+            }
+            Event::FlowStart { flow } => {
+                let src = flows[flow as usize].src as usize;
+                let line_rate = self.hosts[src].nic.rate;
+                let factory = &*self.algorithms[flows[flow as usize].algorithm as usize].factory;
+                let f = &mut flows[flow as usize];
+                let info = f.info(flow, self.link, line_rate, core.now);
+                let cc = start_flow_state(core, line_rate, factory, f, &info);
+                crate::transport::cc::start(&mut self.hosts[src].io(core), env, f, flow, cc, &info);
+                if let Some(rd) = env.rd {
+                    let f = &mut flows[flow as usize];
+                    crate::transport::token::attach(f, flow, self.factory, self.link, line_rate, core.now, rd);
+                    self.hosts[src].start_token_flow(core, env, f, flow);
+                }
+                self.hosts[src].start_flow(core, env, flows, flow);
+            }
+            Event::FlowStop { flow } => {
+                let f = &mut flows[flow as usize];
+                f.size = f.max_sent.max(f.snd_una);
+                if f.snd_una >= f.size && f.finish.is_none() {
+                    f.finish(core);
+                }
+                if f.rd.is_some() {
+                    let dst = f.dst as usize;
+                    self.hosts[dst].token_stream_stopped(core, env, flows, flow);
+                }
+            }
+            Event::CcTimer { flow, id, gen } => {
+                let src = flows[flow as usize].src as usize;
+                self.hosts[src].on_cc_timer(core, env, flows, flow, id, gen);
+            }
+            Event::Rto { flow } => {
+                let src = flows[flow as usize].src as usize;
+                self.hosts[src].on_rto(core, env, flows, flow);
+            }
+            Event::Sample => self.sample(),
+            Event::Plane(e) => {
+                let host = match e {
+                    PlaneEvent::Flush { flow } => flows[flow as usize].src as usize,
+                    PlaneEvent::Batch { host }
+                    | PlaneEvent::Arrive { host }
+                    | PlaneEvent::Done { host }
+                    | PlaneEvent::Decision { host } => host_of(self.node_ref, host),
+                };
+                self.hosts[host].on_plane_event(core, env, flows, e);
+            }
+            Event::Token(TokenEvent::Release { node, port }) => {
+                let NodeRef::Switch(s) = self.node_ref[node as usize] else { unreachable!("token limiter at a host") };
+                self.switches[s as usize].on_token_release(core, fabric, port);
+            }
+            Event::Token(e) => {
+                let host = match e {
+                    TokenEvent::Pace { host } => host_of(self.node_ref, host),
+                    TokenEvent::Tick { flow, .. } | TokenEvent::RxTimer { flow, .. } | TokenEvent::RxCheck { flow } => {
+                        flows[flow as usize].dst as usize
+                    }
+                    TokenEvent::TxCheck { flow } => flows[flow as usize].src as usize,
+                    TokenEvent::Release { .. } => unreachable!("handled above"),
+                };
+                self.hosts[host].on_token_event(core, env, flows, e);
+            }
+            Event::HostModel(e) => {
+                let host = match e {
+                    HostModelEvent::EndpointDone { host }
+                    | HostModelEvent::EndpointSample { host }
+                    | HostModelEvent::BusDma { host }
+                    | HostModelEvent::BusSample { host } => host_of(self.node_ref, host),
+                };
+                self.hosts[host].on_host_model_event(core, env, flows, e);
+            }
+        }
+    }
+
+    fn sample(&mut self) {
+        let now = self.core.now;
+        let o = self.observe;
+        let of = Sampled {
+            observe: o,
+            flows: self.flows,
+            switches: self.switches,
+            hosts: self.hosts,
+            node_ref: self.node_ref,
+        };
+        self.samples.take(now, &of);
+        self.core.schedule(now + o.sample_interval, Event::Sample);
+    }
+}
+
+/// The host index of host node `node`.
+fn host_of(node_ref: &[NodeRef], node: u32) -> usize {
+    match node_ref[node as usize] {
+        NodeRef::Host(h) => h as usize,
+        NodeRef::Switch(_) => unreachable!("a host event for switch node {node}"),
+    }
+}
+
+/// Creates a flow's controller and readies the flow for it (line rate, started); the host starts it.
+fn start_flow_state(
+    core: &Core,
+    line_rate: u64,
+    factory: &dyn Factory,
+    f: &mut Flow,
+    info: &FlowInfo,
+) -> Box<dyn CongestionControl> {
+    let cc = factory.create(info);
+    // Token algorithms keep their receiver controller in the receiver-driven transport (`rd::attach`).
+    if factory.token_transport().is_none() {
+        f.rx = factory.receiver(info);
+    }
+    f.rate = line_rate;
+    f.started = true;
+    f.last_progress = core.now;
+    cc
+}
