@@ -192,13 +192,11 @@ impl Host {
             let (mut io, tokens) = self.tokens(core);
             return tokens.send_packet(&mut io, env, f, id);
         }
-        let (pkt, payload, wire, retransmit) = window::data_packet(core, env, f, id);
         let jitter = match env.config.tx_jitter {
             0 => 0,
             j => self.rng.below(j),
         };
-        self.nic.transmit_delayed(core, pkt, wire, jitter);
-        window::sent(&mut self.io(core), env, f, id, (payload, wire), retransmit);
+        window::send(&mut self.io(core), env, f, id, jitter);
     }
 
     /// A packet addressed to this host arrived.

@@ -15,9 +15,17 @@ use crate::transport::cc;
 use crate::transport::flow::Flow;
 use crate::transport::{HostEnv, HostIo};
 
+/// Sends flow `id`'s next data packet on its host's NIC; it reaches the next hop `jitter` later than
+/// the link alone would bring it (the host's transmit jitter).
+pub fn send(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, jitter: Time) {
+    let (pkt, payload, wire, retransmit) = data_packet(io.core, env, f, id);
+    io.nic.transmit_delayed(io.core, pkt, wire, jitter);
+    sent(io, env, f, id, (payload, wire), retransmit);
+}
+
 /// Builds flow `id`'s next data packet and stores it; returns its id and its payload and wire bytes and
-/// whether it is a retransmission. The host puts it on the wire, then calls [`sent`].
-pub fn data_packet(core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) -> (u32, u32, u32, bool) {
+/// whether it is a retransmission.
+fn data_packet(core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) -> (u32, u32, u32, bool) {
     let (seq, payload, retransmit) = f.take_next_seq(env.link.mtu);
     let wire = payload + env.link.header_bytes;
     let mut flags = if f.ect { FLAG_ECT } else { 0 };
@@ -40,7 +48,7 @@ pub fn data_packet(core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) -> (u3
 
 /// Flow `id` put a data packet of `payload` (`wire`) bytes on the wire: counts it, spaces the next one by
 /// the pacing rate, tells an algorithm that binds TX, and arms the retransmission timeout.
-pub fn sent(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, (payload, wire): (u32, u32), retransmit: bool) {
+fn sent(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, (payload, wire): (u32, u32), retransmit: bool) {
     let core = &mut *io.core;
     core.counters.bytes_sent += payload as u64;
     if retransmit {
