@@ -14,7 +14,7 @@ use std::mem::size_of;
 use sluice_core::{format_size, Time, PS_PER_S};
 use sluice_scenario::Resolved;
 use sluice_sim::footprint::{EVENT_ENTRY_BYTES, FLOW_BYTES, INT_STACK_BYTES, PACKET_BYTES, PORT_BYTES};
-use sluice_sim::queue::{SLOTS, SLOT_BITS};
+use sluice_sim::queue::SLOTS;
 use sluice_workload::UNBOUNDED_SIZE;
 
 /// Resident memory of the process before the scenario adds anything: code, the allocator's arenas, the
@@ -110,24 +110,27 @@ fn flow_bytes(resolved: &Resolved) -> u64 {
     resolved.flows.len() as u64 * per_flow as u64
 }
 
-/// The event queue. Its timing wheel keeps each slot's vector at the most events the slot ever held, so
-/// it settles at [`SLOTS`] slots of the peak events per slot: every port has about one packet arrival
-/// per serialization time pending along its link, which lands `slot width / serialization` events per
-/// port in each slot (calibrated: the peak is about twice the mean, and about half the ports are busy).
-/// Flow starts wait in the overflow heap, one entry per flow. The slots can never hold more than the run's
-/// `events` in all, which bounds the estimate of a large network with little traffic.
+/// The event queue. Its timing wheel has [`SLOTS`] slot headers; buffers go to the slots that hold
+/// events at the moment, so the entries that need memory are those pending at the peak. Every busy
+/// link direction has about one packet arrival pending per serialization time along its propagation
+/// delay (plus the one being sent); counted for every direction and doubled for the buffers' growth
+/// slack, which covers the links that are idle at the peak. Flow starts wait in the overflow heap, one
+/// entry per flow, and a long-lived flow's stop one more. The pending entries can never exceed the run's
+/// `events`, which bounds the estimate of a large network with little traffic.
 fn event_bytes(resolved: &Resolved, events: u64) -> u64 {
     let s = &resolved.scenario;
     let entry = EVENT_ENTRY_BYTES as f64;
     let wire = (s.link.mtu + s.link.header_bytes) as u64;
-    let slot_width = (1u64 << SLOT_BITS) as f64;
-    let per_slot: f64 = resolved
+    let pending: f64 = resolved
         .topology
         .links
         .iter()
-        .map(|l| 2.0 * slot_width / sluice_core::serialization_ps(wire, l.rate.max(1)) as f64)
+        .map(|l| {
+            let serialization = sluice_core::serialization_ps(wire, l.rate.max(1)).max(1) as f64;
+            2.0 * (1.0 + l.delay as f64 / serialization)
+        })
         .sum();
-    let wheel = (SLOTS as f64 * entry * (1.0 + per_slot)).min(SLOTS as f64 * entry + events as f64 * entry);
+    let wheel = SLOTS as f64 * entry + 2.0 * entry * pending.min(events as f64);
     (wheel + 2.0 * entry * resolved.flows.len() as f64) as u64
 }
 
