@@ -1,6 +1,6 @@
 //! Fuzz targets for every parser a user or a peer feeds sluice: scenario TOML with `--set` overrides (then
 //! resolution), flow-list CSV, topology files (sluice TOML and the HPCC `topology.txt`), flow-size CDF
-//! files, the kernel agent's message codec, the packet formats of the software switch (`sluice-wire`), and
+//! files, the kernel agent's settings and message codec, the packet formats of the software switch (`sluice-wire`), and
 //! the UDP datapath's endpoint fed datagrams from peers (`sluice-udp`).
 //!
 //! Each target is a function of raw bytes that panics only on a defect. `scripts/fuzz.sh` runs them
@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub mod agent;
 pub mod cdf;
 pub mod codec;
 pub mod flowlist;
@@ -18,6 +19,12 @@ pub mod scenario;
 pub mod topology;
 pub mod udp;
 pub mod wire;
+
+// The kernel agent's test algorithm, which its settings ([`agent`]) name as `crate::fixed`; compiled from
+// `sluice-kernel`'s source file as the settings are.
+#[allow(dead_code, rustdoc::broken_intra_doc_links)]
+#[path = "../../sluice-kernel/src/fixed.rs"]
+mod fixed;
 
 /// A fuzz target: a name (its corpus folder) and the function run on each input.
 pub struct Target {
@@ -28,7 +35,7 @@ pub struct Target {
 }
 
 /// Every target, in the order `scripts/fuzz.sh` runs them.
-pub const TARGETS: [Target; 7] = [
+pub const TARGETS: [Target; 8] = [
     Target { name: "scenario", run: scenario::run },
     Target { name: "flowlist", run: flowlist::run },
     Target { name: "topology", run: topology::run },
@@ -36,6 +43,7 @@ pub const TARGETS: [Target; 7] = [
     Target { name: "codec", run: codec::run },
     Target { name: "wire", run: wire::run },
     Target { name: "udp", run: udp::run },
+    Target { name: "agent", run: agent::run },
 ];
 
 /// This crate's folder (corpora, regressions and the data files scenarios may name).

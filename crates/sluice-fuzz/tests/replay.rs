@@ -113,6 +113,11 @@ fn udp_corpus_and_regressions_pass() {
     check("udp");
 }
 
+#[test]
+fn agent_corpus_and_regressions_pass() {
+    check("agent");
+}
+
 /// The udp target's seeds are datagram sequences the encoders write.
 #[test]
 fn udp_seeds_match_the_encoders() {
@@ -123,5 +128,5 @@ fn udp_seeds_match_the_encoders() {
 #[test]
 fn every_target_has_a_replay_test() {
     let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
-    assert_eq!(names, ["scenario", "flowlist", "topology", "cdf", "codec", "wire", "udp"]);
+    assert_eq!(names, ["scenario", "flowlist", "topology", "cdf", "codec", "wire", "udp", "agent"]);
 }

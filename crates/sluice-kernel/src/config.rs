@@ -413,30 +413,6 @@ mod tests {
         assert!(supported("nope").unwrap_err().starts_with("unknown algorithm `nope` (kernel datapath runs: reno,"));
     }
 
-    /// The agent hands an algorithm ACKs and losses (the adapter's fold) and its timers, nothing else: an
-    /// algorithm it accepts must bind no other handler, which would never be called here.
-    #[test]
-    fn accepted_algorithms_bind_only_the_events_the_agent_delivers() {
-        use sluice_cc::{Events, FlowInfo};
-        let delivered = Events::ACK | Events::LOSS | Events::TIMER;
-        let flow = FlowInfo {
-            flow_id: 1,
-            mss: 1448,
-            header_bytes: crate::adapter::HEADER_BYTES,
-            line_rate: 10_000_000_000,
-            base_rtt: 100 * PS_PER_US,
-            hops: 1,
-            size: None,
-            start: 0,
-        };
-        let mut library = Library::default();
-        for name in supported_names() {
-            let factory = library.factory(name, &toml::Table::new(), flow.line_rate).unwrap();
-            let events = factory.create(&flow).events();
-            assert!(delivered.contains(events), "{name} binds {events:?}, the agent delivers {delivered:?}");
-        }
-    }
-
     #[test]
     fn toml_rules_and_params() {
         let text = r#"
