@@ -13,7 +13,7 @@ use crate::engine::{Core, Event};
 use crate::net::bolt::Bolt;
 use crate::net::fault::{PortFaults, Seen, Verdict};
 use crate::net::port::Port;
-use crate::net::tokens::{Forwarder, TokenSwitch, Verdict as TokenVerdict};
+use crate::net::tokens::{Forwarder, Hop, TokenSwitch, Verdict as TokenVerdict};
 use crate::net::Fabric;
 
 /// Shared-buffer occupancy statistics of a switch.
@@ -103,7 +103,7 @@ impl Switch {
         let out = self.route(fabric, p.flow, p.dst) as usize;
         if let (Some(env), Some(mut tokens)) = (fabric.rd, self.tokens.take()) {
             // The features run with their state taken out of the switch they call back into.
-            let verdict = tokens.arrive(self, core, fabric, env, in_port, out, id);
+            let verdict = tokens.arrive(self, core, fabric, env, Hop { in_port, out, id });
             self.tokens = Some(tokens);
             if verdict == TokenVerdict::Consumed {
                 return;

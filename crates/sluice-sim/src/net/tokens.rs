@@ -21,6 +21,17 @@ use crate::engine::{Core, Event, TokenEvent};
 use crate::net::port::Port;
 use crate::net::Fabric;
 
+/// A packet at a switch: the port it arrived on, the egress port it is headed for, and its id.
+#[derive(Debug, Clone, Copy)]
+pub struct Hop {
+    /// Ingress port.
+    pub in_port: u16,
+    /// Egress port.
+    pub out: usize,
+    /// The packet.
+    pub id: u32,
+}
+
 /// What the switch does with an arriving packet after the receiver-driven checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -94,18 +105,16 @@ fn token_marking(env: &RdEnv, header_bytes: u32) -> (f64, f64, f64) {
 }
 
 impl TokenSwitch {
-    /// The token checks for packet `id` arriving at switch `sw` on `in_port` for egress port `out`.
-    #[allow(clippy::too_many_arguments)]
+    /// The token checks for a packet arriving at switch `sw` (`hop`: its ports and id).
     pub fn arrive(
         &mut self,
         sw: &mut impl Forwarder,
         core: &mut Core,
         fabric: &Fabric,
         env: &RdEnv,
-        in_port: u16,
-        out: usize,
-        id: u32,
+        hop: Hop,
     ) -> Verdict {
+        let Hop { out, id, .. } = hop;
         let p = *core.arena.get(id);
         match p.kind {
             Kind::Token if env.transport.token_limiter => {
@@ -113,9 +122,9 @@ impl TokenSwitch {
                     core.arena.get_mut(id).rd &= !RD_RELEASED;
                     return Verdict::Forward;
                 }
-                self.limit_token(sw, core, fabric, env, in_port, out, id)
+                self.limit_token(sw, core, fabric, env, hop)
             }
-            Kind::Data => self.data(sw, core, fabric, env, in_port, out, id),
+            Kind::Data => self.data(sw, core, fabric, env, hop),
             // Requests obey the header queue as headers do (NDP carries no separate request; its first
             // packets' headers announce the flow), but cannot return: a lost request is the sender
             // timer's case. ACKs, NACKs and pulls are always admitted.
@@ -133,17 +142,9 @@ impl TokenSwitch {
 
     /// A header (trimmed here or upstream) for port `out`: queued at control priority if the header
     /// queue has room; otherwise returned toward its sender, once, or dropped.
-    #[allow(clippy::too_many_arguments, clippy::only_used_in_recursion)]
-    fn header(
-        &mut self,
-        sw: &mut impl Forwarder,
-        core: &mut Core,
-        fabric: &Fabric,
-        env: &RdEnv,
-        in_port: u16,
-        out: usize,
-        id: u32,
-    ) {
+    #[allow(clippy::only_used_in_recursion)]
+    fn header(&mut self, sw: &mut impl Forwarder, core: &mut Core, fabric: &Fabric, env: &RdEnv, hop: Hop) {
+        let Hop { in_port, out, id } = hop;
         let p = *core.arena.get(id);
         if !header_queue_full(sw.port(out), fabric, env, p.wire) {
             sw.forward(core, fabric, in_port, out, id);
@@ -156,7 +157,7 @@ impl TokenSwitch {
             q.dst = sender;
             core.counters.rd.bounced += 1;
             let back = sw.route(fabric, p.flow, sender) as usize;
-            self.header(sw, core, fabric, env, in_port, back, id);
+            self.header(sw, core, fabric, env, Hop { out: back, ..hop });
             return;
         }
         core.counters.rd.header_drops += 1;
@@ -166,17 +167,8 @@ impl TokenSwitch {
     /// NDP: a data packet that finds the data queue of port `out` full. As csg-htsim's
     /// `CompositeQueue::receivePacket`, with probability 1/2 the last queued packet is trimmed and the
     /// arriving one takes its place; otherwise the arriving packet is trimmed.
-    #[allow(clippy::too_many_arguments)]
-    fn trim(
-        &mut self,
-        sw: &mut impl Forwarder,
-        core: &mut Core,
-        fabric: &Fabric,
-        env: &RdEnv,
-        in_port: u16,
-        out: usize,
-        id: u32,
-    ) -> Verdict {
+    fn trim(&mut self, sw: &mut impl Forwarder, core: &mut Core, fabric: &Fabric, env: &RdEnv, hop: Hop) -> Verdict {
+        let Hop { out, id, .. } = hop;
         let queue = core.arena.get(id).queue as usize;
         let node = sw.node();
         let take_queued = self.trim_rng.next_f64() < 0.5;
@@ -189,30 +181,21 @@ impl TokenSwitch {
                 let bytes = sw.port(out).bytes;
                 core.trace_packet(Site::packet(PacketEvent::Trim, node, out as u16, last), || bytes);
                 core.counters.rd.trimmed_queued += 1;
-                self.header(sw, core, fabric, env, booted.ingress, out, last);
+                self.header(sw, core, fabric, env, Hop { in_port: booted.ingress, out, id: last });
                 return Verdict::Forward;
             }
         }
         trim(core, fabric, id);
         let bytes = sw.port(out).bytes;
         core.trace_packet(Site::packet(PacketEvent::Trim, node, out as u16, id), || bytes);
-        self.header(sw, core, fabric, env, in_port, out, id);
+        self.header(sw, core, fabric, env, hop);
         Verdict::Consumed
     }
 
     /// A data packet: Aeolus drops an unscheduled one above its threshold; NDP trims one that finds the
     /// data queue full, and queues headers at control priority.
-    #[allow(clippy::too_many_arguments)]
-    fn data(
-        &mut self,
-        sw: &mut impl Forwarder,
-        core: &mut Core,
-        fabric: &Fabric,
-        env: &RdEnv,
-        in_port: u16,
-        out: usize,
-        id: u32,
-    ) -> Verdict {
+    fn data(&mut self, sw: &mut impl Forwarder, core: &mut Core, fabric: &Fabric, env: &RdEnv, hop: Hop) -> Verdict {
+        let Hop { out, id, .. } = hop;
         let t = &env.transport;
         let p = *core.arena.get(id);
         let queued = sw.port(out).queue_bytes[p.queue as usize];
@@ -233,11 +216,11 @@ impl TokenSwitch {
         }
         let full = (fabric.link.mtu + fabric.link.header_bytes) as u64;
         if p.payload > 0 && queued + p.wire as u64 > t.trim_queue as u64 * full {
-            return self.trim(sw, core, fabric, env, in_port, out, id);
+            return self.trim(sw, core, fabric, env, hop);
         }
         if p.rd & RD_TRIMMED != 0 {
             // A header trimmed upstream (or returning to its sender) obeys this switch's header queue.
-            self.header(sw, core, fabric, env, in_port, out, id);
+            self.header(sw, core, fabric, env, hop);
             return Verdict::Consumed;
         }
         Verdict::Forward
@@ -245,17 +228,15 @@ impl TokenSwitch {
 
     /// A token for port `out` meets the port's limiter: dropped when its queue is full, ECN-marked by
     /// the queue's length (ToCC), sent at once when the gap since the last token has passed, or held.
-    #[allow(clippy::too_many_arguments)]
     fn limit_token(
         &mut self,
         sw: &mut impl Forwarder,
         core: &mut Core,
         fabric: &Fabric,
         env: &RdEnv,
-        in_port: u16,
-        out: usize,
-        id: u32,
+        hop: Hop,
     ) -> Verdict {
+        let Hop { in_port, out, id } = hop;
         let node = sw.node();
         let gap = env.token_gap(sw.port(out).rate, fabric.link.header_bytes);
         let marking = env.transport.token_ecn.then(|| token_marking(env, fabric.link.header_bytes));
