@@ -75,7 +75,7 @@ pub struct RdFlow {
     pub(crate) stop_requested: bool,
     /// Flag-driven volume control after a receiver timeout: the highest sequence number asked for again.
     /// Until the flow completes, every arrival earns a token and the next hole is asked for, since an
-    /// unflagged tail earns no tokens of its own (`Host::rd_recover_next`).
+    /// unflagged tail earns no tokens of its own ([`TokenHost::recover_next`]).
     pub(crate) recovering: Option<u64>,
 }
 
