@@ -101,12 +101,14 @@ impl Switch {
         }
         let p = *core.arena.get(id);
         let out = self.route(fabric, p.flow, p.dst) as usize;
-        if let (Some(env), Some(mut tokens)) = (fabric.rd, self.tokens.take()) {
-            // The features run with their state taken out of the switch they call back into.
-            let verdict = tokens.arrive(self, core, fabric, env, Hop { in_port, out, id });
-            self.tokens = Some(tokens);
-            if verdict == TokenVerdict::Consumed {
-                return;
+        if let Some(env) = fabric.rd {
+            if let Some(mut tokens) = self.tokens.take() {
+                // The features run with their state taken out of the switch they call back into.
+                let verdict = tokens.arrive(self, core, fabric, env, Hop { in_port, out, id });
+                self.tokens = Some(tokens);
+                if verdict == TokenVerdict::Consumed {
+                    return;
+                }
             }
         }
         self.forward(core, fabric, in_port, out, id);
