@@ -52,6 +52,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         token_transport: true,
         receiver: true,
         host_policy: false,
+        program: false,
     },
     build,
 };

@@ -5,7 +5,11 @@
 //! [`Decisions`] the handler wrote into its [`Ctx`]. Nothing here names a datapath type: times are
 //! picoseconds, rates bit/s, sizes bytes.
 
+use std::sync::Arc;
+
 use sluice_core::{Rate, Time};
+
+use crate::program::{Install, Program, ProgramReport};
 
 /// Static facts about a flow, given to the algorithm when the flow starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -318,6 +322,9 @@ pub struct Needs {
     /// The datapath runs the algorithm's host policy at every host ([`crate::Factory::host_policy`] is
     /// `Some`).
     pub host_policy: bool,
+    /// The datapath runs the algorithm's datapath programs on every signal
+    /// ([`CongestionControl::programs`]; [`crate::program`]).
+    pub program: bool,
 }
 
 impl Needs {
@@ -330,6 +337,7 @@ impl Needs {
         token_transport: false,
         receiver: false,
         host_policy: false,
+        program: false,
     };
 
     /// What `self` and `other` need together (algorithms sharing one network).
@@ -342,6 +350,7 @@ impl Needs {
             token_transport: self.token_transport || other.token_transport,
             receiver: self.receiver || other.receiver,
             host_policy: self.host_policy || other.host_policy,
+            program: self.program || other.program,
         }
     }
 }
@@ -376,6 +385,8 @@ pub struct Decisions {
     pub probe: bool,
     /// A new reporting policy, if changed.
     pub report: Option<ReportPolicy>,
+    /// A datapath program to install, if changed ([`Ctx::install`]).
+    pub install: Option<Install>,
 }
 
 /// The handle an algorithm gets with each event: the current time and a place for its decisions.
@@ -427,6 +438,13 @@ impl Ctx {
     /// Changes how often signals are reported from now on.
     pub fn set_report(&mut self, policy: ReportPolicy) {
         self.decisions.report = Some(policy);
+    }
+
+    /// Installs one of the algorithm's declared programs ([`CongestionControl::programs`]) from the next
+    /// signal on, with values for its control registers (CCP's `Install`). The program replaces the
+    /// reporting policy while it is installed.
+    pub fn install(&mut self, install: Install) {
+        self.decisions.install = Some(install);
     }
 
     /// The decisions written so far; the datapath applies them after the handler returns.
@@ -490,6 +508,18 @@ pub trait CongestionControl: Send {
     fn report_policy(&self) -> ReportPolicy {
         ReportPolicy::default()
     }
+
+    /// The datapath programs this algorithm may install ([`crate::program`]), asked once when the flow
+    /// starts; the first is installed with its initial values unless the start handler installs another
+    /// ([`Ctx::install`]). Default: none, and the fold and reporting policy report signals.
+    fn programs(&self) -> Vec<Arc<Program>> {
+        Vec::new()
+    }
+
+    /// The installed program reported its registers. While a program is installed its reports replace
+    /// the per-signal handlers (`on_ack`, `on_loss`, `on_sent`, `on_cnp`, `on_feedback`, `on_probe`,
+    /// `on_host`), whose signals the program sees instead.
+    fn on_report(&mut self, _report: &ProgramReport<'_>, _ctx: &mut Ctx) {}
 
     /// Reports the algorithm's state variables for per-flow traces, as `(name, value)` pairs in a fixed
     /// order (the first call fixes the column set). A name carries its unit when it has one: times in

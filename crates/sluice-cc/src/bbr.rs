@@ -82,7 +82,13 @@ use serde::{Deserialize, Serialize};
 use sluice_core::{Rate, Time, PS_PER_MS, PS_PER_NS, PS_PER_S};
 
 use crate::api::{Ack, CongestionControl, Ctx, Events, FlowInfo, Loss, LossKind, Needs, ReportEvery, ReportPolicy};
+use crate::program::{library, Install, Program, ProgramReport};
 use crate::registry::{merge_params, Algorithm, ConfigFactory, Control, Factory, ParamError};
+
+/// With `program = true`: the per-ACK program's number in [`Bbr`]'s programs.
+const PROGRAM_PER_ACK: u8 = 0;
+/// With `program = true`: the per-`RTprop` program's number.
+const PROGRAM_INTERVAL: u8 = 1;
 
 /// Phases of the PROBE_BW gain cycle (Linux `CYCLE_LEN`).
 pub const CYCLE_LEN: usize = 8;
@@ -137,6 +143,13 @@ pub struct BbrConfig {
     /// Add Linux's in-flight conditions to the phase timing of PROBE_BW (see the module documentation).
     /// Default false: phases of one `RTprop`, as the paper and CCP's BBR.
     pub inflight_phase_checks: bool,
+    /// Report through a datapath program ([`crate::program::library`]) that folds ACKs and losses as
+    /// the fixed engines do: the same results, computed by a program every datapath with programs runs.
+    /// Per-ACK reports are [`library::per_signal`], one report per `RTprop` is
+    /// [`library::per_interval`] with its interval set at install. Default absent (false): the fixed fold
+    /// and reporting policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<bool>,
 }
 
 impl Default for BbrConfig {
@@ -157,6 +170,7 @@ impl Default for BbrConfig {
             send_quantum_packets: 1,
             pacing_margin_percent: 0.0,
             inflight_phase_checks: false,
+            program: None,
         }
     }
 }
@@ -219,6 +233,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         token_transport: false,
         receiver: false,
         host_policy: false,
+        program: false,
     },
     build,
 };
@@ -740,13 +755,24 @@ impl Bbr {
                 let stale = declared.is_none_or(|d| rtprop.abs_diff(d) * REDECLARE_FRACTION > d);
                 if stale {
                     self.declared = Some(rtprop);
-                    ctx.set_report(ReportPolicy { every: ReportEvery::Interval(rtprop), ..ReportPolicy::default() });
+                    if self.config.program == Some(true) {
+                        ctx.install(Install::program(PROGRAM_INTERVAL).with(library::reg::INTERVAL, rtprop));
+                    } else {
+                        ctx.set_report(ReportPolicy {
+                            every: ReportEvery::Interval(rtprop),
+                            ..ReportPolicy::default()
+                        });
+                    }
                 }
             }
             (BbrMode::ProbeBw, _, _) => {}
             (_, Some(_), _) => {
                 self.declared = None;
-                ctx.set_report(ReportPolicy::default());
+                if self.config.program == Some(true) {
+                    ctx.install(Install::program(PROGRAM_PER_ACK));
+                } else {
+                    ctx.set_report(ReportPolicy::default());
+                }
             }
             (_, None, _) => {}
         }
@@ -838,6 +864,19 @@ impl CongestionControl for Bbr {
         }
         self.cap_in_probe_rtt();
         self.publish(cwnd, rate, ctx);
+    }
+
+    /// With `program = true`: per-ACK reports ([`library::per_signal`]) and one report per `RTprop`
+    /// ([`library::per_interval`]).
+    fn programs(&self) -> Vec<Arc<Program>> {
+        match self.config.program {
+            Some(true) => vec![library::per_signal(), library::per_interval()],
+            _ => Vec::new(),
+        }
+    }
+
+    fn on_report(&mut self, report: &ProgramReport<'_>, ctx: &mut Ctx) {
+        library::deliver(self, report, ctx);
     }
 
     /// `btl_bw` (bit/s), `rtprop` (ps, 0 while unknown), `pacing_gain`, `pacing_rate` (bit/s), `cwnd`

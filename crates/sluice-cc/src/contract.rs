@@ -47,11 +47,13 @@ pub enum Capability {
     PacingRate,
     /// The datapath lets a flow send with no congestion control at all ([`Control::None`]).
     Uncontrolled,
+    /// The datapath runs an algorithm's datapath programs on every signal ([`Needs::program`]).
+    Programs,
 }
 
 impl Capability {
     /// Every capability, in the order messages list them.
-    pub const ALL: [Capability; 11] = [
+    pub const ALL: [Capability; 12] = [
         Capability::Ecn,
         Capability::Cnp,
         Capability::Int,
@@ -63,6 +65,7 @@ impl Capability {
         Capability::Window,
         Capability::PacingRate,
         Capability::Uncontrolled,
+        Capability::Programs,
     ];
 
     /// What it is, in words that fit "algorithm `x` needs ...".
@@ -81,6 +84,7 @@ impl Capability {
             Capability::Uncontrolled => {
                 "leave to send with no congestion control at all, which a shared network cannot take"
             }
+            Capability::Programs => "a datapath that runs its programs on every ACK and loss (CCP fold functions)",
         }
     }
 
@@ -98,6 +102,7 @@ impl Capability {
             Capability::Window => "window",
             Capability::PacingRate => "pacing rate",
             Capability::Uncontrolled => "uncontrolled sending",
+            Capability::Programs => "datapath programs",
         }
     }
 
@@ -193,7 +198,8 @@ impl Capabilities {
     /// rate-only algorithms a window that does not limit them. It runs per-flow sender controllers only:
     /// no receiver-side controller, no host policy, no token transport, and the kernel receives no
     /// CNPs, INT records or Bolt's switch feedback. Every flow stays under congestion control: the
-    /// agent's or, when it is away, the kernel's own.
+    /// agent's or, when it is away, the kernel's own. The BPF side folds ACKs with fixed engines and runs
+    /// no datapath programs, so algorithms that need one are refused.
     pub const KERNEL_TCP: Capabilities = Capabilities::new(
         "kernel TCP",
         CapabilitySet::of(&[Capability::Ecn, Capability::Window, Capability::PacingRate]),
@@ -205,7 +211,8 @@ impl Capabilities {
     /// rate for `none` (a traffic generator's unlimited flow). Receiver-driven algorithms run their
     /// token transport as UDP control packets, with their receiver-side controllers at the receivers.
     /// No acknowledgment policy (a real host has no modelled processing queue), host policy or Bolt
-    /// switch logic.
+    /// switch logic. Datapath programs run in the sender's plane driver on every signal, as in the
+    /// simulator.
     pub const UDP: Capabilities = Capabilities::new(
         "the UDP datapath",
         CapabilitySet::of(&[
@@ -217,6 +224,7 @@ impl Capabilities {
             Capability::Window,
             Capability::PacingRate,
             Capability::Uncontrolled,
+            Capability::Programs,
         ]),
     );
 
@@ -252,6 +260,7 @@ impl Needs {
             (self.receiver && self.token_transport, Capability::Receiver),
             (self.receiver && !self.token_transport, Capability::AckPolicy),
             (self.host_policy, Capability::HostPolicy),
+            (self.program, Capability::Programs),
         ]
         .into_iter()
         .filter_map(|(on, c)| on.then_some(c))

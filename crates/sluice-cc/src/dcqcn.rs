@@ -257,6 +257,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         token_transport: false,
         receiver: false,
         host_policy: false,
+        program: false,
     },
     build,
 };

@@ -42,6 +42,7 @@ use serde::{Deserialize, Serialize};
 use sluice_core::Rate;
 
 use crate::api::{Ack, CongestionControl, Ctx, Events, FlowInfo, Loss, LossKind, Needs};
+use crate::program::{library, Program, ProgramReport};
 use crate::registry::{merge_params, Algorithm, ConfigFactory, Control, Factory, ParamError};
 use crate::reno::{RenoWindow, WindowParams};
 
@@ -68,6 +69,11 @@ pub struct DctcpConfig {
     /// Set `alpha = 1` on a retransmission timeout.
     /// Default false: Linux module parameter `dctcp_clamp_alpha_on_loss` (default 0).
     pub clamp_alpha_on_loss: bool,
+    /// Report through a datapath program ([`crate::program::library`]) that folds ACKs and losses as
+    /// the fixed engines do: the same results, computed by a program every datapath with programs runs.
+    /// Default absent (false): the fixed fold and reporting policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<bool>,
 }
 
 impl Default for DctcpConfig {
@@ -79,6 +85,7 @@ impl Default for DctcpConfig {
             init_ssthresh_packets: None,
             min_cwnd_packets: 2,
             clamp_alpha_on_loss: false,
+            program: None,
         }
     }
 }
@@ -137,6 +144,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         token_transport: false,
         receiver: false,
         host_policy: false,
+        program: false,
     },
     build,
 };
@@ -282,6 +290,18 @@ impl CongestionControl for Dctcp {
             self.alpha = 1.0;
         }
         ctx.set_cwnd(self.window.cwnd());
+    }
+
+    /// With `program = true`: the per-signal program of [`library`].
+    fn programs(&self) -> Vec<Arc<Program>> {
+        match self.config.program {
+            Some(true) => vec![library::per_signal()],
+            _ => Vec::new(),
+        }
+    }
+
+    fn on_report(&mut self, report: &ProgramReport<'_>, ctx: &mut Ctx) {
+        library::deliver(self, report, ctx);
     }
 
     /// `cwnd` and `ssthresh` in bytes (`ssthresh` is `u64::MAX` while unset), then `alpha`.

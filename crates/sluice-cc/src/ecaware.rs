@@ -117,6 +117,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         token_transport: false,
         receiver: true,
         host_policy: false,
+        program: false,
     },
     build,
 };

@@ -131,6 +131,7 @@ const NEEDS: Needs = Needs {
     token_transport: true,
     receiver: true,
     host_policy: false,
+    program: false,
 };
 
 /// The `expresspass` registry entry.

@@ -82,6 +82,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         token_transport: false,
         receiver: false,
         host_policy: true,
+        program: false,
     },
     build,
 };

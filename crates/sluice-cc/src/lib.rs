@@ -12,6 +12,7 @@
 pub mod api;
 pub mod contract;
 pub mod hostctl;
+pub mod program;
 pub mod receiver;
 pub mod registry;
 
@@ -21,6 +22,7 @@ pub mod bolt;
 pub mod cubic;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod dctcp_burst;
 pub mod ecaware;
 pub mod hostcc;
 pub mod hpcc;
@@ -46,6 +48,7 @@ pub use api::{
 };
 pub use contract::{Capabilities, Capability, CapabilitySet, Missing};
 pub use hostctl::{HostControl, HostCtx, HostDecisions, HostInfo};
+pub use program::{Install, Program, ProgramError, ProgramReport};
 pub use receiver::{AckKind, Arrival, QueueMove, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, StreamSample};
 pub use registry::{lookup, registry, Algorithm, Control, Factory, ParamError};
 pub use token::{TokenTransport, Unscheduled};

@@ -108,12 +108,13 @@ pub fn lookup(name: &str) -> Option<&'static Algorithm> {
     REGISTRY.iter().find(|a| a.name == name)
 }
 
-static REGISTRY: [Algorithm; 21] = [
+static REGISTRY: [Algorithm; 22] = [
     crate::none::ALGORITHM,
     crate::reno::ALGORITHM,
     crate::cubic::ALGORITHM,
     crate::vegas::ALGORITHM,
     crate::dctcp::ALGORITHM,
+    crate::dctcp_burst::ALGORITHM,
     crate::dcqcn::ALGORITHM,
     crate::timely::ALGORITHM,
     crate::hpcc::ALGORITHM,

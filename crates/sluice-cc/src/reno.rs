@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 use sluice_core::Rate;
 
 use crate::api::{Ack, CongestionControl, Ctx, Events, FlowInfo, Loss, LossKind, Needs};
+use crate::program::{library, Program, ProgramReport};
 use crate::registry::{merge_params, Algorithm, ConfigFactory, Control, Factory, ParamError};
 
 /// Reno parameters (`[cc.params]` of a scenario with `cc.algorithm = "reno"`).
@@ -63,11 +64,22 @@ pub struct RenoConfig {
     /// Default 2: RFC 3465 §2.2 (`L = 2 * SMSS`, the most it allows; a window still doubles per round
     /// trip when the receiver acknowledges every other segment). 1 is RFC 5681 §3.1's `min(N, SMSS)`.
     pub abc_limit_packets: u32,
+    /// Report through a datapath program ([`crate::program::library`]) that folds ACKs and losses as
+    /// the fixed engines do: the same results, computed by a program every datapath with programs runs.
+    /// Default absent (false): the fixed fold and reporting policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<bool>,
 }
 
 impl Default for RenoConfig {
     fn default() -> Self {
-        RenoConfig { init_cwnd_packets: 10, init_ssthresh_packets: None, min_cwnd_packets: 2, abc_limit_packets: 2 }
+        RenoConfig {
+            init_cwnd_packets: 10,
+            init_ssthresh_packets: None,
+            min_cwnd_packets: 2,
+            abc_limit_packets: 2,
+            program: None,
+        }
     }
 }
 
@@ -108,6 +120,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         token_transport: false,
         receiver: false,
         host_policy: false,
+        program: false,
     },
     build,
 };
@@ -375,6 +388,18 @@ impl CongestionControl for Reno {
             self.window.reduce(loss.kind, flight / 2);
             ctx.set_cwnd(self.window.cwnd());
         }
+    }
+
+    /// With `program = true`: the per-signal program of [`library`].
+    fn programs(&self) -> Vec<Arc<Program>> {
+        match self.config.program {
+            Some(true) => vec![library::per_signal()],
+            _ => Vec::new(),
+        }
+    }
+
+    fn on_report(&mut self, report: &ProgramReport<'_>, ctx: &mut Ctx) {
+        library::deliver(self, report, ctx);
     }
 
     /// `cwnd` and `ssthresh` in bytes (`ssthresh` is `u64::MAX` while unset).

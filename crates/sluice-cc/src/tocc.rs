@@ -135,6 +135,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         token_transport: true,
         receiver: true,
         host_policy: false,
+        program: false,
     },
     build: |p, r| build(p, r, ToccConfig::defaults(), "tocc"),
 };
@@ -152,6 +153,7 @@ pub const ALGORITHM_NO_UNSCHEDULED: Algorithm = Algorithm {
         token_transport: true,
         receiver: true,
         host_policy: false,
+        program: false,
     },
     build: |p, r| build(p, r, ToccConfig::no_unscheduled_defaults(), "tocc_nounsched"),
 };

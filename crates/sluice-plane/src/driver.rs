@@ -8,8 +8,16 @@
 //! simulator) act on [`Datapath::arm`] and call back [`FlowDriver::on_timer`] and
 //! [`FlowDriver::on_flush`]; polled ones (the kernel agent) ignore `arm` and call [`FlowDriver::poll`]
 //! at [`FlowDriver::next_deadline`].
+//!
+//! An algorithm that installs a datapath program ([`sluice_cc::program`]) has its signals run through
+//! the program instead of the fold and reporting policy: each signal updates the program's registers,
+//! a `(report)` or `(urgent)` hands them to the algorithm ([`CongestionControl::on_report`]), and a
+//! `(wake t)` takes the place of the fold's deadline.
+
+use std::sync::Arc;
 
 use sluice_cc::api::MAX_TIMERS;
+use sluice_cc::program::{Input, Install, Machine, Outcome, Program, ProgramReport, MAX_REGISTERS};
 use sluice_cc::{Ack, CongestionControl, Ctx, Decisions, Events, Feedback, FlowInfo, HostSignal, Loss, Sent, TimerId};
 use sluice_core::{Rate, Time};
 
@@ -83,6 +91,16 @@ pub struct FlowDriver {
     flush_at: Option<Time>,
     timers: [Option<Time>; MAX_TIMERS],
     timer_gen: [u32; MAX_TIMERS],
+    /// The programs the algorithm declared.
+    programs: Vec<Arc<Program>>,
+    /// The installed program with its registers.
+    machine: Option<Machine>,
+    /// The installed program reports every signal (a per-signal handler call in native mode).
+    every_signal: bool,
+    /// A signal reached the program since its last report.
+    pending: bool,
+    /// The flow's facts, for the programs' `Flow.*` fields.
+    info: Option<FlowInfo>,
 }
 
 impl std::fmt::Debug for FlowDriver {
@@ -93,6 +111,7 @@ impl std::fmt::Debug for FlowDriver {
             .field("fold", &self.fold)
             .field("trigger", &self.trigger)
             .field("timers", &self.timers)
+            .field("program", &self.machine.as_ref().map(|m| m.index()))
             .finish()
     }
 }
@@ -105,7 +124,14 @@ impl FlowDriver {
         self.events = cc.events();
         self.cc = Some(cc);
         self.hold = (info.base_rtt as f64 * dp.config().max_hold_rtts) as Time;
+        self.info = Some(info.clone());
         let Some(d) = self.run(dp, |cc, ctx| cc.on_start(info, ctx)) else { return };
+        self.programs = self.cc.as_ref().map(|cc| cc.programs()).unwrap_or_default();
+        match d.install {
+            Some(install) => self.install(install),
+            None if !self.programs.is_empty() => self.install(Install::program(0)),
+            None => {}
+        }
         let policy = self.cc.as_ref().map(|cc| cc.report_policy()).unwrap_or_default();
         let mut trigger = Trigger::new(policy, dp.config().report);
         if let Some(policy) = d.report {
@@ -118,6 +144,7 @@ impl FlowDriver {
     /// The flow ended: the algorithm is released and every pending wake goes stale.
     pub fn finish(&mut self) {
         self.cc = None;
+        self.machine = None;
         self.timers = [None; MAX_TIMERS];
         for gen in &mut self.timer_gen {
             *gen = gen.wrapping_add(1);
@@ -144,6 +171,11 @@ impl FlowDriver {
         &self.fold
     }
 
+    /// The installed program's number and registers, when the algorithm installed one.
+    pub fn program(&self) -> Option<(u8, &[u64])> {
+        self.machine.as_ref().map(|m| (m.index(), m.registers()))
+    }
+
     /// Lengthens the aggregation period by `factor` (back-pressure from the channel), 1 restores it.
     pub fn set_stretch(&mut self, factor: u32) {
         if let Some(trigger) = self.trigger.as_mut() {
@@ -154,6 +186,10 @@ impl FlowDriver {
     /// An ACK arrived; `cnp` when its echo counts as a congestion notification.
     pub fn on_ack(&mut self, ack: &Ack, cnp: bool, dp: &mut impl Datapath) {
         dp.counters().signals += 1 + cnp as u64;
+        if self.machine.is_some() {
+            self.program_signal(dp, |input| input.ack(ack, cnp));
+            return;
+        }
         if self.direct(dp) {
             let events = self.events;
             let d = self.run(dp, |cc, ctx| {
@@ -180,17 +216,29 @@ impl FlowDriver {
 
     /// Data was sent (for algorithms that bind TX).
     pub fn on_sent(&mut self, sent: &Sent, dp: &mut impl Datapath) {
-        self.signal(Urgency::Normal, dp, |cc, ctx| cc.on_sent(sent, ctx), |fold, at| fold.add_sent(sent, at));
+        self.signal(
+            Urgency::Normal,
+            dp,
+            |cc, ctx| cc.on_sent(sent, ctx),
+            |fold, at| fold.add_sent(sent, at),
+            |input| input.sent(sent),
+        );
     }
 
     /// A loss was detected.
     pub fn on_loss(&mut self, loss: &Loss, dp: &mut impl Datapath) {
-        self.signal(Urgency::Loss, dp, |cc, ctx| cc.on_loss(loss, ctx), |fold, at| fold.add_loss(loss, at));
+        self.signal(
+            Urgency::Loss,
+            dp,
+            |cc, ctx| cc.on_loss(loss, ctx),
+            |fold, at| fold.add_loss(loss, at),
+            |input| input.loss(loss),
+        );
     }
 
     /// A congestion notification packet arrived.
     pub fn on_cnp(&mut self, dp: &mut impl Datapath) {
-        self.signal(Urgency::Ecn, dp, |cc, ctx| cc.on_cnp(ctx), |fold, at| fold.add_cnp(at));
+        self.signal(Urgency::Ecn, dp, |cc, ctx| cc.on_cnp(ctx), |fold, at| fold.add_cnp(at), Input::cnp);
     }
 
     /// Custom feedback arrived.
@@ -200,22 +248,44 @@ impl FlowDriver {
             dp,
             |cc, ctx| cc.on_feedback(&feedback, ctx),
             |fold, at| fold.add_feedback(feedback, at),
+            |input| input.feedback(&feedback),
         );
     }
 
     /// A host congestion signal was sampled.
     pub fn on_host(&mut self, signal: HostSignal, dp: &mut impl Datapath) {
-        self.signal(Urgency::Normal, dp, |cc, ctx| cc.on_host(&signal, ctx), |fold, at| fold.add_host(signal, at));
+        self.signal(
+            Urgency::Normal,
+            dp,
+            |cc, ctx| cc.on_host(&signal, ctx),
+            |fold, at| fold.add_host(signal, at),
+            |input| input.host(&signal),
+        );
     }
 
     /// An RTT probe came back after `rtt`.
     pub fn on_probe(&mut self, rtt: Time, dp: &mut impl Datapath) {
-        self.signal(Urgency::Normal, dp, |cc, ctx| cc.on_probe(rtt, ctx), |fold, at| fold.add_probe(rtt, at));
+        self.signal(
+            Urgency::Normal,
+            dp,
+            |cc, ctx| cc.on_probe(rtt, ctx),
+            |fold, at| fold.add_probe(rtt, at),
+            |input| input.probe(rtt),
+        );
     }
 
     /// Signals the datapath folded itself (`fold` adds them, e.g. from a report that already aggregates
     /// many ACKs): reported when due, never handed over one by one.
+    ///
+    /// A program needs every signal, so a datapath that folds them itself runs none: the capability
+    /// contract refuses algorithms that need a program there, and a flow whose algorithm offers
+    /// programs as an option goes back to its fixed reporting policy.
     pub fn on_folded(&mut self, urgency: Urgency, dp: &mut impl Datapath, fold: impl FnOnce(&mut Fold, Time)) {
+        if self.machine.is_some() || !self.programs.is_empty() {
+            self.machine = None;
+            self.programs.clear();
+            self.pending = false;
+        }
         fold(&mut self.fold, dp.now());
         self.folded(urgency, dp);
     }
@@ -231,8 +301,16 @@ impl FlowDriver {
     }
 
     /// The fold's deadline wake: what waits is reported. Returns whether a report went out.
+    /// With a program installed, the wake its `(wake t)` asked for: the program runs on a tick signal
+    /// if a signal reached it since its last report.
     pub fn on_flush(&mut self, dp: &mut impl Datapath) -> bool {
         self.flush_at = None;
+        if self.machine.is_some() {
+            if !self.pending || self.cc.is_none() {
+                return false;
+            }
+            return self.run_program(dp, Input::tick);
+        }
         if self.fold.is_empty() || self.cc.is_none() {
             return false;
         }
@@ -248,6 +326,12 @@ impl FlowDriver {
                 self.fire_timer(id as u8, dp);
             }
         }
+        if self.machine.is_some() {
+            if self.flush_at.is_some_and(|at| at <= now) {
+                self.on_flush(dp);
+            }
+            return;
+        }
         let deadline = self.trigger.as_ref().and_then(|t| t.deadline(&self.fold, self.hold));
         if self.cc.is_some() && !self.fold.is_empty() && deadline.is_some_and(|at| at <= now) {
             self.flush_at = None;
@@ -258,7 +342,10 @@ impl FlowDriver {
     /// The earliest time [`FlowDriver::poll`] has work.
     pub fn next_deadline(&self) -> Option<Time> {
         let timers = self.timers.iter().flatten().copied().min();
-        let flush = self.trigger.as_ref().and_then(|t| t.deadline(&self.fold, self.hold));
+        let flush = match self.machine {
+            Some(_) => self.flush_at.filter(|_| self.pending),
+            None => self.trigger.as_ref().and_then(|t| t.deadline(&self.fold, self.hold)),
+        };
         match (timers, flush) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -296,8 +383,13 @@ impl FlowDriver {
         dp: &mut impl Datapath,
         direct: impl FnOnce(&mut dyn CongestionControl, &mut Ctx),
         fold: impl FnOnce(&mut Fold, Time),
+        input: impl FnOnce(Input) -> Input,
     ) {
         dp.counters().signals += 1;
+        if self.machine.is_some() {
+            self.program_signal(dp, input);
+            return;
+        }
         if self.direct(dp) {
             if let Some(d) = self.run(dp, direct) {
                 self.commit(d, dp);
@@ -375,11 +467,97 @@ impl FlowDriver {
         Some(d)
     }
 
-    /// Decisions made now: report-policy changes take effect at once; the rest passes the filters and
-    /// goes to the datapath (at once in native mode, through the channel in offload mode).
+    /// Installs one of the declared programs afresh; an index the algorithm did not declare removes the
+    /// program (the fold and reporting policy report again).
+    fn install(&mut self, install: Install) {
+        self.pending = false;
+        self.machine = self
+            .programs
+            .get(install.program as usize)
+            .map(|program| Machine::new(Arc::clone(program), install.program, install.values()));
+        self.every_signal = self.machine.as_ref().is_some_and(|m| m.program().reports_every_signal());
+    }
+
+    /// A signal for the installed program: `input` adds the signal's fields.
+    fn program_signal(&mut self, dp: &mut impl Datapath, input: impl FnOnce(Input) -> Input) {
+        if self.cc.is_none() {
+            return;
+        }
+        self.run_program(dp, input);
+    }
+
+    /// Runs the program on one signal; reports if it says so, else arms its wake unless one is armed
+    /// (as a fold's deadline is). Returns whether it reported.
+    fn run_program(&mut self, dp: &mut impl Datapath, input: impl FnOnce(Input) -> Input) -> bool {
+        let (Some(machine), Some(info)) = (self.machine.as_mut(), self.info.as_ref()) else { return false };
+        let outcome: Outcome = machine.run(&input(Input::at(dp.now(), info)));
+        self.pending = true;
+        if outcome.report {
+            self.program_report(outcome.urgent, dp);
+            return true;
+        }
+        if let (Some(at), None) = (outcome.wake, self.flush_at) {
+            self.flush_at = Some(at);
+            dp.arm(Wake::Flush, at);
+        }
+        false
+    }
+
+    /// The program reported: its registers go to the algorithm, at once in native mode (a program that
+    /// reports every signal is then a handler call and counts no message, as a per-ACK policy does),
+    /// through the channel in offload mode; volatile registers start again.
+    fn program_report(&mut self, urgent: bool, dp: &mut impl Datapath) {
+        let Some(machine) = self.machine.as_mut() else { return };
+        self.pending = false;
+        let index = machine.index();
+        let mut values = [0u64; MAX_REGISTERS];
+        let n = machine.registers().len();
+        values[..n].copy_from_slice(machine.registers());
+        let message_bytes = machine.program().message_bytes();
+        machine.reset_volatile();
+        let native = dp.config().mode == Mode::Native;
+        if native && self.every_signal {
+            let report = ProgramReport { program: index, registers: &values[..n], urgent };
+            if let Some(d) = self.run(dp, |cc, ctx| cc.on_report(&report, ctx)) {
+                self.commit(d, dp);
+            }
+            return;
+        }
+        if urgent {
+            dp.counters().urgent_reports += 1;
+        }
+        let mut report = std::mem::take(&mut self.fold);
+        report.program = Some(index);
+        report.registers.extend_from_slice(&values[..n]);
+        report.urgent = urgent;
+        report.signals = 1;
+        report.first_at = Some(dp.now());
+        let report = match dp.config().mode {
+            Mode::Native => report,
+            Mode::Offload => match dp.send_report(report) {
+                Some(report) => report,
+                None => return,
+            },
+        };
+        let counters = dp.counters();
+        counters.reports += 1;
+        counters.message_bytes += message_bytes as u64;
+        self.deliver(&report, dp);
+        if self.fold.is_empty() {
+            self.fold = report;
+            self.fold.clear();
+        }
+    }
+
+    /// Decisions made now: report-policy changes and program installs take effect at once; the rest
+    /// passes the filters and goes to the datapath (at once in native mode, through the channel in
+    /// offload mode).
     fn commit(&mut self, mut d: Decisions, dp: &mut impl Datapath) {
         if let (Some(policy), Some(trigger)) = (d.report, self.trigger.as_mut()) {
             trigger.set_policy(policy, dp.config().report);
+        }
+        if let Some(install) = d.install {
+            self.install(install);
         }
         let line_rate = dp.line_rate();
         let (config, counters) = dp.plane();
@@ -627,5 +805,117 @@ mod tests {
         driver.on_ack(&ack(0), false, &mut dp);
         assert_eq!(dp.counters.reports, 1);
         assert_eq!(dp.sent_decisions.last().and_then(|d| d.cwnd), Some(11_000));
+    }
+
+    /// Counts ACK bytes through a program: reports every `limit` bytes (a control register), losses
+    /// urgent, and a wake 100 ps after the period's first signal; switches to program 1 on a loss.
+    struct Programmed {
+        programs: Vec<Arc<Program>>,
+        reports: Vec<(u8, Vec<u64>, bool)>,
+    }
+
+    const BYTES: &str = "(def (Report (volatile acked 0) (volatile first 0) (volatile n 0)) (Control (limit 3000)))
+        (when true (:= Report.first (if Report.n Report.first Now)) (:= Report.n (+ Report.n 1)) (fallthrough))
+        (when Event.loss (urgent))
+        (when Event.tick (report))
+        (when Event.ack (:= Report.acked (+ Report.acked Ack.bytes_acked)) (fallthrough))
+        (when (>= Report.acked Control.limit) (report))
+        (when true (wake (+ Report.first 100)))";
+
+    impl Programmed {
+        fn new() -> Programmed {
+            let every = "(def (Report (volatile acked 0))) (when true (:= Report.acked Ack.bytes_acked) (report))";
+            let programs = [BYTES, every].map(|t| Arc::new(Program::parse(t).unwrap())).to_vec();
+            Programmed { programs, reports: Vec::new() }
+        }
+    }
+
+    impl CongestionControl for Programmed {
+        fn name(&self) -> &'static str {
+            "programmed"
+        }
+        fn events(&self) -> Events {
+            Events::ACK | Events::LOSS
+        }
+        fn on_start(&mut self, _flow: &FlowInfo, ctx: &mut Ctx) {
+            ctx.install(Install::program(0).with(3, 2000));
+        }
+        fn on_ack(&mut self, _ack: &Ack<'_>, _ctx: &mut Ctx) {
+            panic!("a program's signals reach on_report only");
+        }
+        fn programs(&self) -> Vec<Arc<Program>> {
+            self.programs.clone()
+        }
+        fn on_report(&mut self, report: &ProgramReport<'_>, ctx: &mut Ctx) {
+            self.reports.push((report.program, report.registers.to_vec(), report.urgent));
+            ctx.set_cwnd(report.registers[0]);
+            if report.urgent {
+                ctx.install(Install::program(1));
+            }
+        }
+    }
+
+    fn programmed(dp: &mut Recorder) -> FlowDriver {
+        let mut driver = FlowDriver::default();
+        driver.start(Box::new(Programmed::new()), &info(), dp);
+        driver
+    }
+
+    #[test]
+    fn a_program_folds_reports_wakes_and_is_replaced_at_run_time() {
+        let mut dp = Recorder::default();
+        let mut driver = programmed(&mut dp);
+        assert_eq!(driver.program(), Some((0, &[0, 0, 0, 2000][..])), "installed with its control value");
+        dp.now = 10;
+        driver.on_ack(&ack(10), false, &mut dp);
+        assert_eq!(dp.wakes, [(Wake::Flush, 110)], "the program's wake, 100 after the first signal");
+        dp.now = 20;
+        driver.on_ack(&ack(20), false, &mut dp);
+        assert_eq!(dp.applied.last().and_then(|d| d.cwnd), Some(2000), "2000 bytes reach the limit");
+        assert_eq!((dp.counters.reports, dp.counters.message_bytes), (1, 16 + 4 * 8));
+        assert_eq!(driver.program(), Some((0, &[0, 0, 0, 2000][..])), "volatile registers start again");
+        dp.now = 30;
+        driver.on_ack(&ack(30), false, &mut dp);
+        assert_eq!(dp.wakes.len(), 1, "a wake is armed already");
+        dp.now = 110;
+        assert!(driver.on_flush(&mut dp), "the wake reports what waits");
+        assert!(!driver.on_flush(&mut dp), "nothing waits");
+        driver.on_loss(&loss(), &mut dp);
+        assert_eq!(dp.counters.urgent_reports, 1);
+        assert_eq!(driver.program().map(|p| p.0), Some(1), "the algorithm installed program 1");
+        let reports = dp.counters.reports;
+        dp.now = 120;
+        driver.on_ack(&ack(120), false, &mut dp);
+        assert_eq!(dp.applied.last().and_then(|d| d.cwnd), Some(1000), "program 1 reports every ACK");
+        assert_eq!(dp.counters.reports, reports, "a per-signal program is a handler call in native mode");
+        assert_eq!(dp.counters.signals, 5);
+    }
+
+    #[test]
+    fn offload_carries_program_reports_through_the_channel() {
+        let mut dp = Recorder { channel: true, ..Recorder::default() };
+        dp.config.mode = Mode::Offload;
+        let mut driver = programmed(&mut dp);
+        driver.on_loss(&loss(), &mut dp);
+        assert_eq!(dp.sent_reports.len(), 1);
+        let report = dp.sent_reports.pop().unwrap();
+        assert_eq!((report.program, report.urgent, report.message_bytes()), (Some(0), true, 48));
+        assert!(!report.mergeable(), "register values do not merge");
+        driver.deliver(&report, &mut dp);
+        assert_eq!(driver.program().map(|p| p.0), Some(1));
+        driver.on_ack(&ack(0), false, &mut dp);
+        assert_eq!(dp.sent_reports.len(), 1, "per-signal reports cross the channel in offload mode");
+    }
+
+    #[test]
+    fn a_datapath_that_folds_itself_runs_no_program() {
+        let mut dp = Recorder::default();
+        let mut driver = FlowDriver::default();
+        let cc = Counting { every: ReportEvery::Acks(2), cwnd: 10_000, acks_seen: Vec::new() };
+        driver.start(Box::new(cc), &info(), &mut dp);
+        assert_eq!(driver.program(), None, "no programs declared: the fold and policy report");
+        let mut programmed = programmed(&mut dp);
+        programmed.on_folded(Urgency::Normal, &mut dp, |fold, at| fold.add_loss(&loss(), at));
+        assert_eq!(programmed.program(), None, "the program is dropped, the fixed engines report");
     }
 }

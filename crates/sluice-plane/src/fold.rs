@@ -4,8 +4,11 @@
 //! coalescent ones (loss, ECN echo) are merged into one flag with a count; raw ones (RTT samples, INT
 //! records, custom feedback, probe results) are kept as they came. Latest-value fields (ACK point, RTT,
 //! delivery rate) keep the newest.
+//!
+//! A flow that runs a datapath program ([`sluice_cc::program`]) folds nothing here: its program's
+//! registers are the fold, and a report carries their values ([`Fold::program`], [`Fold::registers`]).
 
-use sluice_cc::{Ack, CongestionControl, Ctx, Events, Feedback, HostSignal, IntHop, Loss, Sent};
+use sluice_cc::{Ack, CongestionControl, Ctx, Events, Feedback, HostSignal, IntHop, Loss, ProgramReport, Sent};
 use sluice_core::{Rate, Time};
 
 /// The signals of one flow folded over one reporting period. Taken whole, it is a report.
@@ -63,6 +66,13 @@ pub struct Fold {
     pub path_flags: u8,
     /// Duplicate ACKs (DACKs) among the folded ACKs.
     pub dup_acks: u32,
+    /// A datapath program's report: the algorithm's number for the program that made it (the fields
+    /// above stay empty, [`Fold::registers`] holds the report).
+    pub program: Option<u8>,
+    /// The program's register values at the report, in declaration order.
+    pub registers: Vec<u64>,
+    /// The program's report was urgent.
+    pub urgent: bool,
 }
 
 impl Fold {
@@ -194,13 +204,17 @@ impl Fold {
     /// Whether merging loses nothing but raw samples' separation: folds without raw feedback or probes
     /// merge; those carrying them are unmergeable and are evicted instead when the ring overflows.
     pub fn mergeable(&self) -> bool {
-        self.feedback.is_empty() && self.probes.is_empty() && self.host.is_empty()
+        self.feedback.is_empty() && self.probes.is_empty() && self.host.is_empty() && self.program.is_none()
     }
 
     /// Size of this report as a message, bytes: a 16-byte header (flow, kind, count, timestamp), 16 for
     /// the ACK sums, 8 for the send sums, 4 each for CNPs, loss and every RTT or probe sample, 16 per INT
     /// hop and per feedback record.
+    /// A program's report is the header and 8 bytes per register.
     pub fn message_bytes(&self) -> u32 {
+        if self.program.is_some() {
+            return 16 + 8 * self.registers.len() as u32;
+        }
         let mut bytes = 16;
         if self.acks > 0 {
             bytes += 16;
@@ -244,7 +258,12 @@ impl Fold {
 
     /// Hands the report to the handlers `events` binds, in the order loss, CNP, sent, ACK, feedback,
     /// probes, host signals; the decisions accumulate in `ctx` (the last one of a kind wins).
+    /// A program's report goes to [`CongestionControl::on_report`] instead.
     pub fn deliver(&self, cc: &mut dyn CongestionControl, events: Events, ctx: &mut Ctx) {
+        if let Some(program) = self.program {
+            cc.on_report(&ProgramReport { program, registers: &self.registers, urgent: self.urgent }, ctx);
+            return;
+        }
         if let (Some(loss), true) = (&self.loss, events.contains(Events::LOSS)) {
             cc.on_loss(loss, ctx);
         }
@@ -281,19 +300,21 @@ impl Fold {
 
     /// Empties the fold, keeping its allocations.
     pub fn clear(&mut self) {
-        let (mut samples, mut int, mut feedback, mut probes, mut host) = (
+        let (mut samples, mut int, mut feedback, mut probes, mut host, mut registers) = (
             std::mem::take(&mut self.rtt_samples),
             std::mem::take(&mut self.int),
             std::mem::take(&mut self.feedback),
             std::mem::take(&mut self.probes),
             std::mem::take(&mut self.host),
+            std::mem::take(&mut self.registers),
         );
         samples.clear();
         int.clear();
         feedback.clear();
         probes.clear();
         host.clear();
-        *self = Fold { rtt_samples: samples, int, feedback, probes, host, ..Fold::default() };
+        registers.clear();
+        *self = Fold { rtt_samples: samples, int, feedback, probes, host, registers, ..Fold::default() };
     }
 }
 
