@@ -68,8 +68,9 @@ fn the_simulator_runs_every_algorithm() {
 }
 
 /// What the simulator lacks with `switch.ecn.enabled = false`, per algorithm that needs it.
-const REFUSED_WITHOUT_ECN: [(&str, &[Capability]); 5] = [
+const REFUSED_WITHOUT_ECN: [(&str, &[Capability]); 6] = [
     ("dctcp", &[Capability::Ecn]),
+    ("dctcp_burst", &[Capability::Ecn]),
     ("dcqcn", &[Capability::Ecn, Capability::Cnp]),
     ("tocc", &[Capability::Ecn]),
     ("tocc_nounsched", &[Capability::Ecn]),
@@ -104,8 +105,9 @@ mod kernel_tcp {
     use sluice_kernel::config::{supported, AgentConfig};
 
     /// What kernel TCP lacks, per algorithm it refuses.
-    const REFUSED: [(&str, &[Capability]); 12] = [
+    const REFUSED: [(&str, &[Capability]); 13] = [
         ("none", &[Capability::Uncontrolled]),
+        ("dctcp_burst", &[Capability::Programs]),
         ("dcqcn", &[Capability::Cnp]),
         ("hpcc", &[Capability::Int]),
         ("bolt", &[Capability::Bolt]),
