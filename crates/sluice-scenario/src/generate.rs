@@ -1,13 +1,13 @@
 //! The bridge to the workload generators.
 
 use sluice_topo::Topology;
-use sluice_workload::{FlowSpec, WorkloadContext, WorkloadError};
+use sluice_workload::{Workload, WorkloadContext, WorkloadError};
 
 use crate::scenario::Scenario;
 
 /// Every flow of the scenario's workloads on `topology`, Poisson loads taken as fractions of host 0's NIC
-/// rate.
-pub(crate) fn flows(s: &Scenario, topology: &Topology) -> Result<Vec<FlowSpec>, WorkloadError> {
+/// rate, and the closed loops that add flows during a run.
+pub(crate) fn workload(s: &Scenario, topology: &Topology) -> Result<Workload, WorkloadError> {
     let ctx = WorkloadContext {
         n_hosts: topology.num_hosts(),
         host_rate: topology.nic(0).rate,
@@ -15,17 +15,18 @@ pub(crate) fn flows(s: &Scenario, topology: &Topology) -> Result<Vec<FlowSpec>, 
         seed: s.seed,
         base_dir: &s.base_dir,
     };
-    sluice_workload::generate(&s.workloads, &ctx)
+    sluice_workload::generate_workload(&s.workloads, &ctx)
 }
 
 /// The `kind`s a `[[workload]]` entry accepts, in the order the workload crate declares them, each with
 /// a one-line description (from the documentation of `sluice_workload::WorkloadSpec`).
-pub(crate) const WORKLOAD_KINDS: [(&str, &str); 6] = [
+pub(crate) const WORKLOAD_KINDS: [(&str, &str); 7] = [
     ("poisson", "open-loop Poisson arrivals at every host, sizes from a CDF, a load fraction of the NIC rate"),
     ("incast", "many senders to one receiver at once, optionally repeated every period"),
     ("permutation", "every host sends one flow to one other host and receives exactly one"),
     ("all_to_all", "every host sends one flow to every other host"),
     ("long_lived", "flows without a size that send from start until stop"),
+    ("closed_loop", "each sender keeps N flows active toward each receiver, starting the next as one completes"),
     ("flow_list", "flows listed in a CSV file: src,dst,size_bytes,start_ns"),
 ];
 

@@ -12,7 +12,7 @@ use sluice_sim::config::FaultConfig;
 use sluice_sim::config::{EcnThresholds, SwitchConfig};
 use sluice_sim::PacketTraceConfig;
 use sluice_topo::{NodeId, PortNo, RouteProgress, Routes, TopoError, Topology};
-use sluice_workload::{FlowSpec, WorkloadError};
+use sluice_workload::{ClosedLoop, FlowSpec, Workload, WorkloadError};
 
 use crate::error::ScenarioError;
 use crate::fault::FaultSpec;
@@ -39,8 +39,10 @@ pub struct Resolved {
     /// defaults follow host 0.
     pub line_rate: Rate,
     /// Every flow of every workload, in the order the workload generator gives them (flow ids are
-    /// positions in this list).
+    /// positions in this list); for a closed loop, the first flow of each slot.
     pub flows: Vec<FlowSpec>,
+    /// The closed-loop workload entries, which start further flows during a run (ids past `flows`).
+    pub closed_loops: Vec<ClosedLoop>,
     /// `output.throughput_ports`, as (node id, port number).
     pub throughput_ports: Vec<(NodeId, PortNo)>,
     /// The `[[fault]]` entries, resolved against the topology and the flows.
@@ -97,7 +99,7 @@ pub fn resolve_with_progress(
     let switch = switch_for(scenario, algorithm, mix.as_ref(), &topology, ecn.in_force)?;
     crate::limits::check_buffer(scenario, &switch, &topology)?;
     crate::limits::check_rto(scenario, &topology)?;
-    let flows = flows(scenario, &topology)?;
+    let Workload { flows, closed_loops } = workload(scenario, &topology)?;
     check_flow_ids(scenario, flows.len())?;
     crate::validate::sample_count(scenario, flows.len()).map_err(|(key, message)| scenario.error_at(&key, message))?;
     let throughput_ports = ports(scenario, &topology)?;
@@ -122,6 +124,7 @@ pub fn resolve_with_progress(
         factory,
         line_rate,
         flows,
+        closed_loops,
         throughput_ports,
         faults,
         packet_trace,
@@ -260,9 +263,9 @@ fn switch_for(
     Ok(switch)
 }
 
-/// Checks every workload entry against the topology and generates the flows.
-fn flows(s: &Scenario, topology: &Topology) -> Result<Vec<FlowSpec>, ScenarioError> {
-    crate::generate::flows(s, topology).map_err(|e| workload_error(s, e))
+/// Checks every workload entry against the topology and generates the flows and closed loops.
+fn workload(s: &Scenario, topology: &Topology) -> Result<Workload, ScenarioError> {
+    crate::generate::workload(s, topology).map_err(|e| workload_error(s, e))
 }
 
 fn workload_error(s: &Scenario, e: WorkloadError) -> ScenarioError {

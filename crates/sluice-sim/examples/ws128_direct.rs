@@ -42,6 +42,7 @@ fn main() {
         faults: Vec::new(),
         mix: Vec::new(),
         group_algorithm: Vec::new(),
+        closed_loops: Vec::new(),
     };
     let t = Instant::now();
     let out = Simulation::new(input).run(&mut |_| {});

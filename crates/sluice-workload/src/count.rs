@@ -20,7 +20,9 @@ impl WorkloadSpec {
     /// The number of flows the entry generates on `ctx`'s hosts, without generating them: exact for
     /// incast (senders x repeats), permutation (one per host), all-to-all (`h x (h - 1)`), long-lived
     /// flows and flow lists (the file's flow lines); for Poisson the expected count, participating hosts x
-    /// duration / mean gap, where the mean gap is `mean_size x 8 / (host_rate x load)`. The entry must be
+    /// duration / mean gap, where the mean gap is `mean_size x 8 / (host_rate x load)`; for a closed loop
+    /// the most it can start (see [`crate::ClosedLoop`]): its slots plus the mean sizes its hosts carry in
+    /// `duration`. The entry must be
     /// valid ([`WorkloadSpec::validate_in`]); Poisson reads its CDF and flow lists their file.
     pub fn flow_count(&self, ctx: &WorkloadContext) -> Result<u64, WorkloadError> {
         let hosts = |list: &Option<Vec<u32>>| list.as_ref().map_or(ctx.n_hosts as u64, |l| l.len() as u64);
@@ -41,6 +43,7 @@ impl WorkloadSpec {
             WorkloadSpec::AllToAll { hosts: list, .. } => hosts(list) * hosts(list).saturating_sub(1),
             WorkloadSpec::LongLived { flows } => flows.len() as u64,
             WorkloadSpec::FlowList { path } => flow_list_count(path, ctx)?,
+            WorkloadSpec::ClosedLoop { .. } => crate::closed_loop::expected_count(self, ctx)?,
         })
     }
 }
@@ -73,5 +76,6 @@ pub(crate) fn count_field(spec: &WorkloadSpec) -> Option<&'static str> {
         WorkloadSpec::LongLived { .. } => Some("flows"),
         WorkloadSpec::FlowList { .. } => Some("path"),
         WorkloadSpec::Permutation { .. } => None,
+        WorkloadSpec::ClosedLoop { .. } => Some("duration"),
     }
 }

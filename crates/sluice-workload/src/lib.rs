@@ -4,23 +4,29 @@
 //! * [`SizeCdf`] reads the published flow-size distributions (nine are built in, see [`builtin_names`]) and
 //!   samples them exactly as the simulators that published them do.
 //! * [`WorkloadSpec`] is one workload entry as written in a scenario file (Poisson arrivals, incast,
-//!   permutation, all-to-all, long-lived flows, or an explicit flow list).
+//!   permutation, all-to-all, long-lived flows, closed loops, or an explicit flow list).
 //! * [`generate`] validates the entries against the topology ([`WorkloadContext`]) and returns the flows
 //!   ([`FlowSpec`]) sorted by start time; the same seed always gives the same flows.
+//! * [`generate_workload`] adds the [`ClosedLoop`]s, which start further flows during a run as flows
+//!   complete.
 
 #![warn(missing_docs)]
 
 pub mod cdf;
+mod closed_loop;
 mod count;
 mod error;
 mod flowlist;
 mod generator;
 mod poisson;
+mod sizes;
 mod spec;
 
 pub use cdf::{builtin_names, SizeCdf, DCTCP_PACKET_BYTES};
+pub use closed_loop::{ClosedLoop, LoopSlot};
 pub use count::MAX_FLOWS;
 pub use error::WorkloadError;
 pub use flowlist::parse_flow_list;
-pub use generator::{generate, FlowSpec, WorkloadContext, UNBOUNDED_SIZE};
+pub use generator::{generate, generate_workload, FlowSpec, Workload, WorkloadContext, UNBOUNDED_SIZE};
+pub use sizes::FlowSizes;
 pub use spec::{Destinations, LongLivedFlow, WorkloadSpec};

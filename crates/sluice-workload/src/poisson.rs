@@ -4,7 +4,7 @@ use sluice_core::{Rate, Rng, Time, PS_PER_S};
 
 use crate::generator::{participants, FlowSpec, WorkloadContext};
 use crate::spec::validate::load_cdf;
-use crate::{Destinations, SizeCdf, WorkloadError, WorkloadSpec};
+use crate::{Destinations, FlowSizes, WorkloadError, WorkloadSpec};
 
 /// The flows of Poisson entry `index` (`spec` must be a validated [`WorkloadSpec::Poisson`]).
 pub(crate) fn generate(
@@ -15,7 +15,7 @@ pub(crate) fn generate(
     let WorkloadSpec::Poisson { cdf, load, start, duration, destinations, hosts, size_scale } = spec else {
         unreachable!("poisson::generate is only called for Poisson entries")
     };
-    let sizes = Sizes { cdf: load_cdf(cdf, ctx.base_dir)?, scale: *size_scale };
+    let sizes = FlowSizes::new(load_cdf(cdf, ctx.base_dir)?, *size_scale);
     let hosts = participants(hosts, ctx.n_hosts);
     let plan = Plan {
         picker: DestinationPicker::new(&hosts, *destinations, ctx.rack_of)?,
@@ -35,7 +35,7 @@ pub(crate) fn generate(
 
 /// Everything one Poisson entry needs to generate a host's flows.
 struct Plan<'a> {
-    sizes: Sizes,
+    sizes: FlowSizes,
     picker: DestinationPicker<'a>,
     /// Mean gap between flow starts of one host, in picoseconds.
     mean_gap: f64,
@@ -68,27 +68,6 @@ fn mean_gap_ps(mean_bytes: f64, host_rate: Rate, load: f64) -> Result<f64, Workl
         return Err(WorkloadError::new("the host rate is 0, so no load can be offered"));
     }
     Ok(mean_bytes * 8.0 / (host_rate as f64 * load) * PS_PER_S as f64)
-}
-
-/// Flow sizes: a distribution and an optional scale factor.
-struct Sizes {
-    cdf: SizeCdf,
-    scale: Option<f64>,
-}
-
-impl Sizes {
-    fn sample(&self, rng: &mut Rng) -> u64 {
-        let size = self.cdf.sample(rng);
-        match self.scale {
-            Some(scale) => ((size as f64 * scale).round() as u64).max(1),
-            None => size,
-        }
-    }
-
-    /// The mean of the scaled sizes, taken as `scale * mean` (rounding to whole bytes is ignored).
-    fn mean(&self) -> f64 {
-        self.cdf.mean() * self.scale.unwrap_or(1.0)
-    }
 }
 
 /// Chooses destinations uniformly among the other participating hosts, or among those in other racks.

@@ -87,6 +87,34 @@ pub enum WorkloadSpec {
         /// The flows.
         flows: Vec<LongLivedFlow>,
     },
+    /// Closed-loop traffic (Marlin, EuroSys'25, section 7.5): every sender keeps `flows_per_pair` flows
+    /// active toward every receiver. Each of those slots starts one flow at `start` and, each time its flow
+    /// completes, the next one at once, with a size drawn from `cdf`, until `start + duration`; the flows
+    /// running then finish. Arrivals thus follow completions instead of a Poisson process, and the load is
+    /// whatever the congestion control carries.
+    ClosedLoop {
+        /// A builtin distribution name (see [`crate::builtin_names`]) or the path of a CDF file, relative to
+        /// the scenario file's folder.
+        cdf: String,
+        /// Flows each sender keeps active toward each receiver (Marlin's n-cast-1 test runs 5).
+        flows_per_pair: u32,
+        /// The receivers (default: every host).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        receivers: Option<Vec<u32>>,
+        /// The senders (default: every host that is not a receiver, or every host when all receive); a
+        /// sender sends to every receiver other than itself.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        senders: Option<Vec<u32>>,
+        /// When the first flows start (default 0).
+        #[serde(default, with = "duration")]
+        start: Time,
+        /// How long slots keep starting flows: none starts at or after `start + duration`.
+        #[serde(with = "duration")]
+        duration: Time,
+        /// Factor applied to every drawn size (rounded, at least 1 byte; default 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size_scale: Option<f64>,
+    },
     /// Flows listed in a CSV file with lines `src,dst,size_bytes,start_ns` (header line optional, blank
     /// lines and `#` comments skipped), the format of the shared benchmark flow lists.
     FlowList {

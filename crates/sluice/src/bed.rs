@@ -120,9 +120,15 @@ fn config(args: &BedScenario) -> Result<(FabricConfig, PathBuf, Resolved), Failu
     Ok((config, scenario.output.dir.join("bed"), resolved))
 }
 
-/// Refuses a scenario whose algorithm `datapath` cannot run, naming what it lacks, and the kernel
-/// datapath in a build without it.
+/// Refuses a scenario whose algorithm `datapath` cannot run, naming what it lacks, the kernel
+/// datapath in a build without it, and closed-loop workloads, which only the simulator runs so far.
 fn check_datapath(resolved: &Resolved, datapath: Datapath) -> Result<(), Failure> {
+    if let Some(closed) = resolved.closed_loops.first() {
+        let key = format!("workload.{}", closed.group);
+        let why = "closed-loop workloads start flows as flows complete, which only the simulator does; \
+                   give the bed open-loop workloads (poisson, incast, flow_list, ...)";
+        return Err(Failure::Error(resolved.scenario.error_at(&key, why).to_string()));
+    }
     if datapath == Datapath::Kernel && !cfg!(feature = "kernel") {
         return Err(Failure::Error(
             "--datapath kernel needs the kernel datapath: build with `cargo build --release --features bed,kernel`"

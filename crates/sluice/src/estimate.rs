@@ -87,7 +87,7 @@ fn human(bytes: u64) -> String {
 /// Estimates the memory, packets and events of running `resolved`.
 pub fn estimate(resolved: &Resolved) -> RunEstimate {
     let traffic = Traffic::of(resolved);
-    let events = (traffic.packet_hops as f64 * EVENTS_PER_HOP) as u64 + 4 * resolved.flows.len() as u64;
+    let events = (traffic.packet_hops as f64 * EVENTS_PER_HOP) as u64 + 4 * run_flows(resolved);
     let memory = vec![
         ("base", PROCESS_BASE_BYTES),
         ("routes", 2 * resolved.routes.heap_bytes() as u64),
@@ -100,6 +100,13 @@ pub fn estimate(resolved: &Resolved) -> RunEstimate {
     RunEstimate { memory, data_packets: traffic.data_packets, packet_hops: traffic.packet_hops, events }
 }
 
+/// The flows a run holds at its end: those generated before it, and those closed loops are expected to
+/// start during it (at most what their hosts carry over the mean size).
+fn run_flows(resolved: &Resolved) -> u64 {
+    let later: u64 = resolved.closed_loops.iter().map(|c| c.later_flows).sum();
+    (resolved.flows.len() as u64).saturating_add(later)
+}
+
 /// Per-flow memory: the generated flow, the simulator's input copy and its `Flow`, and the result row.
 /// Controllers and receiver state live only while a flow is active and are left out. Calibrated: a
 /// Poisson memcached load on `quickstart.toml` grows peak RSS by 939 B per flow (320.5 MiB at 325 K flows,
@@ -107,7 +114,7 @@ pub fn estimate(resolved: &Resolved) -> RunEstimate {
 fn flow_bytes(resolved: &Resolved) -> u64 {
     // Two copies of the generated flow: the resolved scenario's and the simulator input's.
     let per_flow = 2 * size_of::<sluice_workload::FlowSpec>() + FLOW_BYTES + size_of::<sluice_results::FlowRecord>();
-    resolved.flows.len() as u64 * per_flow as u64
+    run_flows(resolved).saturating_mul(per_flow as u64)
 }
 
 /// The event queue. Its timing wheel has [`SLOTS`] slot headers; buffers go to the slots that hold
@@ -190,7 +197,19 @@ impl Traffic {
             ack_hops = ack_hops.saturating_add(acks.saturating_mul(hops));
             links += hops;
         }
-        let mean_hops = links as f64 / resolved.flows.len().max(1) as f64;
+        let mut counted = resolved.flows.len() as u64;
+        for lp in &resolved.closed_loops {
+            let slots = lp.slots.len().max(1) as u64;
+            let slot_hops: u64 = lp.slots.iter().map(|slot| path_hops(resolved, slot.src, slot.dst)).sum();
+            let packets = lp.carried_bytes.div_ceil(mtu);
+            let acks = packets.div_ceil(s.host.ack_every_packets.max(1) as u64);
+            data_packets = data_packets.saturating_add(packets);
+            data_hops = data_hops.saturating_add(packets.saturating_mul(slot_hops) / slots);
+            ack_hops = ack_hops.saturating_add(acks.saturating_mul(slot_hops) / slots);
+            links += slot_hops;
+            counted += slots;
+        }
+        let mean_hops = links as f64 / counted.max(1) as f64;
         let nic = &resolved.topology.nic(0);
         let wire = (s.link.mtu + s.link.header_bytes) as u64;
         let per_hop = nic.delay + sluice_core::serialization_ps(wire, nic.rate.max(1));
@@ -210,7 +229,8 @@ fn drain_time(resolved: &Resolved, limit: Time) -> Time {
         received[f.dst as usize] = received[f.dst as usize].saturating_add(bytes);
     }
     let busiest = sent.iter().chain(&received).max().copied().unwrap_or(0);
-    let last_start = resolved.flows.iter().map(|f| f.start).max().unwrap_or(0);
+    let loops_end = resolved.closed_loops.iter().map(|c| c.end).max().unwrap_or(0);
+    let last_start = resolved.flows.iter().map(|f| f.start).max().unwrap_or(0).max(loops_end);
     last_start.saturating_add(sluice_core::serialization_ps(busiest, resolved.line_rate.max(1)))
 }
 

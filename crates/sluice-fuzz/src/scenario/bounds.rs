@@ -61,7 +61,9 @@ fn names_only_data_files(scenario: &Scenario) -> bool {
     };
     topology
         && scenario.workloads.iter().all(|w| match w {
-            WorkloadSpec::Poisson { cdf, .. } => SizeCdf::builtin(cdf).is_ok() || is_contained(cdf),
+            WorkloadSpec::Poisson { cdf, .. } | WorkloadSpec::ClosedLoop { cdf, .. } => {
+                SizeCdf::builtin(cdf).is_ok() || is_contained(cdf)
+            }
             WorkloadSpec::FlowList { path } => is_contained(path),
             _ => true,
         })
@@ -117,5 +119,8 @@ mod tests {
         assert!(!within_bounds("kind = \"file\"\npath = \"../Cargo.toml\"", INCAST));
         assert!(!within_bounds(STAR, "kind = \"flow_list\"\npath = \"/etc/hostname\""));
         assert!(within_bounds(STAR, "kind = \"flow_list\"\npath = \"fairness8_flows.csv\""));
+        let closed = "kind = \"closed_loop\"\nflows_per_pair = 2\nduration = \"10us\"";
+        assert!(within_bounds(STAR, &format!("{closed}\ncdf = \"websearch\"")));
+        assert!(!within_bounds(STAR, &format!("{closed}\ncdf = \"/dev/zero\"")));
     }
 }

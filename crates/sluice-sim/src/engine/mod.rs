@@ -109,6 +109,11 @@ pub struct Core {
     pub counters: Counters,
     /// The packet trace, when the run asks for one.
     pub packet_trace: Option<Box<PacketTracer>>,
+    /// The sending host of each flow, where switches send notifications and return packets (empty unless
+    /// a feature needs it: Bolt's notifications, NDP's returned headers). It grows as flows are added.
+    pub flow_src: Vec<u32>,
+    /// Closed-loop slots whose flow finished during the current event, for the run loop to refill.
+    pub freed_slots: Vec<u32>,
 }
 
 impl Core {
@@ -120,6 +125,8 @@ impl Core {
             arena: Arena::new(with_int),
             counters: Counters::default(),
             packet_trace: None,
+            flow_src: Vec::new(),
+            freed_slots: Vec::new(),
         }
     }
 

@@ -19,9 +19,6 @@ pub struct Fabric<'a> {
     pub link: &'a LinkConfig,
     /// Equal-cost next hops per node and destination host.
     pub routes: &'a Routes,
-    /// The sending host of each flow, where queue notifications go (empty unless Bolt's switch logic is
-    /// on).
-    pub flow_src: &'a [u32],
     /// Receiver-driven transport settings (token limiters, trimming, Aeolus), when a token algorithm runs.
     pub rd: Option<&'a RdEnv>,
 }

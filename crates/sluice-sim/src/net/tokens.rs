@@ -150,8 +150,8 @@ impl TokenSwitch {
             sw.forward(core, fabric, in_port, out, id);
             return;
         }
-        if p.rd & RD_BOUNCED == 0 && !fabric.flow_src.is_empty() {
-            let sender = fabric.flow_src[p.flow as usize];
+        if p.rd & RD_BOUNCED == 0 && !core.flow_src.is_empty() {
+            let sender = core.flow_src[p.flow as usize];
             let q = core.arena.get_mut(id);
             q.rd |= RD_BOUNCED;
             q.dst = sender;

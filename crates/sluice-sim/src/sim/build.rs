@@ -6,6 +6,7 @@ use sluice_core::{serialization_ps, Time};
 use sluice_topo::{NodeKind, Routes, Topology};
 use sluice_workload::FlowSpec;
 
+use super::closed_loop::{Loops, SIZE_SAMPLE};
 use super::{FlowAlgorithm, NodeRef, Observe, SimInput, Simulation};
 use crate::config::{EcnThresholds, LinkConfig, RdEnv, SwitchConfig};
 use crate::engine::trace::PacketTracer;
@@ -39,6 +40,7 @@ impl Simulation {
             faults,
             mix,
             group_algorithm,
+            closed_loops,
         } = input;
         let mut algorithms = vec![FlowAlgorithm { factory: factory.clone(), needs, cnp_interval }];
         algorithms.extend(mix);
@@ -59,7 +61,7 @@ impl Simulation {
         let mut node_ref = Vec::with_capacity(topology.nodes.len());
         let mut switches = Vec::new();
         let mut hosts = Vec::new();
-        let fabric = Fabric { config: &switch, link: &link, routes: &routes, flow_src: &[], rd: None };
+        let fabric = Fabric { config: &switch, link: &link, routes: &routes, rd: None };
         for (id, node) in topology.nodes.iter().enumerate() {
             let ports: Vec<Port> = topology.ports[id].iter().map(make_port).collect();
             match node.kind {
@@ -81,24 +83,29 @@ impl Simulation {
         }
         // Bolt's notifications and NDP's return-to-sender need each flow's sender at the switches.
         let trimming = token_transport.as_ref().is_some_and(|t| t.trimming);
-        let flow_src = if switch.bolt.enabled || trimming { flows.iter().map(|f| f.src).collect() } else { Vec::new() };
+        if switch.bolt.enabled || trimming {
+            core.flow_src = flows.iter().map(|f| f.src).collect();
+        }
         if let Some(config) = &observe.packet_trace {
             let ports: Vec<usize> = topology.ports.iter().map(Vec::len).collect();
             core.packet_trace = Some(Box::new(PacketTracer::new(config, &ports, flows.len())));
         }
-        let mut flows = build_flows(&topology, &routes, &link, &flows, &observe, &mut core);
-        for f in &mut flows {
-            let index = group_algorithm.get(f.group as usize).copied().unwrap_or(0);
-            let algorithm = &algorithms[index as usize];
-            f.algorithm = index;
-            f.ect = algorithm.needs.ecn || algorithm.needs.cnp;
-            f.cnp = algorithm.needs.cnp;
-            f.cnp_interval = algorithm.cnp_interval;
-        }
+        let maker = FlowMaker {
+            topology: &topology,
+            routes: &routes,
+            link: &link,
+            observe: &observe,
+            algorithms: &algorithms,
+            group_algorithm: &group_algorithm,
+        };
+        let mut flows = build_flows(&maker, &flows, &mut core);
+        let mut rd_sizes: Vec<u64> = flows.iter().filter(|f| f.stop.is_none()).map(|f| f.size).collect();
+        rd_sizes.extend(closed_loops.iter().flat_map(|c| c.size_sample(seed, SIZE_SAMPLE)));
+        let loops = Loops::new(closed_loops, &mut flows);
         for (id, f) in flows.iter().enumerate() {
             hosts[f.src as usize].senders.push(id as u32);
         }
-        let rd = token_transport.map(|t| setup_tokens(t, &link, &flows, &mut hosts, &mut switches, seed));
+        let rd = token_transport.map(|t| setup_tokens(t, &link, &flows, &rd_sizes, &mut hosts, &mut switches, seed));
         let mut sim = Simulation {
             core,
             switches,
@@ -116,9 +123,10 @@ impl Simulation {
             observe,
             plane,
             samples: Default::default(),
-            flow_src,
             rd,
             fault_count: faults.len(),
+            group_algorithm,
+            loops,
         };
         sim.start_sampling();
         sim
@@ -135,20 +143,37 @@ fn ecn_for(switch: &SwitchConfig, rate: sluice_core::Rate) -> EcnThresholds {
 }
 
 /// Creates flow state with each flow's path figures, and schedules starts and stops.
-fn build_flows(
-    topology: &Topology,
-    routes: &Routes,
-    link: &LinkConfig,
-    descs: &[FlowSpec],
-    observe: &Observe,
-    core: &mut Core,
-) -> Vec<Flow> {
-    let packet_wire = (link.mtu + link.header_bytes) as u64;
+fn build_flows(maker: &FlowMaker, descs: &[FlowSpec], core: &mut Core) -> Vec<Flow> {
     let mut flows = Vec::with_capacity(descs.len());
     for (i, d) in descs.iter().enumerate() {
+        flows.push(maker.make(i as u32, d));
+        core.schedule(d.start, Event::FlowStart { flow: i as u32 });
+        if let Some(stop) = d.stop {
+            core.schedule(stop, Event::FlowStop { flow: i as u32 });
+        }
+    }
+    flows
+}
+
+/// What making a flow's state reads: the network, packet sizes, what to record, and which algorithm
+/// each workload entry's flows run.
+pub(super) struct FlowMaker<'a> {
+    pub(super) topology: &'a Topology,
+    pub(super) routes: &'a Routes,
+    pub(super) link: &'a LinkConfig,
+    pub(super) observe: &'a Observe,
+    pub(super) algorithms: &'a [FlowAlgorithm],
+    pub(super) group_algorithm: &'a [u8],
+}
+
+impl FlowMaker<'_> {
+    /// The state of flow `id` described by `d`, with its path figures and its algorithm's settings.
+    pub(super) fn make(&self, id: u32, d: &FlowSpec) -> Flow {
+        let link = self.link;
+        let packet_wire = (link.mtu + link.header_bytes) as u64;
         let size = if d.stop.is_some() { u64::MAX / 4 } else { d.size.max(1) };
         let mut f = Flow::new(d.src, d.dst, size, d.start, d.stop, d.group);
-        let path = topology.path_profile(routes, d.src, d.dst);
+        let path = self.topology.path_profile(self.routes, d.src, d.dst);
         let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(packet_wire, *r)).sum();
         let ack_per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(link.control_bytes as u64, *r)).sum();
         let base = 2 * path.prop_delay + per_hop;
@@ -160,31 +185,34 @@ fn build_flows(
             let wire_bytes = d.size.max(1).saturating_add(packets.saturating_mul(link.header_bytes as u64));
             f.ideal_fct = sluice_results::ideal_fct(base, wire_bytes, path.bottleneck);
         }
-        if observe.trace_flows.contains(&(i as u32)) {
-            f.trace = Some(Box::new(FlowTrace::new(observe.trace_interval)));
+        if self.observe.trace_flows.contains(&id) {
+            f.trace = Some(Box::new(FlowTrace::new(self.observe.trace_interval)));
         }
-        core.schedule(d.start, Event::FlowStart { flow: i as u32 });
-        if let Some(stop) = d.stop {
-            core.schedule(stop, Event::FlowStop { flow: i as u32 });
-        }
-        flows.push(f);
+        let index = self.group_algorithm.get(f.group as usize).copied().unwrap_or(0);
+        let algorithm = &self.algorithms[index as usize];
+        f.algorithm = index;
+        f.ect = algorithm.needs.ecn || algorithm.needs.cnp;
+        f.cnp = algorithm.needs.cnp;
+        f.cnp_interval = algorithm.cnp_interval;
+        f
     }
-    flows
 }
 
 /// Builds the run's transport settings and the per-host and per-switch state.
+/// `sizes` are the run's flow sizes (with a sample of those closed loops will draw), which Homa's
+/// cutoffs and overcommitment follow.
 fn setup_tokens(
     transport: TokenTransport,
     link: &LinkConfig,
     flows: &[Flow],
+    sizes: &[u64],
     hosts: &mut [Host],
     switches: &mut [Switch],
     seed: u64,
 ) -> RdEnv {
-    let sizes: Vec<u64> = flows.iter().filter(|f| f.stop.is_none()).map(|f| f.size).collect();
     let line_rate = hosts.first().map_or(0, |h| h.nic.rate);
     let base_rtt = flows.iter().map(|f| f.base_rtt).max().unwrap_or(0);
-    let env = RdEnv::new(transport, link.mtu, &sizes, line_rate, base_rtt);
+    let env = RdEnv::new(transport, link.mtu, sizes, line_rate, base_rtt);
     for h in hosts.iter_mut() {
         h.tokens = Some(Box::new(TokenHost::new(&env, h.node, seed)));
     }

@@ -4,6 +4,7 @@
 //! turns the elements' state into records at its end.
 
 mod build;
+mod closed_loop;
 mod report;
 mod run;
 
@@ -14,7 +15,7 @@ use sluice_core::Time;
 use sluice_plane::{PlaneConfig, PlaneCounters};
 use sluice_results::{FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
 use sluice_topo::{Routes, Topology};
-use sluice_workload::FlowSpec;
+use sluice_workload::{ClosedLoop, FlowSpec};
 
 use crate::config::{FaultConfig, HostConfig, LinkConfig, SwitchConfig};
 use crate::engine::trace::PacketTraceConfig;
@@ -88,6 +89,9 @@ pub struct SimInput {
     pub mix: Vec<FlowAlgorithm>,
     /// Per workload entry: 0 for the run's algorithm, `k` for `mix[k - 1]`.
     pub group_algorithm: Vec<u8>,
+    /// The closed-loop workload entries, whose slots start a new flow each time one of their flows
+    /// finishes; their first flows are in `flows`.
+    pub closed_loops: Vec<ClosedLoop>,
 }
 
 /// An algorithm that flows run: its controllers and what it needs from the datapath.
@@ -118,7 +122,7 @@ pub struct Progress {
     pub events: u64,
     /// Flows finished.
     pub flows_finished: u64,
-    /// Flows in the run.
+    /// Flows in the run so far (closed loops add flows as they go).
     pub flows: u64,
 }
 
@@ -175,12 +179,14 @@ pub struct Simulation {
     observe: Observe,
     plane: PlaneConfig,
     samples: Sampler,
-    /// Sending host of each flow (only with Bolt's switch logic).
-    flow_src: Vec<u32>,
     /// Receiver-driven transport settings, when a token algorithm runs.
     rd: Option<crate::config::RdEnv>,
     /// How many faults the scenario injects.
     fault_count: usize,
+    /// Per workload entry: the index in `algorithms` of the algorithm its flows run.
+    group_algorithm: Vec<u8>,
+    /// The closed loops, which add flows during the run.
+    loops: closed_loop::Loops,
 }
 
 impl Simulation {

@@ -3,6 +3,7 @@
 
 use sluice_cc::{CongestionControl, Factory, FlowInfo};
 
+use super::build::FlowMaker;
 use super::report::{Sampled, Sampler};
 use super::{FlowAlgorithm, NodeRef, Observe, Progress, SimOutput, Simulation};
 use crate::config::LinkConfig;
@@ -23,16 +24,10 @@ impl Simulation {
         stop: &dyn Fn() -> bool,
     ) -> Result<SimOutput, Progress> {
         let end = self.end_time();
-        let total = self.flows.len() as u64;
         let until_done = self.stop.duration.is_none();
         // The settings every handler reads are borrowed once for the whole run.
-        let fabric = Fabric {
-            config: &self.switch_config,
-            link: &self.link,
-            routes: &self.routes,
-            flow_src: &self.flow_src,
-            rd: self.rd.as_ref(),
-        };
+        let fabric =
+            Fabric { config: &self.switch_config, link: &self.link, routes: &self.routes, rd: self.rd.as_ref() };
         let env = HostEnv {
             config: &self.host_config,
             link: &self.link,
@@ -41,6 +36,14 @@ impl Simulation {
             data_queue: self.switch_config.data_queue,
             plane: &self.plane,
             rd: self.rd.as_ref(),
+        };
+        let maker = FlowMaker {
+            topology: &self.topology,
+            routes: &self.routes,
+            link: &self.link,
+            observe: &self.observe,
+            algorithms: &self.algorithms,
+            group_algorithm: &self.group_algorithm,
         };
         let mut parts = Parts {
             core: &mut self.core,
@@ -63,6 +66,10 @@ impl Simulation {
             parts.core.now = time;
             parts.core.counters.events += 1;
             parts.dispatch(event, &fabric, &env);
+            if !parts.core.freed_slots.is_empty() {
+                self.loops.refill(parts.core, &maker, parts.flows, parts.hosts);
+            }
+            let total = parts.flows.len() as u64;
             if until_done && parts.core.counters.flows_finished == total {
                 break;
             }
@@ -78,7 +85,7 @@ impl Simulation {
         if self.stop.duration.is_some() {
             self.core.now = self.core.now.max(end);
         }
-        let hit_time_limit = until_done && past_end && self.core.counters.flows_finished < total;
+        let hit_time_limit = until_done && past_end && self.core.counters.flows_finished < self.flows.len() as u64;
         Ok(self.finish(hit_time_limit))
     }
 }
@@ -88,7 +95,7 @@ struct Parts<'a> {
     core: &'a mut Core,
     switches: &'a mut [Switch],
     hosts: &'a mut [Host],
-    flows: &'a mut [Flow],
+    flows: &'a mut Vec<Flow>,
     samples: &'a mut Sampler,
     node_ref: &'a [NodeRef],
     observe: &'a Observe,
@@ -102,7 +109,7 @@ impl Parts<'_> {
     #[inline(always)]
     fn dispatch(&mut self, event: Event, fabric: &Fabric, env: &HostEnv) {
         let core = &mut *self.core;
-        let flows = &mut *self.flows;
+        let flows = self.flows.as_mut_slice();
         match event {
             Event::Arrive { node, port, pkt } => match self.node_ref[node as usize] {
                 NodeRef::Switch(s) => self.switches[s as usize].receive(core, fabric, port, pkt),

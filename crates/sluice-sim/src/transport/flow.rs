@@ -37,6 +37,8 @@ pub struct Flow {
     pub stop: Option<Time>,
     /// Workload entry that produced it.
     pub group: u16,
+    /// The closed-loop slot it runs in, which starts its next flow when this one finishes.
+    pub slot: Option<u32>,
     /// Its algorithm: 0 is the run's, `k` the `k`-th of [`crate::SimInput::mix`].
     pub algorithm: u8,
     /// Its data packets are ECN-capable (its algorithm reacts to ECN or CNPs).
@@ -129,6 +131,7 @@ impl Flow {
             start,
             stop,
             group,
+            slot: None,
             algorithm: 0,
             ect: false,
             cnp: false,
@@ -198,6 +201,9 @@ impl Flow {
         }
         self.finish = Some(core.now);
         self.driver.finish();
+        if let Some(slot) = self.slot {
+            core.freed_slots.push(slot);
+        }
     }
 
     /// Payload bytes of the packet starting at `seq`.

@@ -116,6 +116,7 @@ impl Run {
             faults: self.faults,
             mix: Vec::new(),
             group_algorithm: Vec::new(),
+            closed_loops: Vec::new(),
         };
         Simulation::new(input).run(&mut |_| {})
     }

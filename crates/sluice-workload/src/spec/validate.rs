@@ -49,6 +49,17 @@ impl WorkloadSpec {
             }
             WorkloadSpec::LongLived { flows } => check_long_lived(flows, n_hosts),
             WorkloadSpec::FlowList { path } => existing_file(path, base_dir, "flow list").map(|_| ()),
+            WorkloadSpec::ClosedLoop { cdf, flows_per_pair, receivers, senders, start, duration, size_scale } => {
+                resolve_cdf(cdf, base_dir)?;
+                if *flows_per_pair == 0 {
+                    return Err(WorkloadError::field("flows_per_pair", "flows_per_pair must be at least 1"));
+                }
+                check_host_list(receivers.as_deref(), n_hosts, "receivers")?;
+                check_host_list(senders.as_deref(), n_hosts, "senders")?;
+                check_window(*start, *duration)?;
+                check_size_scale(*size_scale)?;
+                crate::closed_loop::check_pairs(self, n_hosts)
+            }
         }
     }
 }
@@ -165,6 +176,15 @@ fn check_host_set(hosts: Option<&[u32]>, n_hosts: u32, field: &str) -> Result<()
         return Err(WorkloadError::field(field, format!("needs at least two hosts, has {count}")));
     }
     Ok(())
+}
+
+/// Checks a list of hosts, when one is given: not empty, ids in range, no repeats.
+fn check_host_list(hosts: Option<&[u32]>, n_hosts: u32, field: &str) -> Result<(), WorkloadError> {
+    match hosts {
+        Some([]) => Err(WorkloadError::field(field, format!("{field} is empty"))),
+        Some(list) => check_distinct_hosts(list, n_hosts, field).map(|_| ()),
+        None => Ok(()),
+    }
 }
 
 /// Checks that the hosts of `list` exist and are distinct; returns how many there are.

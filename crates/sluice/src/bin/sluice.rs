@@ -162,10 +162,10 @@ fn run(args: ScenarioArgs, out_dir: Option<PathBuf>, quiet: bool, force: bool) -
     let dir = output_dir(&resolved, out_dir);
     if !quiet {
         note(&format!(
-            "{}: {}, {} flows, {}",
+            "{}: {}, {}, {}",
             resolved.scenario.name,
             resolved.topology.describe(),
-            resolved.flows.len(),
+            flows_text(&resolved),
             resolved.algorithm.name
         ));
     }
@@ -192,10 +192,10 @@ fn bench(args: ScenarioArgs, repeat: u32, force: bool) -> Result<(), Failure> {
     let resolved = load_resolved(&args, false)?;
     refuse_if_too_large(&resolved, force)?;
     out(&format!(
-        "scenario {} ({}, {} flows, {})\n",
+        "scenario {} ({}, {}, {})\n",
         resolved.scenario.name,
         resolved.topology.describe(),
-        resolved.flows.len(),
+        flows_text(&resolved),
         resolved.algorithm.name
     ))?;
     let mut best = f64::INFINITY;
@@ -219,6 +219,16 @@ fn bench(args: ScenarioArgs, repeat: u32, force: bool) -> Result<(), Failure> {
         ))?;
     }
     out(&format!("best wall {best:.3} s | peak RSS {}\n", peak_rss().unwrap_or_else(|| "unknown".into())))
+}
+
+/// The scenario's flows in words: how many are generated, and the closed loops' slots that start more
+/// during the run.
+fn flows_text(resolved: &Resolved) -> String {
+    let slots: usize = resolved.closed_loops.iter().map(|c| c.slots.len()).sum();
+    match slots {
+        0 => format!("{} flows", resolved.flows.len()),
+        _ => format!("{} flows ({slots} closed-loop slots start more as theirs complete)", resolved.flows.len()),
+    }
 }
 
 /// Peak resident memory of this process (VmHWM from /proc/self/status, Linux).
