@@ -92,14 +92,14 @@ pub fn resolve_with_progress(
     let factory = (algorithm.build)(&scenario.cc.params_for(algorithm.name), line_rate)
         .map_err(|e| param_error(scenario, algorithm.name, e))?;
     check_unused_tables(scenario, line_rate)?;
-    let mix = crate::mix::resolve(scenario, algorithm, &factory, line_rate)?;
+    let Workload { flows, closed_loops, algorithms: rows } = workload(scenario, &topology)?;
+    let mix = crate::mix::resolve(scenario, algorithm, &factory, line_rate, &rows)?;
     let ecn = EcnEntries::split(scenario, algorithm.name);
     // Thresholds filled from the algorithm's defaults are its own.
     let ecn_tag = if ecn.in_force.is_empty() { Some(algorithm.name.to_string()) } else { ecn.tag };
     let switch = switch_for(scenario, algorithm, mix.as_ref(), &topology, ecn.in_force)?;
     crate::limits::check_buffer(scenario, &switch, &topology)?;
     crate::limits::check_rto(scenario, &topology)?;
-    let Workload { flows, closed_loops } = workload(scenario, &topology)?;
     check_flow_ids(scenario, flows.len())?;
     crate::validate::sample_count(scenario, flows.len()).map_err(|(key, message)| scenario.error_at(&key, message))?;
     let throughput_ports = ports(scenario, &topology)?;
@@ -268,7 +268,7 @@ fn workload(s: &Scenario, topology: &Topology) -> Result<Workload, ScenarioError
     crate::generate::workload(s, topology).map_err(|e| workload_error(s, e))
 }
 
-fn workload_error(s: &Scenario, e: WorkloadError) -> ScenarioError {
+pub(crate) fn workload_error(s: &Scenario, e: WorkloadError) -> ScenarioError {
     let key = match (e.entry, &e.field) {
         (Some(i), Some(field)) => format!("workload.{i}.{field}"),
         (Some(i), None) => format!("workload.{i}"),

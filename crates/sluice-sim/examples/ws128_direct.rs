@@ -13,7 +13,15 @@ fn main() {
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let v: Vec<u64> = l.split(',').map(|x| x.trim().parse().unwrap()).collect();
-            FlowSpec { src: v[0] as u32, dst: v[1] as u32, size: v[2], start: v[3] * 1000, stop: None, group: 0 }
+            FlowSpec {
+                src: v[0] as u32,
+                dst: v[1] as u32,
+                size: v[2],
+                start: v[3] * 1000,
+                stop: None,
+                group: 0,
+                algorithm: 0,
+            }
         })
         .collect();
     let spec = sluice_topo::TopologySpec::fat_tree(8, 100_000_000_000);
@@ -42,6 +50,7 @@ fn main() {
         faults: Vec::new(),
         mix: Vec::new(),
         group_algorithm: Vec::new(),
+        row_algorithm: Vec::new(),
         closed_loops: Vec::new(),
     };
     let t = Instant::now();

@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+mod algorithms;
 pub mod cdf;
 mod closed_loop;
 mod count;
@@ -22,6 +23,7 @@ mod poisson;
 mod sizes;
 mod spec;
 
+pub use algorithms::RowAlgorithm;
 pub use cdf::{builtin_names, SizeCdf, DCTCP_PACKET_BYTES};
 pub use closed_loop::{ClosedLoop, LoopSlot};
 pub use count::MAX_FLOWS;

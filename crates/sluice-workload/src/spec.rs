@@ -139,7 +139,7 @@ pub enum Destinations {
 }
 
 /// A flow that sends as fast as its congestion control allows from `start` until `stop`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LongLivedFlow {
     /// Sending host.
@@ -152,6 +152,9 @@ pub struct LongLivedFlow {
     /// When the flow stops sending; must be after `start`.
     #[serde(with = "duration")]
     pub stop: Time,
+    /// The algorithm this flow runs, when not its entry's (coexistence of single flows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<String>,
 }
 
 pub(crate) mod validate;

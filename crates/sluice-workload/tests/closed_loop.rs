@@ -1,5 +1,5 @@
-//! Closed-loop entries: the slots' first flows, their numbering after the sort, the slots' own size
-//! streams, the expected flow count, and the checks of the entry's keys.
+//! Closed-loop entries (the slots' first flows, their numbering after the sort, the slots' own size
+//! streams, the expected flow count, the checks of the entry's keys), and the algorithms single flows name.
 
 use std::path::Path;
 
@@ -142,4 +142,26 @@ fn closed_loops_read_from_text_and_round_trip() {
     assert_eq!(back, spec);
     let typo = r#"{"kind": "closed_loop", "cdf": "websearch", "flows_per_pairs": 5, "duration": "2ms"}"#;
     assert!(serde_json::from_str::<WorkloadSpec>(typo).unwrap_err().to_string().contains("flows_per_pairs"));
+}
+
+#[test]
+fn single_flows_name_their_algorithms_in_order_of_appearance() {
+    let flow = |src, algorithm: Option<&str>| sluice_workload::LongLivedFlow {
+        src,
+        dst: 0,
+        start: 0,
+        stop: PS_PER_MS,
+        algorithm: algorithm.map(String::from),
+    };
+    let long = WorkloadSpec::LongLived { flows: vec![flow(1, Some("cubic")), flow(2, None), flow(3, Some("dctcp"))] };
+    let again = WorkloadSpec::LongLived { flows: vec![flow(1, Some("dctcp"))] };
+    let w = run(&[long, again], 4, 1).unwrap();
+    let names: Vec<&str> = w.algorithms.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["cubic", "dctcp"]);
+    let by_flow: Vec<(u16, u32, u16)> = w.flows.iter().map(|f| (f.group, f.src, f.algorithm)).collect();
+    assert_eq!(by_flow, [(0, 1, 1), (1, 1, 2), (0, 2, 0), (0, 3, 2)]);
+    let first_dctcp = &w.algorithms[1];
+    assert_eq!((first_dctcp.entry, first_dctcp.field.as_str()), (0, "flows.2.algorithm"));
+    let e = first_dctcp.error("unknown");
+    assert_eq!((e.entry, e.field.as_deref()), (Some(0), Some("flows.2.algorithm")));
 }

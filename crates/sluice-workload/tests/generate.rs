@@ -129,7 +129,9 @@ fn incast_all_to_all_and_long_lived_make_the_listed_flows() {
     let all = WorkloadSpec::AllToAll { size: 1000, start: 0, hosts: None };
     assert_eq!(run(&[all], 8, 4, 5).unwrap().len(), 56);
 
-    let long = WorkloadSpec::LongLived { flows: vec![LongLivedFlow { src: 1, dst: 2, start: 0, stop: PS_PER_MS }] };
+    let long = WorkloadSpec::LongLived {
+        flows: vec![LongLivedFlow { src: 1, dst: 2, start: 0, stop: PS_PER_MS, algorithm: None }],
+    };
     let flows = run(&[long], 4, 4, 5).unwrap();
     assert_eq!((flows[0].size, flows[0].stop), (UNBOUNDED_SIZE, Some(PS_PER_MS)));
 }
@@ -141,7 +143,10 @@ fn the_benchmark_flow_list_has_543_flows() {
     assert_eq!(flows.len(), 543);
     let bytes: u64 = flows.iter().map(|f| f.size).sum();
     assert!((0.88e9..0.90e9).contains(&(bytes as f64)), "{bytes} B (0.89 GB by the benchmark's README)");
-    assert_eq!(flows[0], FlowSpec { src: 13, dst: 15, size: 1_972_877, start: 962_000, stop: None, group: 0 });
+    assert_eq!(
+        flows[0],
+        FlowSpec { src: 13, dst: 15, size: 1_972_877, start: 962_000, stop: None, group: 0, algorithm: 0 }
+    );
     assert!(flows.iter().all(|f| f.start < 2 * PS_PER_MS));
 
     let err = run(&[WorkloadSpec::FlowList { path: "ws128_l30_2ms.flows.csv".to_string() }], 64, 4, 0).unwrap_err();
@@ -188,7 +193,7 @@ fn impossible_values_are_rejected_with_the_key_named() {
     };
     assert_rejected(incast(Some(16), None), "senders", "the 15 hosts other than the receiver, got 16");
     assert_rejected(incast(None, Some(vec![1, 3])), "sender_list", "the receiver 3 is among the senders");
-    let stop = LongLivedFlow { src: 0, dst: 1, start: 2 * PS_PER_MS, stop: PS_PER_MS };
+    let stop = LongLivedFlow { src: 0, dst: 1, start: 2 * PS_PER_MS, stop: PS_PER_MS, algorithm: None };
     assert_rejected(
         WorkloadSpec::LongLived { flows: vec![stop] },
         "flows",
@@ -304,6 +309,6 @@ fn empty_flow_lists_and_times_past_the_clock_are_refused() {
         *start = late;
     }
     assert_rejected(window, "duration", "13.3 days");
-    let stop = LongLivedFlow { src: 0, dst: 1, start: 0, stop: late };
+    let stop = LongLivedFlow { src: 0, dst: 1, start: 0, stop: late, algorithm: None };
     assert_rejected(WorkloadSpec::LongLived { flows: vec![stop] }, "flows", "13.3 days");
 }

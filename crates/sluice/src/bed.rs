@@ -121,13 +121,23 @@ fn config(args: &BedScenario) -> Result<(FabricConfig, PathBuf, Resolved), Failu
 }
 
 /// Refuses a scenario whose algorithm `datapath` cannot run, naming what it lacks, the kernel
-/// datapath in a build without it, and closed-loop workloads, which only the simulator runs so far.
+/// datapath in a build without it, and closed-loop workloads and mixes of algorithms, which only the
+/// simulator runs so far.
 fn check_datapath(resolved: &Resolved, datapath: Datapath) -> Result<(), Failure> {
     if let Some(closed) = resolved.closed_loops.first() {
         let key = format!("workload.{}", closed.group);
         let why = "closed-loop workloads start flows as flows complete, which only the simulator does; \
                    give the bed open-loop workloads (poisson, incast, flow_list, ...)";
         return Err(Failure::Error(resolved.scenario.error_at(&key, why).to_string()));
+    }
+    if let Some(mix) = &resolved.mix {
+        let why = format!(
+            "the bed's hosts run one algorithm, {}; a mix of {} runs in the simulator",
+            resolved.algorithm.name,
+            mix.names(resolved.algorithm.name)
+        );
+        let key = if resolved.scenario.cc.workloads.is_empty() { "workload" } else { "cc.workloads" };
+        return Err(Failure::Error(resolved.scenario.error_at(key, why).to_string()));
     }
     if datapath == Datapath::Kernel && !cfg!(feature = "kernel") {
         return Err(Failure::Error(

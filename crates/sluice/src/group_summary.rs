@@ -1,11 +1,15 @@
-//! The `groups` entry of `summary.json` for a run that mixes algorithms (`cc.workloads`): per workload
-//! entry, its algorithm and what its flows got, and how evenly the groups shared the network.
+//! The `groups` entry of `summary.json` for a run that mixes algorithms (`cc.workloads`, or flows that
+//! name their own): per workload entry and algorithm, what its flows got, and how evenly the groups
+//! shared the network.
 
 use sluice_results::{jain_fairness, round6, Buckets, FlowRecord, Summary};
-use sluice_scenario::Resolved;
+use sluice_scenario::{Mix, Resolved};
 use sluice_sim::SimOutput;
 
 /// The groups' figures, or `None` when every flow runs the same algorithm.
+///
+/// A group is the flows of one workload entry that run one algorithm: one per entry unless some of its
+/// flows name their own algorithms, in entry order, then in the order of the run's algorithms.
 ///
 /// Per group: `workload` (the entry's index), `algorithm`, `flows`, `unfinished`, the slowdown of its
 /// sized flows (`slowdown_avg`, `slowdown_p50`, `slowdown_p99`, `null` without finished ones) overall and
@@ -20,14 +24,18 @@ pub fn group_summary(resolved: &Resolved, output: &SimOutput, buckets: &Buckets)
     let names: Vec<&str> =
         std::iter::once(resolved.algorithm.name).chain(mix.others.iter().map(|(a, _)| a.name)).collect();
     let total: u64 = output.flows.iter().map(|f| f.received).sum();
+    let of_flow: Vec<u8> = output.flows.iter().map(|f| algorithm_of(resolved, mix, f)).collect();
     let mut means = Vec::with_capacity(mix.of_workload.len());
-    let groups: Vec<serde_json::Value> = mix
-        .of_workload
-        .iter()
-        .enumerate()
-        .map(|(workload, &algorithm)| {
-            let flows: Vec<FlowRecord> =
-                output.flows.iter().filter(|f| f.group as usize == workload).cloned().collect();
+    let groups: Vec<serde_json::Value> = groups(mix, &output.flows, &of_flow)
+        .into_iter()
+        .map(|(workload, algorithm)| {
+            let flows: Vec<FlowRecord> = output
+                .flows
+                .iter()
+                .zip(&of_flow)
+                .filter(|(f, &a)| f.group as usize == workload && a == algorithm)
+                .map(|(f, _)| f.clone())
+                .collect();
             let s = Summary::compute(&flows, &output.ports, &output.switches, &output.run, buckets);
             let goodput: u64 = flows.iter().map(|f| f.received).sum();
             let rates: Vec<f64> =
@@ -69,6 +77,35 @@ pub fn group_summary(resolved: &Resolved, output: &SimOutput, buckets: &Buckets)
         "groups": groups,
         "jain_mean_flow_gbps": round6(jain_fairness(&means)),
     }))
+}
+
+/// The index of the algorithm flow `f` ran among the run's (0: `cc.algorithm`, `k`: `mix.others[k - 1]`):
+/// the one it names itself, else its entry's. Flows a closed loop started during the run name none.
+fn algorithm_of(resolved: &Resolved, mix: &Mix, f: &FlowRecord) -> u8 {
+    let named = resolved.flows.get(f.id as usize).map_or(0, |spec| spec.algorithm);
+    match named {
+        0 => mix.of_workload.get(f.group as usize).copied().unwrap_or(0),
+        k => mix.of_row[k as usize - 1],
+    }
+}
+
+/// The (workload entry, algorithm) pairs that have flows, each entry's in algorithm order; an entry
+/// without flows keeps the group of its own algorithm.
+fn groups(mix: &Mix, flows: &[FlowRecord], of_flow: &[u8]) -> Vec<(usize, u8)> {
+    let mut present: Vec<std::collections::BTreeSet<u8>> = vec![Default::default(); mix.of_workload.len()];
+    for (f, &a) in flows.iter().zip(of_flow) {
+        if let Some(set) = present.get_mut(f.group as usize) {
+            set.insert(a);
+        }
+    }
+    let mut out = Vec::new();
+    for (workload, set) in present.into_iter().enumerate() {
+        if set.is_empty() {
+            out.push((workload, mix.of_workload[workload]));
+        }
+        out.extend(set.into_iter().map(|a| (workload, a)));
+    }
+    out
 }
 
 /// The rate a started flow got: its received bytes over the time from its start to its finish (or to

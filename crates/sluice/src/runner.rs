@@ -65,6 +65,7 @@ pub fn simulation_input(resolved: &Resolved) -> SimInput {
         faults: resolved.faults.clone(),
         mix: mix_input(resolved),
         group_algorithm: resolved.mix.as_ref().map_or_else(Vec::new, |m| m.of_workload.clone()),
+        row_algorithm: resolved.mix.as_ref().map_or_else(Vec::new, |m| m.of_row.clone()),
         closed_loops: resolved.closed_loops.clone(),
     }
 }

@@ -1,7 +1,8 @@
 //! End-to-end tests of several algorithms in one network (`cc.workloads`): the bundled DCTCP-vs-CUBIC
 //! scenario under both switch behaviours for packets that are not ECN-capable (the classic-vs-scalable
 //! outcome flips), each flow's packets carrying its own algorithm's ECN codepoint, the resolved scenario
-//! re-running the mix, and mixes that cannot run refused with located errors.
+//! re-running the mix, single flows naming their own algorithms, and mixes that cannot run refused with
+//! located errors.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -122,5 +123,80 @@ fn a_split_run_with_one_algorithm_is_the_unsplit_run() {
         mixed["groups"].as_array().unwrap().iter().map(|g| g["algorithm"].as_str().unwrap()).collect();
     assert_eq!(algorithms, ["dcqcn", "hpcc"]);
     assert_ne!(rows("mixed"), rows("whole"));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The bundled DCTCP-vs-CUBIC scenario with both flows in one `long_lived` entry, the second naming
+/// CUBIC itself instead of through `cc.workloads`.
+fn one_entry_per_flow_names() -> String {
+    let text = fs::read_to_string(scenario()).unwrap();
+    let two_entries = "[[workload]]\nkind = \"long_lived\"\nflows = [{ src = 0, dst = 2, stop = \"50ms\" }]\n\n\
+                       [[workload]]\nkind = \"long_lived\"\nflows = [{ src = 1, dst = 3, stop = \"50ms\" }]\n";
+    let one_entry = "[[workload]]\nkind = \"long_lived\"\nflows = [{ src = 0, dst = 2, stop = \"50ms\" }, \
+                     { src = 1, dst = 3, stop = \"50ms\", algorithm = \"cubic\" }]\n";
+    assert!(text.contains(two_entries), "the bundled scenario's workloads changed");
+    text.replace(two_entries, one_entry).replace("workloads = [\"dctcp\", \"cubic\"]\n", "")
+}
+
+#[test]
+fn a_flow_that_names_its_algorithm_runs_it_as_a_workload_entry_would() {
+    let dir = scratch("rows");
+    let file = dir.join("rows.toml");
+    fs::write(&file, one_entry_per_flow_names()).unwrap();
+    let by_entry = mix(&scenario(), &dir.join("entries"), &[]);
+    let by_flow = mix(&file, &dir.join("flows"), &[]);
+    let groups = |m: &Value| -> Vec<(u64, String, u64)> {
+        m["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                let algorithm = g["algorithm"].as_str().unwrap().to_string();
+                (g["workload"].as_u64().unwrap(), algorithm, g["goodput_bytes"].as_u64().unwrap())
+            })
+            .collect()
+    };
+    let (entries, flows) = (groups(&by_entry), groups(&by_flow));
+    assert_eq!(flows.iter().map(|g| (g.0, g.1.as_str())).collect::<Vec<_>>(), [(0, "dctcp"), (0, "cubic")]);
+    let goodputs = |g: &[(u64, String, u64)]| g.iter().map(|x| x.2).collect::<Vec<u64>>();
+    assert_eq!(goodputs(&entries), goodputs(&flows), "the same flows under the same algorithms");
+    for name in ["throughput.csv", "queues.csv"] {
+        let read = |run: &str| fs::read(dir.join(run).join(name)).unwrap();
+        assert_eq!(read("entries"), read("flows"), "{name}: the same run, grouped differently");
+    }
+    let resolved = fs::read_to_string(dir.join("flows/scenario.resolved.toml")).unwrap();
+    assert!(resolved.contains("algorithm = \"cubic\"") && resolved.contains("[cc.cubic]"), "{resolved}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn flow_list_rows_name_algorithms_and_a_bad_name_is_refused_at_its_line() {
+    let dir = scratch("list");
+    let write = |list: &str| {
+        fs::write(dir.join("flows.csv"), list).unwrap();
+        let text = "name = \"rows\"\n[topology]\nkind = \"star\"\nhosts = 4\nrate = \"10Gbps\"\ndelay = \"1us\"\n\
+                    [[workload]]\nkind = \"flow_list\"\npath = \"flows.csv\"\n[cc]\nalgorithm = \"dctcp\"\n";
+        fs::write(dir.join("rows.toml"), text).unwrap();
+    };
+    write("src,dst,size_bytes,start_ns,algorithm\n1,0,200000,0,cubic\n2,0,200000,0\n3,0,200000,0,dcqcn\n");
+    let m = mix(&dir.join("rows.toml"), &dir.join("out"), &[]);
+    let algorithms: Vec<(&str, u64)> = m["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["algorithm"].as_str().unwrap(), g["flows"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(algorithms, [("dctcp", 1), ("cubic", 1), ("dcqcn", 1)], "groups in the order of the run's algorithms");
+    for (list, says) in [
+        ("1,0,1000,0\n2,0,1000,0,cubc\n", "line 2: unknown algorithm \"cubc\""),
+        ("1,0,1000,0,homa\n", "token algorithms run their own transport"),
+    ] {
+        write(list);
+        let output = sluice(&[], &dir.join("rows.toml"), &dir.join("bad"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("workload.0.path") && stderr.contains(says), "{stderr}");
+        assert!(!dir.join("bad").exists());
+    }
     let _ = fs::remove_dir_all(&dir);
 }

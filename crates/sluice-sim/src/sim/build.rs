@@ -14,6 +14,7 @@ use crate::engine::{Core, Event};
 use crate::host::Host;
 use crate::net::fault::PortFaults;
 use crate::net::port::Port;
+use crate::net::signal::SignalPorts;
 use crate::net::switch::Switch;
 use crate::net::tokens::TokenSwitch;
 use crate::net::Fabric;
@@ -40,6 +41,7 @@ impl Simulation {
             faults,
             mix,
             group_algorithm,
+            row_algorithm,
             closed_loops,
         } = input;
         let mut algorithms = vec![FlowAlgorithm { factory: factory.clone(), needs, cnp_interval }];
@@ -55,6 +57,13 @@ impl Simulation {
             switch.load_balance = crate::config::LoadBalance::PacketSpray;
         }
         let mut core = Core::new(switch.int);
+        // An algorithm with a switch signal has its switch side at every egress port.
+        let signals: Vec<_> = algorithms.iter().filter_map(|a| a.factory.switch_signal()).collect();
+        assert!(signals.len() <= 1, "algorithms with switch signals do not mix");
+        let signal = signals.into_iter().next();
+        if signal.is_some() {
+            core.arena.enable_signal();
+        }
         let queues = switch.queues.max(switch.control_queue + 1).max(switch.data_queue + 1);
         let make_port =
             |p: &sluice_topo::Port| Port::new(p.rate, p.delay, p.peer, p.peer_port, queues, ecn_for(&switch, p.rate));
@@ -74,6 +83,7 @@ impl Simulation {
                     node_ref.push(NodeRef::Switch(switches.len() as u32));
                     let mut sw = Switch::new(id as u32, ports, &fabric, seed);
                     sw.faults = PortFaults::for_switch(id as u32, &faults, seed);
+                    sw.signal = signal.as_deref().map(|s| Box::new(SignalPorts::new(s, &sw.ports)));
                     switches.push(sw);
                 }
             }
@@ -81,9 +91,10 @@ impl Simulation {
         for h in &mut hosts {
             h.enable_models(&host, &link, factory.as_ref());
         }
-        // Bolt's notifications and NDP's return-to-sender need each flow's sender at the switches.
+        // Bolt's notifications, NDP's return-to-sender and signal feedback need each flow's sender at the
+        // switches.
         let trimming = token_transport.as_ref().is_some_and(|t| t.trimming);
-        if switch.bolt.enabled || trimming {
+        if switch.bolt.enabled || trimming || signal.is_some() {
             core.flow_src = flows.iter().map(|f| f.src).collect();
         }
         if let Some(config) = &observe.packet_trace {
@@ -97,6 +108,7 @@ impl Simulation {
             observe: &observe,
             algorithms: &algorithms,
             group_algorithm: &group_algorithm,
+            row_algorithm: &row_algorithm,
         };
         let mut flows = build_flows(&maker, &flows, &mut core);
         let mut rd_sizes: Vec<u64> = flows.iter().filter(|f| f.stop.is_none()).map(|f| f.size).collect();
@@ -126,6 +138,7 @@ impl Simulation {
             rd,
             fault_count: faults.len(),
             group_algorithm,
+            row_algorithm,
             loops,
         };
         sim.start_sampling();
@@ -156,7 +169,7 @@ fn build_flows(maker: &FlowMaker, descs: &[FlowSpec], core: &mut Core) -> Vec<Fl
 }
 
 /// What making a flow's state reads: the network, packet sizes, what to record, and which algorithm
-/// each workload entry's flows run.
+/// each workload entry's flows, and each algorithm single flows name, run.
 pub(super) struct FlowMaker<'a> {
     pub(super) topology: &'a Topology,
     pub(super) routes: &'a Routes,
@@ -164,6 +177,7 @@ pub(super) struct FlowMaker<'a> {
     pub(super) observe: &'a Observe,
     pub(super) algorithms: &'a [FlowAlgorithm],
     pub(super) group_algorithm: &'a [u8],
+    pub(super) row_algorithm: &'a [u8],
 }
 
 impl FlowMaker<'_> {
@@ -188,7 +202,10 @@ impl FlowMaker<'_> {
         if self.observe.trace_flows.contains(&id) {
             f.trace = Some(Box::new(FlowTrace::new(self.observe.trace_interval)));
         }
-        let index = self.group_algorithm.get(f.group as usize).copied().unwrap_or(0);
+        let index = match d.algorithm {
+            0 => self.group_algorithm.get(f.group as usize).copied().unwrap_or(0),
+            k => self.row_algorithm[k as usize - 1],
+        };
         let algorithm = &self.algorithms[index as usize];
         f.algorithm = index;
         f.ect = algorithm.needs.ecn || algorithm.needs.cnp;

@@ -48,7 +48,7 @@ impl Loops {
             }
             let size = lp.next_size(j as usize);
             let (src, dst) = (lp.slots[j as usize].src, lp.slots[j as usize].dst);
-            let spec = FlowSpec { src, dst, size, start: core.now, stop: None, group: lp.group };
+            let spec = FlowSpec { src, dst, size, start: core.now, stop: None, group: lp.group, algorithm: 0 };
             let id = flows.len() as u32;
             let mut flow = maker.make(id, &spec);
             flow.slot = Some(slot);

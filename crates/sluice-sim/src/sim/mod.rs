@@ -89,6 +89,9 @@ pub struct SimInput {
     pub mix: Vec<FlowAlgorithm>,
     /// Per workload entry: 0 for the run's algorithm, `k` for `mix[k - 1]`.
     pub group_algorithm: Vec<u8>,
+    /// For flows that name their own algorithm ([`FlowSpec::algorithm`] `j >= 1`): entry `j - 1` is 0 for
+    /// the run's algorithm, `k` for `mix[k - 1]`.
+    pub row_algorithm: Vec<u8>,
     /// The closed-loop workload entries, whose slots start a new flow each time one of their flows
     /// finishes; their first flows are in `flows`.
     pub closed_loops: Vec<ClosedLoop>,
@@ -185,6 +188,8 @@ pub struct Simulation {
     fault_count: usize,
     /// Per workload entry: the index in `algorithms` of the algorithm its flows run.
     group_algorithm: Vec<u8>,
+    /// Per algorithm named by single flows: its index in `algorithms`.
+    row_algorithm: Vec<u8>,
     /// The closed loops, which add flows during the run.
     loops: closed_loop::Loops,
 }

@@ -44,6 +44,7 @@ impl Simulation {
             observe: &self.observe,
             algorithms: &self.algorithms,
             group_algorithm: &self.group_algorithm,
+            row_algorithm: &self.row_algorithm,
         };
         let mut parts = Parts {
             core: &mut self.core,

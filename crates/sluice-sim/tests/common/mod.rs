@@ -64,12 +64,12 @@ impl Run {
     }
 
     pub fn flow(mut self, src: u32, dst: u32, size: u64, start: Time) -> Run {
-        self.flows.push(FlowSpec { src, dst, size, start, stop: None, group: 0 });
+        self.flows.push(FlowSpec { src, dst, size, start, stop: None, group: 0, algorithm: 0 });
         self
     }
 
     pub fn long_flow(mut self, src: u32, dst: u32, start: Time, stop: Time) -> Run {
-        self.flows.push(FlowSpec { src, dst, size: 0, start, stop: Some(stop), group: 0 });
+        self.flows.push(FlowSpec { src, dst, size: 0, start, stop: Some(stop), group: 0, algorithm: 0 });
         self
     }
 
@@ -116,6 +116,7 @@ impl Run {
             faults: self.faults,
             mix: Vec::new(),
             group_algorithm: Vec::new(),
+            row_algorithm: Vec::new(),
             closed_loops: Vec::new(),
         };
         Simulation::new(input).run(&mut |_| {})
