@@ -1,7 +1,8 @@
 //! Fuzz targets for every parser a user or a peer feeds sluice: scenario TOML with `--set` overrides (then
 //! resolution), flow-list CSV, topology files (sluice TOML and the HPCC `topology.txt`), flow-size CDF
 //! files, the kernel agent's settings and message codec, the packet formats of the software switch (`sluice-wire`), and
-//! the UDP datapath's endpoint fed datagrams from peers (`sluice-udp`).
+//! the UDP datapath's endpoint fed datagrams from peers (`sluice-udp`), and datapath programs as text
+//! and as bytecode (`sluice_cc::program`).
 //!
 //! Each target is a function of raw bytes that panics only on a defect. `scripts/fuzz.sh` runs them
 //! under libFuzzer (the `libfuzzer` feature builds one binary per target); `tests/replay.rs` runs them
@@ -15,6 +16,7 @@ pub mod agent;
 pub mod cdf;
 pub mod codec;
 pub mod flowlist;
+pub mod program;
 pub mod scenario;
 pub mod topology;
 pub mod udp;
@@ -35,7 +37,7 @@ pub struct Target {
 }
 
 /// Every target, in the order `scripts/fuzz.sh` runs them.
-pub const TARGETS: [Target; 8] = [
+pub const TARGETS: [Target; 9] = [
     Target { name: "scenario", run: scenario::run },
     Target { name: "flowlist", run: flowlist::run },
     Target { name: "topology", run: topology::run },
@@ -44,6 +46,7 @@ pub const TARGETS: [Target; 8] = [
     Target { name: "wire", run: wire::run },
     Target { name: "udp", run: udp::run },
     Target { name: "agent", run: agent::run },
+    Target { name: "program", run: program::run },
 ];
 
 /// This crate's folder (corpora, regressions and the data files scenarios may name).

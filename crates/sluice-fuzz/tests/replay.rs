@@ -124,9 +124,14 @@ fn udp_seeds_match_the_encoders() {
     seeds_match("udp", udp::seed_messages(), udp::run);
 }
 
+#[test]
+fn program_corpus_and_regressions_pass() {
+    check("program");
+}
+
 /// Every target is replayed by one of the tests above.
 #[test]
 fn every_target_has_a_replay_test() {
     let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
-    assert_eq!(names, ["scenario", "flowlist", "topology", "cdf", "codec", "wire", "udp", "agent"]);
+    assert_eq!(names, ["scenario", "flowlist", "topology", "cdf", "codec", "wire", "udp", "agent", "program"]);
 }

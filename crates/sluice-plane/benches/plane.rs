@@ -4,14 +4,20 @@
 //!
 //! Each iteration is one raw ACK event: folded, checked against the trigger, and, when due, delivered
 //! to DCTCP's handlers with its decisions filtered.
+//!
+//! `program_acks` measures a datapath program's share of the same per-ACK work: the signal's fields
+//! gathered and the program run over them (and its volatile registers reset after a report), for the
+//! programs Reno, DCTCP and BBR report through and for `dctcp_burst`'s.
 
 // `criterion_main!` generates an undocumented `pub fn main`.
 #![allow(missing_docs)]
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sluice_cc::program::{library, Input, Machine, Program};
 use sluice_cc::{Ack, CongestionControl, Ctx, FlowInfo, ReportEvery, ReportPolicy};
 use sluice_plane::trigger::Urgency;
 use sluice_plane::{Filters, Fold, PlaneConfig, PlaneCounters, Trigger};
@@ -104,5 +110,39 @@ fn plane_throughput(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(plane, plane_throughput);
+fn program_cost(c: &mut Criterion) {
+    let mut group = c.benchmark_group("program_acks");
+    group.sample_size(20).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    group.throughput(Throughput::Elements(1));
+    let burst = Arc::new(Program::parse(sluice_cc::dctcp_burst::PROGRAM).expect("the bundled program parses"));
+    let cases = [
+        ("per_signal", library::per_signal(), 0),
+        ("per_interval", library::per_interval(), 8_000_000),
+        ("dctcp_burst", burst, 0),
+    ];
+    let info = flow();
+    for (name, program, interval) in cases {
+        let mut machine = Machine::new(program, 0, &[(library::reg::INTERVAL, interval)]);
+        let (mut now, mut snd_una) = (0u64, 0u64);
+        group.bench_function(BenchmarkId::new("run", name), |b| {
+            b.iter(|| {
+                now += 20_000;
+                snd_una += MSS;
+                let ece = snd_una.is_multiple_of(32 * MSS);
+                let samples = [8_000_000];
+                let mut ack = Ack::single(MSS, 1, ece, Some(8_000_000), snd_una, snd_una + 64 * MSS, 64 * MSS, now);
+                ack.rtt_samples = &samples;
+                let outcome = machine.run(&Input::at(now, &info).ack(&ack, false));
+                if outcome.report {
+                    black_box(machine.registers());
+                    machine.reset_volatile();
+                }
+                black_box(outcome)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(plane, plane_throughput, program_cost);
 criterion_main!(plane);

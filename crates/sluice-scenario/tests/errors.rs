@@ -176,9 +176,9 @@ fn errors_in_later_workloads_name_their_index() {
 fn unknown_algorithms_list_the_registered_ones() {
     assert_eq!(
         error(&with("[cc]\nalgorithm = \"hpcx\"\n"), &[]),
-        "bad.toml:11: cc.algorithm: unknown algorithm \"hpcx\" (registered: none, reno, cubic, vegas, dctcp, dcqcn, \
-         timely, hpcc, swift, bbr, bolt, expresspass, ep_aeolus, homa, ndp, tocc, tocc_nounsched, opt, aimd, ec_aware, \
-         hostcc)"
+        "bad.toml:11: cc.algorithm: unknown algorithm \"hpcx\" (registered: none, reno, cubic, vegas, dctcp, dctcp_burst, \
+         dcqcn, timely, hpcc, swift, bbr, bolt, expresspass, ep_aeolus, homa, ndp, tocc, tocc_nounsched, opt, aimd, \
+         ec_aware, hostcc)"
     );
 }
 

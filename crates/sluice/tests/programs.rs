@@ -97,3 +97,38 @@ fn a_bad_program_is_refused_with_where_and_what() {
     assert!(message.contains("2:7: `+` takes at least 2 operands, found 1"), "{message}");
     assert!(!dir.join("out").exists(), "nothing is written");
 }
+
+/// A `sluice udp recv` on a free loopback port, and its address.
+fn receiver() -> (std::process::Child, String) {
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let to = format!("127.0.0.1:{port}");
+    let child = Command::new(SLUICE)
+        .args(["udp", "recv", "--bind", &to, "--duration", "60s"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    (child, to)
+}
+
+#[test]
+fn the_udp_datapath_runs_programs_in_its_plane_driver() {
+    let dir = scratch("udp");
+    let (mut recv, to) = receiver();
+    for (algorithm, param) in [("dctcp", "program=true"), ("bbr", "program=true"), ("dctcp_burst", "n_acks=8")] {
+        let out = dir.join(algorithm);
+        let args = ["udp", "send", "--to", &to, "--algorithm", algorithm, "--param", param, "--flows", "2"];
+        let send = Command::new(SLUICE).args(args).args(["--size", "200KB", "--out"]).arg(&out).output().unwrap();
+        assert!(send.status.success(), "{algorithm}: {}", String::from_utf8_lossy(&send.stderr));
+        let s = summary(&out);
+        assert_eq!((s["delivered_bytes"].as_u64(), s["failed"].as_u64()), (Some(400_000), Some(0)), "{algorithm}: {s}");
+    }
+    let bad = ["udp", "send", "--to", &to, "--algorithm", "dctcp_burst", "--param", "program=(def) (when)"];
+    let send = Command::new(SLUICE).args(bad).output().unwrap();
+    recv.kill().unwrap();
+    recv.wait().unwrap();
+    let message = String::from_utf8_lossy(&send.stderr);
+    assert_eq!(send.status.code(), Some(2), "{message}");
+    assert!(message.contains("1:7: `when` needs a condition"), "{message}");
+}

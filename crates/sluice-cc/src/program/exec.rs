@@ -201,24 +201,24 @@ impl Machine {
     /// Runs the program on one signal: the clauses in order, the first whose condition holds runs its
     /// statements, and evaluation ends there unless it falls through.
     pub fn run(&mut self, input: &Input) -> Outcome {
-        let program = Arc::clone(&self.program);
+        let Machine { program, registers, .. } = self;
         let mut outcome = Outcome::default();
         for clause in program.clauses() {
-            if self.eval(&program, clause.cond, input) == 0 {
+            if eval(program, registers, clause.cond, input) == 0 {
                 continue;
             }
             let mut fall = false;
             let stmts = &program.stmts()[clause.first as usize..(clause.first + clause.len) as usize];
             for stmt in stmts {
                 match *stmt {
-                    Stmt::Assign { reg, expr } => self.registers[reg as usize] = self.eval(&program, expr, input),
+                    Stmt::Assign { reg, expr } => registers[reg as usize] = eval(program, registers, expr, input),
                     Stmt::Report => outcome.report = true,
                     Stmt::Urgent => {
                         outcome.report = true;
                         outcome.urgent = true;
                     }
                     Stmt::Fallthrough => fall = true,
-                    Stmt::Wake(expr) => outcome.wake = Some(self.eval(&program, expr, input)),
+                    Stmt::Wake(expr) => outcome.wake = Some(eval(program, registers, expr, input)),
                 }
             }
             if !fall {
@@ -227,46 +227,64 @@ impl Machine {
         }
         outcome
     }
+}
 
-    /// Evaluates a verified expression: the stack stays within [`MAX_STACK`] and never underflows.
-    fn eval(&self, program: &Program, expr: Expr, input: &Input) -> u64 {
-        let mut stack = [0u64; MAX_STACK];
-        let mut top = 0usize;
-        for op in &program.ops()[expr.start as usize..(expr.start + expr.len) as usize] {
-            match *op {
-                Op::Const(v) => {
-                    stack[top] = v;
-                    top += 1;
-                }
-                Op::Field(f) => {
-                    stack[top] = input.get(f);
-                    top += 1;
-                }
-                Op::Load(r) => {
-                    stack[top] = self.registers[r as usize];
-                    top += 1;
-                }
-                Op::Unary(u) => {
-                    let a = stack[top - 1];
-                    stack[top - 1] = match u {
-                        Unary::Not => (a == 0) as u64,
-                        Unary::Bits => a.count_ones() as u64,
-                    };
-                }
-                Op::Binary(b) => {
-                    let (x, y) = (stack[top - 2], stack[top - 1]);
-                    top -= 1;
-                    stack[top - 1] = binary(b, x, y);
-                }
-                Op::Select => {
-                    let (c, a, b) = (stack[top - 3], stack[top - 2], stack[top - 1]);
-                    top -= 2;
-                    stack[top - 1] = if c != 0 { a } else { b };
-                }
+/// The value of one operand that needs no stack.
+#[inline]
+fn operand(op: Op, registers: &[u64; MAX_REGISTERS], input: &Input) -> Option<u64> {
+    match op {
+        Op::Const(v) => Some(v),
+        Op::Field(f) => Some(input.get(f)),
+        Op::Load(r) => Some(registers[r as usize]),
+        _ => None,
+    }
+}
+
+/// Evaluates a verified expression: the stack stays within [`MAX_STACK`] and never underflows. The
+/// common shapes (one operand; an operation over two operands) skip the stack.
+fn eval(program: &Program, registers: &[u64; MAX_REGISTERS], expr: Expr, input: &Input) -> u64 {
+    let ops = &program.ops()[expr.start as usize..(expr.start + expr.len) as usize];
+    match *ops {
+        [a] => {
+            if let Some(v) = operand(a, registers, input) {
+                return v;
             }
         }
-        stack[0]
+        [a, b, Op::Binary(op)] => {
+            if let (Some(x), Some(y)) = (operand(a, registers, input), operand(b, registers, input)) {
+                return binary(op, x, y);
+            }
+        }
+        _ => {}
     }
+    let mut stack = [0u64; MAX_STACK];
+    let mut top = 0usize;
+    for &op in ops {
+        match op {
+            Op::Const(_) | Op::Field(_) | Op::Load(_) => {
+                stack[top] = operand(op, registers, input).unwrap_or(0);
+                top += 1;
+            }
+            Op::Unary(u) => {
+                let a = stack[top - 1];
+                stack[top - 1] = match u {
+                    Unary::Not => (a == 0) as u64,
+                    Unary::Bits => a.count_ones() as u64,
+                };
+            }
+            Op::Binary(b) => {
+                let (x, y) = (stack[top - 2], stack[top - 1]);
+                top -= 1;
+                stack[top - 1] = binary(b, x, y);
+            }
+            Op::Select => {
+                let (c, a, b) = (stack[top - 3], stack[top - 2], stack[top - 1]);
+                top -= 2;
+                stack[top - 1] = if c != 0 { a } else { b };
+            }
+        }
+    }
+    stack[0]
 }
 
 fn binary(op: Binary, a: u64, b: u64) -> u64 {
