@@ -121,13 +121,13 @@ fn config(args: &BedScenario) -> Result<(FabricConfig, PathBuf, Resolved), Failu
 }
 
 /// Refuses a scenario whose algorithm `datapath` cannot run, naming what it lacks, the kernel
-/// datapath in a build without it, and closed-loop workloads and mixes of algorithms, which only the
-/// simulator runs so far.
+/// datapath in a build without it, closed-loop workloads on kernel TCP, and mixes of algorithms, which
+/// only the simulator runs so far.
 fn check_datapath(resolved: &Resolved, datapath: Datapath) -> Result<(), Failure> {
-    if let Some(closed) = resolved.closed_loops.first() {
+    if let Some(closed) = resolved.closed_loops.first().filter(|_| datapath == Datapath::Kernel) {
         let key = format!("workload.{}", closed.group);
-        let why = "closed-loop workloads start flows as flows complete, which only the simulator does; \
-                   give the bed open-loop workloads (poisson, incast, flow_list, ...)";
+        let why = "closed-loop workloads run in the simulator and on the UDP datapath; `sluice tcp send` \
+                   starts flows from a list only";
         return Err(Failure::Error(resolved.scenario.error_at(&key, why).to_string()));
     }
     if let Some(mix) = &resolved.mix {
@@ -235,7 +235,7 @@ fn run_bed(
     if let Some(waiter) = workload {
         let (outcome, algorithm, real) =
             waiter.join().map_err(|_| Failure::Error("the workload's waiter panicked".into()))?;
-        bed_workload::merge(real, &dir, &algorithm, &outcome)?;
+        bed_workload::merge(real, &dir, &algorithm, &outcome, resolved.flows.len() as u64)?;
         if let Some(first) = outcome.failures.first() {
             return Err(Failure::Error(format!("{} sender(s) failed; {first}", outcome.failures.len())));
         }

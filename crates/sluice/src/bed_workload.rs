@@ -12,12 +12,12 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
 use sluice_bed::Bed;
-use sluice_core::{serialization_ps, Time, PS_PER_NS};
+use sluice_core::{Time, PS_PER_NS};
 use sluice_scenario::Resolved;
 use sluice_workload::UNBOUNDED_SIZE;
 
 use crate::console::Failure;
-use crate::udp_plan::{Planned, FLOW_LIST_HEADER};
+use crate::udp_plan::{path_ideal_fct, path_round_trip, Planned, FLOW_LIST_HEADER};
 
 /// The port receivers listen on.
 const PORT: u16 = 5300;
@@ -97,6 +97,7 @@ pub fn start(real: Real, resolved: &Resolved, bed: &Bed, dir: &Path, exe: &Path)
         receivers.push(spawn(c)?);
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
+    let loops = closed_loop_file(resolved, dir)?;
     let mut senders = Vec::new();
     for (src, flows) in plans.iter().enumerate().filter(|(_, f)| !f.is_empty()) {
         let host_dir = host_dir(dir, src as u32)?;
@@ -112,6 +113,9 @@ pub fn start(real: Real, resolved: &Resolved, bed: &Bed, dir: &Path, exe: &Path)
             Real::Udp => sender_options(resolved, flows),
             Real::Kernel => kernel_sender_options(resolved),
         });
+        if let Some(file) = loops.as_ref().filter(|_| has_slots(resolved, src as u32)) {
+            c.arg("--closed-loops").arg(file).args(["--host", &src.to_string()]);
+        }
         senders.push((src as u32, spawn(c)?));
     }
     Ok(Running {
@@ -122,6 +126,24 @@ pub fn start(real: Real, resolved: &Resolved, bed: &Bed, dir: &Path, exe: &Path)
         algorithm: resolved.algorithm.name.to_string(),
         real,
     })
+}
+
+/// The resolved scenario, written for the UDP senders that run closed-loop slots (`None` without closed
+/// loops): each resolves it to continue its slots' size streams as the simulator does.
+fn closed_loop_file(resolved: &Resolved, dir: &Path) -> Result<Option<PathBuf>, Failure> {
+    if resolved.closed_loops.is_empty() {
+        return Ok(None);
+    }
+    let file = dir.join("closed_loops.toml");
+    fs::create_dir_all(dir).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
+    let text = sluice_scenario::resolved_toml(resolved);
+    fs::write(&file, text).map_err(|e| Failure::Error(format!("{}: {e}", file.display())))?;
+    Ok(Some(file))
+}
+
+/// Whether host `src` sends in some closed-loop slot.
+fn has_slots(resolved: &Resolved, src: u32) -> bool {
+    resolved.closed_loops.iter().any(|l| l.slots.iter().any(|s| s.src == src))
 }
 
 /// Starts `sluice agent` with the scenario's algorithm (and its parameters) for every socket that
@@ -195,8 +217,10 @@ impl Running {
     }
 }
 
-/// Merges the senders' results into `dir/fct.csv` and `dir/summary.json`.
-pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome) -> Result<(), Failure> {
+/// Merges the senders' results into `dir/fct.csv` and `dir/summary.json`. Flows that closed loops
+/// started during the run (ids from `generated` up) are numbered from `generated` in the order they
+/// started, as the simulator numbers them.
+pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome, generated: u64) -> Result<(), Failure> {
     let mut header = None;
     let mut rows: Vec<(u64, String)> = Vec::new();
     let mut totals =
@@ -215,9 +239,10 @@ pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome) -> Resu
             }
         }
     }
-    rows.sort();
     merge_traces(dir)?;
     let header = header.ok_or_else(|| Failure::Error(format!("no sender wrote results under {}", dir.display())))?;
+    renumber_later_flows(&header, &mut rows, generated);
+    rows.sort();
     let fct: String = std::iter::once(header).chain(rows.into_iter().map(|(_, l)| l)).map(|l| l + "\n").collect();
     fs::write(dir.join("fct.csv"), fct).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
     let summary = json!({
@@ -228,6 +253,20 @@ pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome) -> Resu
     });
     fs::write(dir.join("summary.json"), format!("{summary:#}\n"))
         .map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))
+}
+
+/// Gives the rows of flows started during the run (ids from `generated` up) the ids from `generated`
+/// on, in the order of their start times (ties by sending host's id range).
+fn renumber_later_flows(header: &str, rows: &mut [(u64, String)], generated: u64) {
+    let Some(start) = header.split(',').position(|c| c == "start_ns") else { return };
+    let start_of = |line: &str| line.split(',').nth(start).and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::MAX);
+    let mut later: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].0 >= generated).collect();
+    later.sort_by(|&a, &b| start_of(&rows[a].1).total_cmp(&start_of(&rows[b].1)).then(rows[a].0.cmp(&rows[b].0)));
+    for (k, i) in later.into_iter().enumerate() {
+        let id = generated + k as u64;
+        let rest = rows[i].1.split_once(',').map_or("", |(_, rest)| rest).to_string();
+        rows[i] = (id, format!("{id},{rest}"));
+    }
 }
 
 /// Where a UDP receiver writes the traces of the receiver-driven flows it receives, in its host's folder.
@@ -276,10 +315,7 @@ fn plan(real: Real, resolved: &Resolved, bed: &Bed) -> Vec<Vec<Planned>> {
 /// The simulator's ideal completion time (HPCC artifact definition) with the datapath's framing: the
 /// path's unloaded round trip for a full packet plus the flow's wire bytes at the bottleneck rate.
 fn ideal_fct(real: Real, resolved: &Resolved, src: u32, dst: u32, size: u64) -> Time {
-    let (payload, per_packet) = real.framing();
-    let path = resolved.topology.path_profile(&resolved.routes, src, dst);
-    let wire = size + size.div_ceil(payload) * per_packet;
-    sluice_results::ideal_fct(round_trip(real, resolved, src, dst), wire, path.bottleneck)
+    path_ideal_fct(resolved, src, dst, size, real.framing())
 }
 
 /// The sender's options from the scenario: algorithm and parameters, line rate, the longest unloaded
@@ -365,10 +401,7 @@ fn algorithm_params(resolved: &Resolved) -> Vec<(String, String)> {
 /// The path's unloaded round trip for a full packet of `real`'s framing: propagation both ways and the
 /// packet's serialisation on every link (the simulator's base RTT, less the ACK's serialisation).
 fn round_trip(real: Real, resolved: &Resolved, src: u32, dst: u32) -> Time {
-    let (payload, per_packet) = real.framing();
-    let path = resolved.topology.path_profile(&resolved.routes, src, dst);
-    let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(payload + per_packet, *r)).sum();
-    2 * path.prop_delay + per_hop
+    path_round_trip(resolved, src, dst, real.framing())
 }
 
 fn receiving_hosts(resolved: &Resolved) -> Vec<u32> {

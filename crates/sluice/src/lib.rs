@@ -18,6 +18,7 @@ pub mod runner;
 pub mod sweep_command;
 pub mod tcp;
 pub mod udp;
+pub mod udp_loops;
 pub mod udp_plan;
 
 pub use estimate::{estimate, RunEstimate};

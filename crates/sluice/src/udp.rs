@@ -20,6 +20,7 @@ use sluice_udp::config::{ETHERNET_BYTES, IP_UDP_BYTES};
 use sluice_udp::io::Socket;
 use sluice_udp::{Endpoint, FlowResult, FlowSpec, PeerId, TransportConfig, UdpHost};
 
+use crate::udp_loops::SenderLoops;
 use crate::udp_plan::{all_at_once, read_flow_list, Planned};
 
 use crate::console::{interrupted, note, out, Failure};
@@ -138,6 +139,13 @@ pub struct SendArgs {
     /// Send one datagram per message, without UDP GSO (to measure what it brings).
     #[arg(long)]
     no_offloads: bool,
+    /// Run the closed-loop slots of host --host of this resolved scenario: each starts its next flow
+    /// when its flow in the flow list (or a later one) completes.
+    #[arg(long, value_name = "SCENARIO", requires_all = ["flow_list", "host"])]
+    closed_loops: Option<PathBuf>,
+    /// The scenario's index of the host this sender runs on (with --closed-loops).
+    #[arg(long, requires = "closed_loops")]
+    host: Option<u32>,
 }
 
 /// Runs `sluice udp ...`.
@@ -258,6 +266,14 @@ fn send(args: SendArgs) -> Result<(), Failure> {
     let trace_interval = option("trace-interval", &args.trace_interval, parse_duration)?;
     host.endpoint.trace(&args.trace_flows, trace_interval);
     crate::console::catch_interrupts()?;
+    let mut loops = match (&args.closed_loops, args.host) {
+        (Some(path), Some(index)) => {
+            let framing = (config.payload_bytes(0) as u64, per_packet_bytes());
+            let loaded = SenderLoops::load(path, index, &plan, &peers, framing);
+            Some(loaded.map_err(|e| Failure::Error(format!("--closed-loops {}: {e}", path.display())))?)
+        }
+        _ => None,
+    };
     let mut schedule = Schedule::new(&plan, peers);
     let mut results = Vec::new();
     let mut failure = None;
@@ -266,7 +282,12 @@ fn send(args: SendArgs) -> Result<(), Failure> {
             failure = Some(err);
             return true;
         }
-        results.extend(e.take_finished());
+        let finished = e.take_finished();
+        if let Some(Err(err)) = loops.as_mut().map(|l| l.refill(&finished, e, now, &factory, algorithm.needs)) {
+            failure = Some(err);
+            return true;
+        }
+        results.extend(finished);
         if now >= limit || interrupted() {
             schedule.stop_all(e);
         }
@@ -279,7 +300,14 @@ fn send(args: SendArgs) -> Result<(), Failure> {
     let now = host.now();
     host.endpoint.abandon(now, "data still unacknowledged when the run ended");
     results.extend(host.endpoint.take_finished());
+    let mut plan = plan;
+    plan.extend(loops.map_or_else(Vec::new, |l| l.later));
     report(&args, &host, &results, config, &plan)
+}
+
+/// Wire bytes of a packet beyond its payload: the sluice header, UDP, IPv4 and Ethernet.
+fn per_packet_bytes() -> u64 {
+    (IP_UDP_BYTES + ETHERNET_BYTES) as u64 + sluice_wire::sluice::HEADER_LEN as u64
 }
 
 /// Opens planned flows when their start comes and stops streams when their stop comes.
@@ -465,8 +493,7 @@ fn report(
 }
 
 fn record(r: &FlowResult, config: TransportConfig, f: &Planned) -> FlowRecord {
-    let per_packet = (IP_UDP_BYTES + ETHERNET_BYTES) as u64 + sluice_wire::sluice::HEADER_LEN as u64;
-    let wire = r.size + r.size.div_ceil(config.payload_bytes(0) as u64) * per_packet;
+    let wire = r.size + r.size.div_ceil(config.payload_bytes(0) as u64) * per_packet_bytes();
     let estimate = ideal_fct(config.base_rtt, wire.max(1), config.line_rate);
     FlowRecord {
         id: r.id as u64,

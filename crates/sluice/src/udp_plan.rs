@@ -11,7 +11,8 @@
 use std::net::SocketAddrV4;
 use std::path::Path;
 
-use sluice_core::{Time, PS_PER_NS};
+use sluice_core::{serialization_ps, Time, PS_PER_NS};
+use sluice_scenario::Resolved;
 
 /// Header of a flow list.
 pub const FLOW_LIST_HEADER: &str = "id,src,dst,to,size_bytes,start_ns,stop_ns,ideal_fct_ns,group";
@@ -56,6 +57,26 @@ impl Planned {
             self.group
         )
     }
+}
+
+/// The path's unloaded round trip from host `src` to host `dst` for a full packet of `framing` (payload,
+/// bytes beyond it on the wire): propagation both ways and the packet's serialisation on every link (the
+/// simulator's base RTT, less the ACK's serialisation).
+pub fn path_round_trip(resolved: &Resolved, src: u32, dst: u32, framing: (u64, u64)) -> Time {
+    let (payload, per_packet) = framing;
+    let path = resolved.topology.path_profile(&resolved.routes, src, dst);
+    let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(payload + per_packet, *r)).sum();
+    2 * path.prop_delay + per_hop
+}
+
+/// The simulator's ideal completion time (HPCC artifact definition) of `size` bytes from `src` to `dst`
+/// with a datapath's `framing`: the path's unloaded round trip for a full packet plus the flow's wire
+/// bytes at the bottleneck rate.
+pub fn path_ideal_fct(resolved: &Resolved, src: u32, dst: u32, size: u64, framing: (u64, u64)) -> Time {
+    let (payload, per_packet) = framing;
+    let path = resolved.topology.path_profile(&resolved.routes, src, dst);
+    let wire = size + size.div_ceil(payload) * per_packet;
+    sluice_results::ideal_fct(path_round_trip(resolved, src, dst, framing), wire, path.bottleneck)
 }
 
 /// `flows` flows of `size` bytes (`None`: streams) to `to`, all starting at once.

@@ -454,3 +454,93 @@ fn kernel_delay_based_algorithms_fill_the_link_with_a_short_queue() {
     }
     eprintln!("{}", report.join("\n"));
 }
+
+/// Closed-loop slots over UDP: two senders keep one web-search flow each (sizes scaled to 1%) toward a
+/// third host for 300 ms. Each sender resolves the scenario as the simulator does, so every slot runs the
+/// simulator's sizes in the simulator's order; each flow starts when its slot's previous one completes,
+/// none after the window, and the merged fct.csv numbers the later flows in start order.
+#[test]
+fn closed_loop_slots_run_the_simulators_sizes_back_to_back_over_udp() {
+    if skip() {
+        return;
+    }
+    let _one = BED.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bed-closed-loop");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let closed = SCENARIO.replace(
+        "[[workload]]\nkind = \"incast\"\nreceiver = 2\nsenders = 2\nsize = \"1MB\"\n",
+        "[[workload]]\nkind = \"closed_loop\"\ncdf = \"websearch\"\nsize_scale = 0.01\nflows_per_pair = 1\n\
+         receivers = [2]\nduration = \"300ms\"\n[cc]\nalgorithm = \"dctcp\"\n",
+    );
+    assert_ne!(closed, SCENARIO, "the shared scenario's workload changed");
+    let scenario = dir.join("closed.toml");
+    std::fs::write(&scenario, closed).unwrap();
+    let sim = dir.join("sim");
+    let run = Command::new(SLUICE).arg("run").arg(&scenario).args(["--quiet", "--out"]).arg(&sim).output().unwrap();
+    assert!(run.status.success(), "{}", text(&run));
+    let bed = dir.join("udp");
+    let out = Command::new(SLUICE)
+        .arg("bed")
+        .arg("run")
+        .arg(&scenario)
+        .args(["--datapath", "udp", "--out"])
+        .arg(&bed)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let (sim_rows, udp_rows) = (fct_rows(&sim), fct_rows(&bed));
+    let ids: Vec<u64> = udp_rows.iter().map(|r| r.0).collect();
+    assert_eq!(ids, (0..udp_rows.len() as u64).collect::<Vec<u64>>(), "ids numbered without gaps");
+    for src in [0, 1] {
+        let pair = |rows: &[(u64, u32, u64, f64, Option<f64>)]| -> Vec<(u64, f64, Option<f64>)> {
+            let mut mine: Vec<_> = rows.iter().filter(|r| r.1 == src).map(|r| (r.2, r.3, r.4)).collect();
+            mine.sort_by(|a, b| a.1.total_cmp(&b.1));
+            mine
+        };
+        let (s, u) = (pair(&sim_rows), pair(&udp_rows));
+        assert!(u.len() > 20, "host {src}: {} flows in 300 ms of 16 KB mean", u.len());
+        let n = s.len().min(u.len());
+        let sizes = |v: &[(u64, f64, Option<f64>)]| v[..n].iter().map(|f| f.0).collect::<Vec<u64>>();
+        assert_eq!(sizes(&s), sizes(&u), "host {src}: the slot's sizes in the simulator's order");
+        for w in u.windows(2) {
+            let finish = w[0].2.expect("every flow finished");
+            assert!(
+                w[1].1 >= finish && w[1].1 - finish < 1e6,
+                "host {src}: next start {} after finish {finish}",
+                w[1].1
+            );
+        }
+        assert!(u.iter().all(|f| f.1 < 300e6), "host {src}: no start after the window");
+    }
+    let refused = |args: &[&str], key: &str| {
+        let out = Command::new(SLUICE).arg("bed").arg("run").arg(&scenario).args(args).output().unwrap();
+        assert!(!out.status.success() && text(&out).contains(key), "{args:?}: {}", text(&out));
+    };
+    // The real datapaths' hosts run one algorithm: a mix would run silently as that one.
+    refused(&["--datapath", "udp", "--set", "cc.workloads=[\"cubic\"]"], "cc.workloads");
+    if cfg!(feature = "kernel") {
+        refused(&["--datapath", "kernel"], "workload.0");
+    }
+}
+
+/// fct.csv rows as (id, src, size, start_ns, finish_ns).
+fn fct_rows(dir: &Path) -> Vec<(u64, u32, u64, f64, Option<f64>)> {
+    let text = std::fs::read_to_string(dir.join("fct.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (id, src, size, start, finish) = (col("id"), col("src"), col("size_bytes"), col("start_ns"), col("finish_ns"));
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (
+                f[id].parse().unwrap(),
+                f[src].parse().unwrap(),
+                f[size].parse().unwrap(),
+                f[start].parse().unwrap(),
+                f[finish].parse().ok(),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,102 @@
+//! Closed-loop slots on the UDP datapath. `sluice bed run --datapath udp` gives each sender the resolved
+//! scenario (`--closed-loops FILE --host N`); the sender resolves it as the simulator does, so each of its
+//! slots continues the slot's own size stream, and starts the slot's next flow as soon as the slot's
+//! flow completes, until the loop's end (times count from the sender's start, as a flow list's do).
+//!
+//! Later flows take ids from `generated + host x 2^20` upward (`generated`: the scenario's flows known
+//! before the run), so that the hosts' ids never collide; the bed numbers them in start order when it
+//! merges the hosts' results, as the simulator does.
+
+use std::collections::HashMap;
+use std::net::SocketAddrV4;
+use std::path::Path;
+use std::sync::Arc;
+
+use sluice_cc::registry::Factory;
+use sluice_cc::Needs;
+use sluice_core::Time;
+use sluice_scenario::Resolved;
+use sluice_udp::{Endpoint, FlowResult, FlowSpec, PeerId};
+use sluice_workload::ClosedLoop;
+
+use crate::udp_plan::{path_ideal_fct, Planned};
+
+/// How far apart the hosts' ranges of later flow ids are.
+const IDS_PER_HOST: u32 = 1 << 20;
+
+/// A sender's closed-loop slots.
+pub struct SenderLoops {
+    resolved: Resolved,
+    /// The loops, their slots' streams past the draws made so far.
+    loops: Vec<ClosedLoop>,
+    /// Running flow id -> (loop, slot), for the slots of this host.
+    running: HashMap<u32, (usize, usize)>,
+    /// Each slot's receiver: as the sender reaches it, and its address.
+    peers: HashMap<(usize, usize), (PeerId, SocketAddrV4)>,
+    next_id: u32,
+    /// Wire bytes beyond the payload of each packet, and the payload of a full one.
+    framing: (u64, u64),
+    /// The flows started here, for their records.
+    pub later: Vec<Planned>,
+}
+
+impl SenderLoops {
+    /// The slots of `host` in the resolved scenario at `path`. Their first flows must be in `plan`,
+    /// whose peers `peers` gives; `framing` is (payload, per-packet bytes) of a full packet.
+    pub fn load(
+        path: &Path,
+        host: u32,
+        plan: &[Planned],
+        peers: &[PeerId],
+        framing: (u64, u64),
+    ) -> Result<SenderLoops, String> {
+        let scenario = sluice_scenario::load(path, &[], None).map_err(|e| e.to_string())?;
+        let resolved = sluice_scenario::resolve(&scenario).map_err(|e| e.to_string())?;
+        let loops = resolved.closed_loops.clone();
+        let mut running = HashMap::new();
+        let mut slot_peers = HashMap::new();
+        for (l, lp) in loops.iter().enumerate() {
+            for (j, slot) in lp.slots.iter().enumerate().filter(|(_, s)| s.src == host) {
+                let Some(k) = plan.iter().position(|f| f.id == slot.first_flow) else {
+                    return Err(format!(
+                        "the flow list has no flow {}, the first of closed-loop slot {j}",
+                        slot.first_flow
+                    ));
+                };
+                running.insert(slot.first_flow, (l, j));
+                slot_peers.insert((l, j), (peers[k], plan[k].to));
+            }
+        }
+        let generated = resolved.flows.len() as u32;
+        let next_id = generated.saturating_add(host.saturating_mul(IDS_PER_HOST));
+        Ok(SenderLoops { resolved, loops, running, peers: slot_peers, next_id, framing, later: Vec::new() })
+    }
+
+    /// Starts the next flow of the slot of each finished flow in `finished`, unless its loop has ended
+    /// by `now` or the flow failed.
+    pub fn refill(
+        &mut self,
+        finished: &[FlowResult],
+        e: &mut Endpoint,
+        now: Time,
+        factory: &Arc<dyn Factory>,
+        needs: Needs,
+    ) -> Result<(), String> {
+        for r in finished {
+            let Some((l, j)) = self.running.remove(&r.id) else { continue };
+            if r.error.is_some() || now >= self.loops[l].end {
+                continue;
+            }
+            let size = self.loops[l].next_size(j);
+            let (src, dst, group) = (self.loops[l].slots[j].src, self.loops[l].slots[j].dst, self.loops[l].group);
+            let id = self.next_id;
+            self.next_id += 1;
+            let (peer, to) = self.peers[&(l, j)];
+            e.open(FlowSpec { id, peer, size: Some(size), factory: factory.clone(), needs }, now)?;
+            self.running.insert(id, (l, j));
+            let ideal_fct = Some(path_ideal_fct(&self.resolved, src, dst, size, self.framing));
+            self.later.push(Planned { id, src, dst, to, size: Some(size), start: now, stop: None, ideal_fct, group });
+        }
+        Ok(())
+    }
+}
