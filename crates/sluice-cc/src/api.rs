@@ -191,6 +191,28 @@ pub enum Feedback {
         /// `now - sent_at` is the notification's round trip (Bolt's `rtt_src`).
         sent_at: Time,
     },
+    /// A per-hop signal a switch computed for this flow ([`crate::signal`]): one switch's value sent back
+    /// in a feedback packet, or the value the switches on the path wrote into the data packet, combined
+    /// hop by hop by the design's rule and echoed on its ACK.
+    Signal {
+        /// The value; its unit is the design's (RoCC: a fair rate in bit/s).
+        value: u64,
+        /// Where it comes from.
+        origin: SignalOrigin,
+        /// When the switch sent it (a feedback packet) or the ACK reached the sender (a path value).
+        at: Time,
+        /// When the sender sent the data packet that carried or triggered it.
+        sent_at: Time,
+    },
+}
+
+/// Where a [`Feedback::Signal`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignalOrigin {
+    /// A feedback packet from the switch with this node id.
+    Switch(u32),
+    /// The data packet's signal field as the receiver echoed it: this many switches wrote it.
+    Path(u8),
 }
 
 /// A host congestion signal, sampled at the sending or receiving host rather than carried by packets
@@ -325,6 +347,10 @@ pub struct Needs {
     /// The datapath runs the algorithm's datapath programs on every signal
     /// ([`CongestionControl::programs`]; [`crate::program`]).
     pub program: bool,
+    /// Switches run the algorithm's switch-side signal ([`crate::Factory::switch_signal`] is `Some`): a
+    /// per-port hook that computes a value at enqueue or dequeue and writes it into the data packet's
+    /// signal field (echoed on ACKs) or sends it back in a feedback packet ([`Feedback::Signal`]).
+    pub signal: bool,
 }
 
 impl Needs {
@@ -338,6 +364,7 @@ impl Needs {
         receiver: false,
         host_policy: false,
         program: false,
+        signal: false,
     };
 
     /// What `self` and `other` need together (algorithms sharing one network).
@@ -351,6 +378,7 @@ impl Needs {
             receiver: self.receiver || other.receiver,
             host_policy: self.host_policy || other.host_policy,
             program: self.program || other.program,
+            signal: self.signal || other.signal,
         }
     }
 }

@@ -234,6 +234,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         receiver: false,
         host_policy: false,
         program: false,
+        signal: false,
     },
     build,
 };

@@ -132,6 +132,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         receiver: false,
         host_policy: false,
         program: false,
+        signal: false,
     },
     build,
 };
@@ -313,7 +314,7 @@ impl CongestionControl for Bolt {
     }
 
     fn on_feedback(&mut self, feedback: &Feedback, ctx: &mut Ctx) {
-        let Feedback::QueueNotification { queue, link_rate, sent_at, .. } = *feedback;
+        let Feedback::QueueNotification { queue, link_rate, sent_at, .. } = *feedback else { return };
         self.on_notification(queue, link_rate, sent_at, ctx.now());
         self.apply(ctx);
     }

@@ -49,11 +49,13 @@ pub enum Capability {
     Uncontrolled,
     /// The datapath runs an algorithm's datapath programs on every signal ([`Needs::program`]).
     Programs,
+    /// Switches run an algorithm's switch-side signal and its values reach the sender ([`Needs::signal`]).
+    Signal,
 }
 
 impl Capability {
     /// Every capability, in the order messages list them.
-    pub const ALL: [Capability; 12] = [
+    pub const ALL: [Capability; 13] = [
         Capability::Ecn,
         Capability::Cnp,
         Capability::Int,
@@ -66,6 +68,7 @@ impl Capability {
         Capability::PacingRate,
         Capability::Uncontrolled,
         Capability::Programs,
+        Capability::Signal,
     ];
 
     /// What it is, in words that fit "algorithm `x` needs ...".
@@ -85,6 +88,7 @@ impl Capability {
                 "leave to send with no congestion control at all, which a shared network cannot take"
             }
             Capability::Programs => "a datapath that runs its programs on every ACK and loss (CCP fold functions)",
+            Capability::Signal => "switches that compute its per-hop signal and send it back to the sender",
         }
     }
 
@@ -103,6 +107,7 @@ impl Capability {
             Capability::PacingRate => "pacing rate",
             Capability::Uncontrolled => "uncontrolled sending",
             Capability::Programs => "datapath programs",
+            Capability::Signal => "switch signals",
         }
     }
 
@@ -199,7 +204,8 @@ impl Capabilities {
     /// no receiver-side controller, no host policy, no token transport, and the kernel receives no
     /// CNPs, INT records or Bolt's switch feedback. Every flow stays under congestion control: the
     /// agent's or, when it is away, the kernel's own. The BPF side folds ACKs with fixed engines and runs
-    /// no datapath programs, so algorithms that need one are refused.
+    /// no datapath programs, so algorithms that need one are refused. No switch computes a per-hop signal
+    /// ([`Needs::signal`]) for kernel flows.
     pub const KERNEL_TCP: Capabilities = Capabilities::new(
         "kernel TCP",
         CapabilitySet::of(&[Capability::Ecn, Capability::Window, Capability::PacingRate]),
@@ -211,8 +217,8 @@ impl Capabilities {
     /// rate for `none` (a traffic generator's unlimited flow). Receiver-driven algorithms run their
     /// token transport as UDP control packets, with their receiver-side controllers at the receivers.
     /// No acknowledgment policy (a real host has no modelled processing queue), host policy or Bolt
-    /// switch logic. Datapath programs run in the sender's plane driver on every signal, as in the
-    /// simulator.
+    /// switch logic, and no switch-side signals: the software switch has no signal hook. Datapath programs
+    /// run in the sender's plane driver on every signal, as in the simulator.
     pub const UDP: Capabilities = Capabilities::new(
         "the UDP datapath",
         CapabilitySet::of(&[
@@ -261,6 +267,7 @@ impl Needs {
             (self.receiver && !self.token_transport, Capability::AckPolicy),
             (self.host_policy, Capability::HostPolicy),
             (self.program, Capability::Programs),
+            (self.signal, Capability::Signal),
         ]
         .into_iter()
         .filter_map(|(on, c)| on.then_some(c))

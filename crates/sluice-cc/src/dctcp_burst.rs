@@ -225,6 +225,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         receiver: false,
         host_policy: false,
         program: true,
+        signal: false,
     },
     build,
 };

@@ -118,6 +118,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         receiver: true,
         host_policy: false,
         program: false,
+        signal: false,
     },
     build,
 };

@@ -132,6 +132,7 @@ const NEEDS: Needs = Needs {
     receiver: true,
     host_policy: false,
     program: false,
+    signal: false,
 };
 
 /// The `expresspass` registry entry.

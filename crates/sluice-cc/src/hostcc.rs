@@ -83,6 +83,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         receiver: false,
         host_policy: true,
         program: false,
+        signal: false,
     },
     build,
 };

@@ -15,6 +15,7 @@ pub mod hostctl;
 pub mod program;
 pub mod receiver;
 pub mod registry;
+pub mod signal;
 
 pub mod aimd;
 pub mod bbr;
@@ -29,6 +30,8 @@ pub mod hpcc;
 pub mod none;
 pub mod opt;
 pub mod reno;
+pub mod rocc;
+pub mod rocc_switch;
 pub mod swift;
 pub mod timely;
 pub mod vegas;
@@ -44,7 +47,7 @@ mod test_flows;
 
 pub use api::{
     Ack, CongestionControl, Ctx, Decisions, Events, Feedback, FlowInfo, HostSignal, IntHop, Loss, LossKind, Needs,
-    ReportEvery, ReportPolicy, Sent, TimerId,
+    ReportEvery, ReportPolicy, Sent, SignalOrigin, TimerId,
 };
 pub use contract::{Capabilities, Capability, CapabilitySet, Missing};
 pub use hostctl::{HostControl, HostCtx, HostDecisions, HostInfo};

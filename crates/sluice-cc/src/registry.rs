@@ -72,6 +72,11 @@ pub trait Factory: Send + Sync {
     fn host_policy(&self, _host: &HostInfo) -> Option<Box<dyn HostControl>> {
         None
     }
+    /// The switch side of the algorithm's per-hop signal ([`crate::signal`]), which every switch runs at
+    /// each egress port; `None` (the default) for algorithms that need none.
+    fn switch_signal(&self) -> Option<Arc<dyn crate::signal::SwitchSignal>> {
+        None
+    }
 }
 
 /// A registered algorithm.
@@ -108,7 +113,7 @@ pub fn lookup(name: &str) -> Option<&'static Algorithm> {
     REGISTRY.iter().find(|a| a.name == name)
 }
 
-static REGISTRY: [Algorithm; 22] = [
+static REGISTRY: [Algorithm; 23] = [
     crate::none::ALGORITHM,
     crate::reno::ALGORITHM,
     crate::cubic::ALGORITHM,
@@ -131,6 +136,7 @@ static REGISTRY: [Algorithm; 22] = [
     crate::aimd::ALGORITHM,
     crate::ecaware::ALGORITHM,
     crate::hostcc::ALGORITHM,
+    crate::rocc::ALGORITHM,
 ];
 
 /// A parameter value given as text on a command line (`KEY=VALUE`): read as TOML (`20`, `0.5`,
@@ -283,9 +289,14 @@ mod tests {
                 factory.token_transport().is_some(),
                 factory.receiver(&flow).is_some(),
                 factory.host_policy(&host()).is_some(),
+                factory.switch_signal().is_some(),
             );
-            let declared = (a.needs.token_transport, a.needs.receiver, a.needs.host_policy);
-            assert_eq!(built, declared, "{}: (token transport, receiver, host policy) built vs declared", a.name);
+            let declared = (a.needs.token_transport, a.needs.receiver, a.needs.host_policy, a.needs.signal);
+            assert_eq!(
+                built, declared,
+                "{}: (token transport, receiver, host policy, switch signal) built vs declared",
+                a.name
+            );
         }
     }
 
@@ -298,8 +309,9 @@ mod tests {
             let events = factory.create(&flow).events();
             assert_eq!(events.contains(Events::CNP), a.needs.cnp, "{}: CNP", a.name);
             assert_eq!(factory.cnp_interval().is_some(), a.needs.cnp, "{}: CNP interval", a.name);
-            let bolt_events = events.contains(Events::FEEDBACK) || events.contains(Events::PACKET_FLAGS);
-            assert_eq!(bolt_events, a.needs.bolt, "{}: Bolt's feedback and path flags", a.name);
+            assert_eq!(events.contains(Events::PACKET_FLAGS), a.needs.bolt, "{}: Bolt's path flags", a.name);
+            let feedback = a.needs.bolt || a.needs.signal;
+            assert_eq!(events.contains(Events::FEEDBACK), feedback, "{}: switch feedback", a.name);
         }
     }
 

@@ -136,6 +136,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         receiver: true,
         host_policy: false,
         program: false,
+        signal: false,
     },
     build: |p, r| build(p, r, ToccConfig::defaults(), "tocc"),
 };
@@ -154,6 +155,7 @@ pub const ALGORITHM_NO_UNSCHEDULED: Algorithm = Algorithm {
         receiver: true,
         host_policy: false,
         program: false,
+        signal: false,
     },
     build: |p, r| build(p, r, ToccConfig::no_unscheduled_defaults(), "tocc_nounsched"),
 };

@@ -25,7 +25,8 @@ pub struct Counters {
     pub ecn_marks: u64,
     /// CNPs sent.
     pub cnps: u64,
-    /// Queue notifications switches sent to senders (Bolt's sub-RTT control packets).
+    /// Notifications switches sent to senders: Bolt's sub-RTT control packets and switch signals' feedback
+    /// packets.
     pub notifications: u64,
     /// Retransmission timeouts that fired.
     pub timeouts: u64,

@@ -105,7 +105,7 @@ mod kernel_tcp {
     use sluice_kernel::config::{supported, AgentConfig};
 
     /// What kernel TCP lacks, per algorithm it refuses.
-    const REFUSED: [(&str, &[Capability]); 13] = [
+    const REFUSED: [(&str, &[Capability]); 14] = [
         ("none", &[Capability::Uncontrolled]),
         ("dctcp_burst", &[Capability::Programs]),
         ("dcqcn", &[Capability::Cnp]),
@@ -119,6 +119,7 @@ mod kernel_tcp {
         ("tocc_nounsched", &[Capability::TokenTransport, Capability::Receiver]),
         ("ec_aware", &[Capability::AckPolicy]),
         ("hostcc", &[Capability::HostPolicy]),
+        ("rocc", &[Capability::Signal]),
     ];
 
     fn expected_missing(name: &str) -> Option<&'static [Capability]> {
@@ -185,8 +186,12 @@ mod kernel_tcp {
 }
 
 /// What the UDP datapath lacks, per algorithm it refuses.
-const REFUSED_ON_UDP: [(&str, &[Capability]); 3] =
-    [("bolt", &[Capability::Bolt]), ("ec_aware", &[Capability::AckPolicy]), ("hostcc", &[Capability::HostPolicy])];
+const REFUSED_ON_UDP: [(&str, &[Capability]); 4] = [
+    ("bolt", &[Capability::Bolt]),
+    ("ec_aware", &[Capability::AckPolicy]),
+    ("hostcc", &[Capability::HostPolicy]),
+    ("rocc", &[Capability::Signal]),
+];
 
 /// A free UDP port on loopback (bound and released, so a receiver can take it).
 fn free_port() -> u16 {

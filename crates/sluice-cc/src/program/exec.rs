@@ -95,6 +95,8 @@ impl Input {
                 self.set(Field::FeedbackLinkRate, link_rate);
                 self.set(Field::FeedbackSentAt, sent_at);
             }
+            // A switch signal has no program fields: a program sees that feedback came.
+            Feedback::Signal { .. } => {}
         }
         self
     }

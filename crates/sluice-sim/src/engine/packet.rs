@@ -2,7 +2,7 @@
 //!
 //! A packet in flight is a 64-byte record in one `Vec`, named by its index; freed slots are reused, so the
 //! steady state allocates nothing per packet. INT records live in a parallel arena that exists only when
-//! switches stamp INT.
+//! switches stamp INT, and so do the values of a switch signal (`sluice_cc::signal`).
 
 use sluice_cc::IntHop;
 use sluice_core::Time;
@@ -36,6 +36,9 @@ pub enum Kind {
     /// A receiver-driven sender's CREDIT_STOP (early stop, ExpressPass): the tokens already on their way
     /// cover what it has left, so the receiver stops issuing tokens.
     TokenStop,
+    /// A switch signal's feedback packet to the sender of a data packet: `seq` = the value, `sack` = the
+    /// switch's node id, `sent_at` = echoed from the data packet, `delivered` = when the switch sent it.
+    Signal,
 }
 
 /// The packet carries an ECN Congestion Experienced mark.
@@ -117,6 +120,8 @@ pub struct Packet {
     pub token: u32,
     /// Receiver-driven `RD_*` flags.
     pub rd: u8,
+    /// Switches that wrote the packet's signal value (`Arena::signal`); an ACK echoes its data packet's.
+    pub signal_hops: u8,
 }
 
 /// A packet stays one cache line.
@@ -130,8 +135,11 @@ pub type IntStack = [IntHop; MAX_INT_HOPS];
 pub struct Arena {
     packets: Vec<Packet>,
     int: Vec<IntStack>,
+    /// Signal values, one per packet, when switches run a signal.
+    signal: Vec<u64>,
     free: Vec<u32>,
     with_int: bool,
+    with_signal: bool,
     live: usize,
     peak: usize,
 }
@@ -154,6 +162,9 @@ impl Arena {
         self.packets.push(packet);
         if self.with_int {
             self.int.push([IntHop::default(); MAX_INT_HOPS]);
+        }
+        if self.with_signal {
+            self.signal.push(0);
         }
         (self.packets.len() - 1) as u32
     }
@@ -197,13 +208,41 @@ impl Arena {
         }
     }
 
-    /// Copies the INT records of `from` into `to` (a receiver echoing INT on an ACK).
+    /// Copies the INT records and the signal value of `from` into `to` (a receiver echoing them on an
+    /// ACK).
     #[inline]
     pub fn copy_int(&mut self, from: u32, to: u32) {
         if self.with_int {
             self.int[to as usize] = self.int[from as usize];
             self.packets[to as usize].int_hops = self.packets[from as usize].int_hops;
         }
+        if self.with_signal {
+            self.signal[to as usize] = self.signal[from as usize];
+            self.packets[to as usize].signal_hops = self.packets[from as usize].signal_hops;
+        }
+    }
+
+    /// Keeps a signal value per packet from now on (before the first packet is stored).
+    pub fn enable_signal(&mut self) {
+        debug_assert!(self.packets.is_empty(), "signal slots are kept from the first packet");
+        self.with_signal = true;
+    }
+
+    /// The signal value packet `id` carries, if a switch wrote one.
+    #[inline]
+    pub fn signal(&self, id: u32) -> Option<u64> {
+        let hops = self.packets[id as usize].signal_hops;
+        (self.with_signal && hops > 0).then(|| self.signal[id as usize])
+    }
+
+    /// Writes `value` into packet `id`'s signal: as it is at the first hop, else combined by `rule` with
+    /// what the hops before wrote.
+    #[inline]
+    pub fn write_signal(&mut self, id: u32, value: u64, rule: sluice_cc::signal::Combine) {
+        let p = &mut self.packets[id as usize];
+        let slot = &mut self.signal[id as usize];
+        *slot = if p.signal_hops == 0 { value } else { rule.apply(*slot, value) };
+        p.signal_hops = p.signal_hops.saturating_add(1);
     }
 
     /// Most packets alive at once.
@@ -235,6 +274,7 @@ impl Packet {
             ingress: 0,
             token: 0,
             rd: 0,
+            signal_hops: 0,
         }
     }
 

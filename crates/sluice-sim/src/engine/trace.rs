@@ -153,6 +153,7 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::Rts => "rts",
         Kind::Token => "token",
         Kind::TokenStop => "token_stop",
+        Kind::Signal => "signal",
     }
 }
 

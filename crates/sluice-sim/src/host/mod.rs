@@ -212,7 +212,7 @@ impl Host {
             Kind::Ack => window::receive_ack(&mut self.io(core), env, &mut flows[p.flow as usize], pkt, &p),
             Kind::Nack => self.receive_nack(core, env, &mut flows[p.flow as usize], &p),
             Kind::Probe => window::echo_probe(&mut self.io(core), env, &flows[p.flow as usize], &p),
-            Kind::ProbeAck | Kind::Cnp | Kind::Notify => {
+            Kind::ProbeAck | Kind::Cnp | Kind::Notify | Kind::Signal => {
                 window::receive_signal(&mut self.io(core), env, &mut flows[p.flow as usize], &p)
             }
             Kind::Rts => {

@@ -3,6 +3,7 @@
 pub mod bolt;
 pub mod fault;
 pub mod port;
+pub mod signal;
 pub mod switch;
 pub mod tokens;
 

@@ -1,6 +1,7 @@
 //! An output-queued switch with a shared buffer: ECMP forwarding, dynamic-threshold admission (lossy) or
-//! PFC with headroom (lossless), RED/ECN marking at enqueue or dequeue, INT stamping, and Bolt's
-//! programmable egress queue (queue notifications, PRU tokens, supply matching).
+//! PFC with headroom (lossless), RED/ECN marking at enqueue or dequeue, INT stamping, Bolt's
+//! programmable egress queue (queue notifications, PRU tokens, supply matching) and an algorithm's
+//! switch signal (`net/signal.rs`).
 
 use sluice_cc::IntHop;
 use sluice_core::Rng;
@@ -13,6 +14,7 @@ use crate::engine::{Core, Event};
 use crate::net::bolt::Bolt;
 use crate::net::fault::{PortFaults, Seen, Verdict};
 use crate::net::port::Port;
+use crate::net::signal::{At, SignalPorts};
 use crate::net::tokens::{Forwarder, Hop, TokenSwitch, Verdict as TokenVerdict};
 use crate::net::Fabric;
 
@@ -57,6 +59,8 @@ pub struct Switch {
     pub(crate) tokens: Option<Box<TokenSwitch>>,
     /// Faults injected at this switch's ports, when the scenario has any here.
     pub(crate) faults: Option<Box<PortFaults>>,
+    /// The switch side of the algorithm's signal, when it has one.
+    pub(crate) signal: Option<Box<SignalPorts>>,
 }
 
 /// Mixes a flow id and a switch id into an ECMP hash (SplitMix64 finalizer).
@@ -91,6 +95,7 @@ impl Switch {
             rng: Rng::named(seed, &format!("switch.{node}")),
             tokens: None,
             faults: None,
+            signal: None,
         }
     }
 
@@ -123,6 +128,9 @@ impl Switch {
             if let Some(notify) = bolt.on_enqueue(core, fabric, out, (port.rate, port.bytes), in_port, id) {
                 self.receive(core, fabric, in_port, notify);
             }
+        }
+        if self.signal.is_some() {
+            self.signal_enqueue(core, fabric, in_port, out, id);
         }
         let queue = p.queue as usize;
         if self.ports[out].bytes == 0 && self.ports[out].idle(core.now) && self.ports[out].paused & (1 << queue) == 0 {
@@ -348,7 +356,33 @@ impl Switch {
         self.stamp_int(core, fabric, out, id, kind);
         core.trace_packet(Site::packet(PacketEvent::Send, self.node, out as u16, id), || self.ports[out].bytes);
         self.ports[out].transmit(core, id, wire);
+        if self.signal.is_some() {
+            self.signal_dequeue(core, fabric, out, id, wire);
+        }
         true
+    }
+
+    /// The signal's enqueue hook for packet `id`, arrived on `in_port`, at port `out` (which records
+    /// the ingress port, so that a feedback packet sent at its departure starts from there too).
+    #[inline(never)]
+    fn signal_enqueue(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32) {
+        core.arena.get_mut(id).ingress = in_port;
+        let at = At { node: self.node, out, port: &self.ports[out], buffer_used: self.used };
+        let signal = self.signal.as_deref_mut().expect("signal state");
+        if let Some(feedback) = signal.on_enqueue(core, fabric, at, id) {
+            self.receive(core, fabric, in_port, feedback);
+        }
+    }
+
+    /// The signal's dequeue hook for packet `id` of `wire` bytes, just put on the wire of port `out`.
+    #[inline(never)]
+    fn signal_dequeue(&mut self, core: &mut Core, fabric: &Fabric, out: usize, id: u32, wire: u32) {
+        let at = At { node: self.node, out, port: &self.ports[out], buffer_used: self.used };
+        let signal = self.signal.as_deref_mut().expect("signal state");
+        if let Some(feedback) = signal.on_dequeue(core, fabric, at, id, wire) {
+            let in_port = core.arena.get(feedback).ingress;
+            self.receive(core, fabric, in_port, feedback);
+        }
     }
 
     /// Asks the faults of this switch about packet `id` leaving port `out`: drops it (returning `true`)

@@ -5,7 +5,7 @@
 //! a flow sends; these functions decide what.
 
 use sluice_cc::api::PATH_FLAGS_MASK;
-use sluice_cc::{Ack, Events, Feedback, IntHop, Loss, LossKind, Sent};
+use sluice_cc::{Ack, Events, Feedback, IntHop, Loss, LossKind, Sent, SignalOrigin};
 use sluice_core::{Rate, Time};
 
 use crate::config::LossRecovery;
@@ -197,6 +197,9 @@ pub fn receive_ack(io: &mut HostIo, env: &HostEnv, f: &mut Flow, pkt: u32, p: &P
         ack.path_flags = (p.flags & PATH_FLAGS) >> PATH_SHIFT;
         cc::on_ack(io, env, f, p.flow, &ack, cnp);
     }
+    if p.signal_hops > 0 {
+        path_signal(io, env, f, pkt, p);
+    }
     if f.snd_una >= f.size {
         f.finish(io.core);
     }
@@ -246,8 +249,8 @@ pub fn on_rto(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32) -> bool {
     true
 }
 
-/// A control packet for the sender of `f` that only its algorithm reads: a probe's echo, a CNP, or a
-/// switch's queue notification.
+/// A control packet for the sender of `f` that only its algorithm reads: a probe's echo, a CNP, a
+/// switch's queue notification or a switch signal's feedback packet.
 pub fn receive_signal(io: &mut HostIo, env: &HostEnv, f: &mut Flow, p: &Packet) {
     match p.kind {
         Kind::ProbeAck => {
@@ -272,7 +275,26 @@ pub fn receive_signal(io: &mut HostIo, env: &HostEnv, f: &mut Flow, p: &Packet) 
                 cc::on_feedback(io, env, f, p.flow, fb);
             }
         }
+        Kind::Signal => {
+            if f.finish.is_none() && f.started && f.driver.events().contains(Events::FEEDBACK) {
+                let origin = SignalOrigin::Switch(p.sack as u32);
+                let fb = Feedback::Signal { value: p.seq, origin, at: p.delivered, sent_at: p.sent_at };
+                cc::on_feedback(io, env, f, p.flow, fb);
+            }
+        }
         _ => unreachable!("{:?} is not a signal for the sender's algorithm", p.kind),
+    }
+}
+
+/// The signal value the switches wrote into the data packet that ACK `pkt` answers, echoed by the
+/// receiver: the algorithm hears of it as feedback after the ACK.
+#[cold]
+fn path_signal(io: &mut HostIo, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
+    let Some(value) = io.core.arena.signal(pkt) else { return };
+    if f.finish.is_none() && f.driver.events().contains(Events::FEEDBACK) {
+        let origin = SignalOrigin::Path(p.signal_hops);
+        let fb = Feedback::Signal { value, origin, at: io.core.now, sent_at: p.sent_at };
+        cc::on_feedback(io, env, f, p.flow, fb);
     }
 }
 
