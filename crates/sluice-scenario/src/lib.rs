@@ -84,6 +84,7 @@ mod load;
 mod locate;
 mod mix;
 mod overrides;
+mod program;
 mod resolve;
 mod scenario;
 mod schema;

@@ -198,8 +198,9 @@ fn topo_error(s: &Scenario, e: TopoError) -> ScenarioError {
 pub(crate) fn param_error(s: &Scenario, algorithm: &str, e: ParamError) -> ScenarioError {
     let from_params = algorithm == s.cc.algorithm && e.key.as_ref().is_none_or(|k| s.cc.params.contains_key(k));
     let table = if from_params { "cc.params".to_string() } else { format!("cc.{algorithm}") };
-    let key = e.key.map_or_else(|| table.clone(), |k| format!("{table}.{k}"));
-    s.error_at(&key, format!("{} (algorithm {algorithm})", e.message))
+    let key = e.key.as_ref().map_or_else(|| table.clone(), |k| format!("{table}.{k}"));
+    let error = s.error_at(&key, format!("{} (algorithm {algorithm})", e.message));
+    crate::program::locate(error, e.key.as_deref(), &s.provenance.text)
 }
 
 /// The parameter tables of the algorithms not chosen must hold what their algorithms accept.
