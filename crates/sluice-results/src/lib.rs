@@ -25,7 +25,7 @@ pub use output::{
 };
 pub use records::{
     ideal_fct, slowdown, BytesKind, FlowRecord, FlowTrace, PacketEvent, PacketFields, PacketRow, PacketTrace,
-    PortRecord, RunInfo, SwitchRecord, ThroughputSeries, TraceRecorder, TraceRow, TraceSink,
+    PortRecord, RunInfo, SwitchRecord, ThroughputSeries, TraceRecorder, TraceRow, TraceSink, DEFAULT_TRACE_ROWS,
 };
 pub use stats::{jain_fairness, mean, percentile, round6};
 pub use summary::{

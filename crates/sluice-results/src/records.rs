@@ -168,14 +168,23 @@ pub struct FlowTrace {
     names: Vec<&'static str>,
     times: Vec<Time>,
     values: Vec<f64>,
+    skipped: u64,
 }
+
+/// Default bound of one flow's trace: a million rows, about 100 MB in memory and 50 MB of CSV with
+/// four variables. Rows past it are counted, not kept.
+pub const DEFAULT_TRACE_ROWS: u64 = 1_000_000;
 
 /// Records one traced flow's CC variables as a run goes, for any datapath: a row at most every
 /// `interval`, each holding what the algorithm's `trace` reports.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct TraceRecorder {
     /// Minimum spacing of rows.
     pub interval: Time,
+    /// Rows kept at most; later rows are counted in `skipped`.
+    pub max_rows: u64,
+    /// Rows left out because `max_rows` were kept.
+    pub skipped: u64,
     /// Time of the last row.
     pub last: Option<Time>,
     /// Variable names, fixed by the first row.
@@ -188,9 +197,21 @@ pub struct TraceRecorder {
 pub type TraceSink<'a> = dyn FnMut(&'static str, f64) + 'a;
 
 impl TraceRecorder {
-    /// A recorder that keeps rows at least `interval` apart.
+    /// A recorder that keeps rows at least `interval` apart, at most [`DEFAULT_TRACE_ROWS`] of them.
     pub fn new(interval: Time) -> TraceRecorder {
-        TraceRecorder { interval, ..TraceRecorder::default() }
+        TraceRecorder {
+            interval,
+            max_rows: DEFAULT_TRACE_ROWS,
+            skipped: 0,
+            last: None,
+            names: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// This recorder, keeping at most `max_rows` rows.
+    pub fn with_max_rows(self, max_rows: u64) -> TraceRecorder {
+        TraceRecorder { max_rows, ..self }
     }
 
     /// Records a row at `now` of what `report` reports (it is handed the sink of `(name, value)` pairs),
@@ -198,6 +219,12 @@ impl TraceRecorder {
     /// of a token algorithm traces nothing, its receiver-side one does.
     pub fn record(&mut self, now: Time, report: &mut dyn FnMut(&mut TraceSink<'_>)) {
         if self.last.is_some_and(|t| now < t + self.interval) {
+            return;
+        }
+        if self.rows.len() as u64 >= self.max_rows {
+            // Spaced as kept rows would be, so that the count says how many rows are missing.
+            self.last = Some(now);
+            self.skipped += 1;
             return;
         }
         let mut names = Vec::new();
@@ -219,6 +246,7 @@ impl TraceRecorder {
     /// The rows as the trace of flow `flow` (rows whose width differs from the first's are left out).
     pub fn to_trace(&self, flow: u64) -> FlowTrace {
         let mut trace = FlowTrace::new(flow, self.names.clone());
+        trace.skipped = self.skipped;
         for (time, values) in &self.rows {
             if values.len() == self.names.len() {
                 trace.push(*time, values);
@@ -240,7 +268,12 @@ pub struct TraceRow<'a> {
 impl FlowTrace {
     /// An empty trace of flow `flow` with the given variable names.
     pub fn new(flow: u64, names: Vec<&'static str>) -> FlowTrace {
-        FlowTrace { flow, names, times: Vec::new(), values: Vec::new() }
+        FlowTrace { flow, names, times: Vec::new(), values: Vec::new(), skipped: 0 }
+    }
+
+    /// Rows the recorder left out because it had kept its most.
+    pub fn skipped(&self) -> u64 {
+        self.skipped
     }
 
     /// Appends a row.
@@ -383,6 +416,19 @@ mod tests {
         };
         let rows: Vec<_> = series.intervals().collect();
         assert_eq!(rows, [(10, 10, 5), (20, 10, 6), (23, 3, 1)]);
+    }
+
+    #[test]
+    fn a_recorder_keeps_its_most_rows_and_counts_the_rest_at_its_spacing() {
+        let mut recorder = TraceRecorder::new(10).with_max_rows(3);
+        for now in 0..100 {
+            recorder.record(now, &mut |sink: &mut TraceSink<'_>| sink("cwnd", now as f64));
+        }
+        // Rows every 10 ps from 0: 0, 10 and 20 kept, 30 to 90 counted.
+        let trace = recorder.to_trace(4);
+        assert_eq!(trace.rows().map(|r| r.time).collect::<Vec<_>>(), [0, 10, 20]);
+        assert_eq!(trace.skipped(), 7);
+        assert_eq!(TraceRecorder::new(0).max_rows, DEFAULT_TRACE_ROWS);
     }
 
     #[test]

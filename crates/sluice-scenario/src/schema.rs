@@ -158,6 +158,9 @@ pub struct OutputSpec {
     /// [`DEFAULT_TRACE_INTERVAL`].
     #[serde(with = "duration")]
     pub trace_interval: Time,
+    /// Samples (rows of the recorder: one line per variable in trace.csv) kept at most per traced flow;
+    /// later ones are counted in summary.json's `trace` section. Default [`DEFAULT_TRACE_ROWS`].
+    pub trace_max_rows: u64,
     /// Flows whose throughput is sampled: a list of ids, or `"all"`. Default none.
     pub throughput_flows: FlowSelection,
     /// Ports whose throughput and queue length are sampled, as `"<node name>:<port number>"`. Default
@@ -187,6 +190,12 @@ pub struct PacketTraceSpec {
 
 /// Default bound of a packet trace: a million rows, about 70 MB of CSV.
 pub const DEFAULT_PACKET_TRACE_ROWS: u64 = 1_000_000;
+
+pub use sluice_results::DEFAULT_TRACE_ROWS;
+
+/// The largest `trace_max_rows` a scenario may ask for: 10^8 rows per traced flow, about 10 GB in
+/// memory with four variables.
+pub const MAX_TRACE_ROWS: u64 = 100_000_000;
 
 /// The largest `max_rows` a packet trace may ask for: 10^8 rows, about 7 GB of CSV.
 pub const MAX_PACKET_TRACE_ROWS: u64 = 100_000_000;
@@ -294,6 +303,7 @@ impl Default for OutputSpec {
             buckets: DEFAULT_BUCKETS.to_vec(),
             trace_flows: Vec::new(),
             trace_interval: DEFAULT_TRACE_INTERVAL,
+            trace_max_rows: DEFAULT_TRACE_ROWS,
             throughput_flows: FlowSelection::default(),
             throughput_ports: Vec::new(),
             sample_interval: DEFAULT_SAMPLE_INTERVAL,

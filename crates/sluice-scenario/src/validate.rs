@@ -7,7 +7,7 @@ use sluice_sim::config::{Scheduler, SwitchConfig};
 
 use crate::error::ScenarioError;
 use crate::scenario::Scenario;
-use crate::schema::{FlowSelection, OutputSpec, PacketTraceSpec, MAX_PACKET_TRACE_ROWS};
+use crate::schema::{FlowSelection, OutputSpec, PacketTraceSpec, MAX_PACKET_TRACE_ROWS, MAX_TRACE_ROWS};
 
 /// A failed check: the dotted key at fault and what is wrong.
 type Problem = (String, String);
@@ -275,6 +275,10 @@ fn output(s: &Scenario) -> Result<(), Problem> {
     }
     if out.sample_interval == 0 {
         return Err(problem("output.sample_interval", "must be positive, such as \"10us\""));
+    }
+    if out.trace_max_rows == 0 || out.trace_max_rows > MAX_TRACE_ROWS {
+        let message = format!("must be between 1 and {MAX_TRACE_ROWS} rows per traced flow");
+        return Err(problem("output.trace_max_rows", message));
     }
     if let Some(trace) = &out.packet_trace {
         packet_trace(trace)?;

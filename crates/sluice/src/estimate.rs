@@ -166,7 +166,7 @@ fn row_bytes(resolved: &Resolved, traffic: &Traffic) -> u64 {
     let out = &resolved.scenario.output;
     let series = (out.throughput_flows.count(resolved.flows.len()) + out.throughput_ports.len()) as u64;
     let samples = series.saturating_mul(traffic.end / out.sample_interval.max(1));
-    let per_trace = (traffic.end / out.trace_interval.max(1)).min(traffic.data_packets);
+    let per_trace = (traffic.end / out.trace_interval.max(1)).min(traffic.data_packets).min(out.trace_max_rows);
     samples.saturating_add((out.trace_flows.len() as u64).saturating_mul(per_trace)).saturating_mul(ROW_BYTES)
 }
 

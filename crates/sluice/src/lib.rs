@@ -23,5 +23,6 @@ pub mod udp_plan;
 
 pub use estimate::{estimate, RunEstimate};
 pub use runner::{
-    outputs, run_into, run_scenario, run_scenario_until, simulation_input, time_limit_warning, RunOutcome,
+    outputs, run_into, run_scenario, run_scenario_until, simulation_input, time_limit_warning, trace_cap_warning,
+    RunOutcome,
 };

@@ -43,6 +43,7 @@ pub fn simulation_input(resolved: &Resolved) -> SimInput {
     let observe = Observe {
         trace_flows: s.output.trace_flows.iter().map(|&f| f as u32).collect(),
         trace_interval: s.output.trace_interval,
+        trace_max_rows: s.output.trace_max_rows,
         throughput_flows: s.output.throughput_flows.ids(resolved.flows.len()).into_iter().map(|f| f as u32).collect(),
         throughput_ports: resolved.throughput_ports.clone(),
         sample_interval: s.output.sample_interval,
@@ -105,6 +106,33 @@ fn fault_summary(resolved: &Resolved, output: &SimOutput) -> serde_json::Value {
     serde_json::Value::Array(entries.collect())
 }
 
+/// The `trace` section of summary.json, only when some traced flow reached `output.trace_max_rows`:
+/// the samples left out in all, and per such flow.
+fn trace_summary(resolved: &Resolved, output: &SimOutput) -> Option<serde_json::Value> {
+    let capped: Vec<serde_json::Value> = output
+        .traces
+        .iter()
+        .filter(|t| t.skipped() > 0)
+        .map(|t| serde_json::json!({ "flow": t.flow(), "skipped_rows": t.skipped() }))
+        .collect();
+    if capped.is_empty() {
+        return None;
+    }
+    let skipped: u64 = output.traces.iter().map(|t| t.skipped()).sum();
+    let max_rows = resolved.scenario.output.trace_max_rows;
+    Some(serde_json::json!({ "max_rows_per_flow": max_rows, "skipped_rows": skipped, "capped_flows": capped }))
+}
+
+/// The warning for a run whose traces lost rows to `output.trace_max_rows`; `None` for any other run.
+pub fn trace_cap_warning(summary: &Summary) -> Option<String> {
+    let trace = summary.extra.get("trace")?;
+    Some(format!(
+        "warning: {} trace samples were left out: traced flows reached output.trace_max_rows = {} \
+         (summary.json's `trace` section names them)",
+        trace["skipped_rows"], trace["max_rows_per_flow"]
+    ))
+}
+
 /// The token transport's counters with the study's ratios: tokens dropped and wasted per token issued,
 /// data bytes dropped per byte sent.
 fn receiver_driven_summary(output: &SimOutput) -> serde_json::Value {
@@ -164,6 +192,9 @@ pub fn run_scenario_until(
     }
     if !output.faults.is_empty() {
         summary.extra.insert("faults".into(), fault_summary(resolved, &output));
+    }
+    if let Some(trace) = trace_summary(resolved, &output) {
+        summary.extra.insert("trace".into(), trace);
     }
     summary.wall_seconds = wall_seconds;
     if let Some(dir) = out_dir {

@@ -1,6 +1,7 @@
 //! End-to-end tests of what the figures in a run's output files mean: goodput counts each delivered
 //! byte once, drops are split into data and control packets, a run that hits its time limit says so,
-//! unset trace values are empty, and throughput samples cover the whole run with their kind of bytes.
+//! unset trace values are empty, a trace keeps at most `trace_max_rows` samples and counts the rest, and
+//! throughput samples cover the whole run with their kind of bytes.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -305,4 +306,39 @@ fn the_resolved_scenario_moves_with_its_files() {
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(moved.read("again/fct.csv"), moved.read("out/fct.csv"));
+}
+
+#[test]
+fn a_trace_keeps_its_most_samples_and_says_how_many_it_left_out() {
+    let dir = Scratch::new("trace-cap");
+    let scenario = dir.write("incast.toml", INCAST);
+    let every = ["--set", "cc.algorithm=dctcp", "--set", "output.trace_interval=0ps"];
+    let whole = run(&dir, &scenario, &every);
+    assert!(!whole.stderr.contains("trace samples were left out"), "{}", whole.stderr);
+    assert!(dir.summary()["extra"].get("trace").is_none(), "no section when nothing was left out");
+    // A sample is a line per variable in trace.csv, all at its time.
+    let samples =
+        |text: &str| csv_rows(text).iter().map(|r| r["time_ns"].clone()).collect::<std::collections::BTreeSet<_>>();
+    let all = samples(&dir.read("out/trace.csv")).len() as u64;
+    assert!(all > 40, "every change of flow 0's DCTCP window: {all} samples");
+
+    let capped = run(&dir, &scenario, &[&every[..], &["--set", "output.trace_max_rows=40"]].concat());
+    assert!(capped.stderr.contains("trace samples were left out"), "{}", capped.stderr);
+    assert_eq!(samples(&dir.read("out/trace.csv")).len(), 40, "the first 40 samples are kept");
+    let summary = dir.summary();
+    assert_eq!(u64_at(&summary, &["extra", "trace", "max_rows_per_flow"]), 40);
+    assert_eq!(u64_at(&summary, &["extra", "trace", "skipped_rows"]), all - 40, "every other row is counted");
+    assert_eq!(summary["extra"]["trace"]["capped_flows"][0]["flow"], 0);
+    assert!(dir.read("out/scenario.resolved.toml").contains("trace_max_rows = 40"));
+
+    let refused = Command::new(SLUICE)
+        .arg("run")
+        .arg(&scenario)
+        .args(["--set", "output.trace_max_rows=0", "--out", "none", "--quiet"])
+        .current_dir(&dir.path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("output.trace_max_rows") && stderr.contains("between 1 and"), "{stderr}");
 }

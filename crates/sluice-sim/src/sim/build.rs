@@ -200,7 +200,9 @@ impl FlowMaker<'_> {
             f.ideal_fct = sluice_results::ideal_fct(base, wire_bytes, path.bottleneck);
         }
         if self.observe.trace_flows.contains(&id) {
-            f.trace = Some(Box::new(FlowTrace::new(self.observe.trace_interval)));
+            let recorder = FlowTrace::new(self.observe.trace_interval);
+            let max_rows = self.observe.trace_max_rows;
+            f.trace = Some(Box::new(if max_rows > 0 { recorder.with_max_rows(max_rows) } else { recorder }));
         }
         let index = match d.algorithm {
             0 => self.group_algorithm.get(f.group as usize).copied().unwrap_or(0),

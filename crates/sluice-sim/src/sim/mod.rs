@@ -33,6 +33,9 @@ pub struct Observe {
     pub trace_flows: Vec<u32>,
     /// Minimum spacing of trace rows per flow (0 = every change).
     pub trace_interval: Time,
+    /// Trace rows kept at most per flow (later rows are counted); 0 means
+    /// [`sluice_results::DEFAULT_TRACE_ROWS`].
+    pub trace_max_rows: u64,
     /// Flows whose delivered bytes are sampled.
     pub throughput_flows: Vec<u32>,
     /// Ports (node, port) whose transmitted bytes are sampled.

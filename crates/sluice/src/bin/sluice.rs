@@ -181,6 +181,9 @@ fn run(args: ScenarioArgs, out_dir: Option<PathBuf>, quiet: bool, force: bool) -
     if let Some(warning) = sluice::time_limit_warning(&resolved, &outcome.summary) {
         note(&warning);
     }
+    if let Some(warning) = sluice::trace_cap_warning(&outcome.summary) {
+        note(&warning);
+    }
     if !quiet {
         out(&sluice_results::render_table(&outcome.summary))?;
         out(&format!("results: {}\n", dir.display()))?;
