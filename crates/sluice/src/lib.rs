@@ -9,6 +9,7 @@ pub mod agent;
 pub mod bed;
 #[cfg(feature = "bed")]
 pub mod bed_workload;
+pub mod closed_loop_summary;
 pub mod console;
 pub mod estimate;
 pub mod group_summary;

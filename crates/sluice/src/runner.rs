@@ -193,6 +193,9 @@ pub fn run_scenario_until(
     if !output.faults.is_empty() {
         summary.extra.insert("faults".into(), fault_summary(resolved, &output));
     }
+    if let Some(loops) = crate::closed_loop_summary::closed_loop_summary(resolved, &output) {
+        summary.extra.insert("closed_loops".into(), loops);
+    }
     if let Some(trace) = trace_summary(resolved, &output) {
         summary.extra.insert("trace".into(), trace);
     }

@@ -1,7 +1,7 @@
 //! End-to-end tests of closed-loop workloads: the bundled n-cast-1 keeps every slot busy for its whole
 //! window (each flow starts the instant its slot's previous flow completes), starts none after it, runs
-//! the same way twice, mixes with other entries and algorithms, and refuses bad entries with located
-//! errors.
+//! the same way twice, mixes with other entries and algorithms, reports its completion times beside the
+//! ideal under fair sharing, and refuses bad entries with located errors.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -178,5 +178,46 @@ fn bad_closed_loops_are_refused_with_their_key() {
         assert!(stderr.contains(key) && stderr.contains(needle), "{key}: {stderr}");
         assert!(!out.exists(), "no output for a refused scenario");
     }
+    let _ = fs::remove_dir_all(&dir);
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn the_summary_sets_completion_times_beside_the_ideal_under_fair_sharing() {
+    let dir = scratch("fair");
+    let output = run(&bundled(), &dir, &[]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let loops = &summary(&dir)["extra"]["closed_loops"];
+    let rows = rows(&dir);
+    assert_eq!(loops[0]["slots"], 20);
+    assert_eq!(loops[0]["flows"].as_u64().unwrap(), rows.len() as u64);
+    assert_eq!(loops[0]["finished"].as_u64().unwrap(), rows.len() as u64);
+    // Twenty slots share the receiver's 100 Gb/s: a median web-search flow's fair share is 5 Gb/s.
+    let fair_p50 = loops[0]["fair_share_fct_ns"]["p50"].as_f64().unwrap();
+    let fct_p50 = loops[0]["fct_ns"]["p50"].as_f64().unwrap();
+    assert!(fair_p50 > 0.0 && fct_p50 > 0.0, "{loops}");
+
+    // One slot alone on its path: its fair share is the whole link, so the ideal under fair sharing is
+    // the unloaded ideal, and the slowdown against it is fct.csv's slowdown.
+    let alone = dir.join("alone.toml");
+    let text = fs::read_to_string(bundled()).unwrap().replace("flows_per_pair = 5", "flows_per_pair = 1");
+    fs::write(&alone, text.replace("receivers = [0]", "receivers = [0]\nsenders = [1]")).unwrap();
+    let out = dir.join("alone");
+    assert!(run(&alone, &out, &[]).status.success());
+    let loops = &summary(&out)["extra"]["closed_loops"];
+    let text = fs::read_to_string(out.join("fct.csv")).unwrap();
+    // fct_ns over ideal_fct_ns (fct.csv's slowdown column is the same ratio held at 1 and above).
+    let ratio = |l: &str| {
+        let f: Vec<f64> = l.split(',').skip(6).take(2).map(|v| v.parse().unwrap()).collect();
+        f[0] / f[1]
+    };
+    let ratios: Vec<f64> = text.lines().skip(1).map(ratio).collect();
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    let against_fair = loops[0]["slowdown_vs_fair_share"]["avg"].as_f64().unwrap();
+    assert!((against_fair - mean).abs() < 1e-4 * mean, "{against_fair} against fct.csv's mean fct / ideal {mean}");
+    assert_eq!(loops[0]["slots"], 1);
     let _ = fs::remove_dir_all(&dir);
 }
