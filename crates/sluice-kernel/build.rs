@@ -1,5 +1,6 @@
 //! Compiles the BPF side (`bpf/sluice.bpf.c`) with clang into `$OUT_DIR/sluice.bpf.o`, which the crate
-//! embeds, and the benchmark's floor program (`bpf/floor.bpf.c`) into `$OUT_DIR/floor.bpf.o`. The kernel
+//! embeds, the benchmark's floor program (`bpf/floor.bpf.c`) into `$OUT_DIR/floor.bpf.o`, and the
+//! datapath-program interpreter (`bpf/program.bpf.c`) into `$OUT_DIR/program.bpf.o`. The kernel
 //! types come from `vmlinux.h`, generated here from the running kernel's BTF with bpftool (CO-RE
 //! relocations make the object portable to other kernels with BTF).
 
@@ -19,6 +20,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", bpf_dir.join("sluice.bpf.c").display());
     println!("cargo:rerun-if-changed={}", bpf_dir.join("sluice.h").display());
     println!("cargo:rerun-if-changed={}", bpf_dir.join("floor.bpf.c").display());
+    println!("cargo:rerun-if-changed={}", bpf_dir.join("program.bpf.c").display());
     println!("cargo:rerun-if-env-changed=SLUICE_CLANG");
     println!("cargo:rerun-if-env-changed=SLUICE_BPF_CFLAGS");
 
@@ -38,7 +40,7 @@ fn main() {
     }
     std::fs::write(&vmlinux, dump.stdout).unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", vmlinux.display())));
 
-    for name in ["sluice", "floor"] {
+    for name in ["sluice", "floor", "program"] {
         compile(&clang, &bpf_dir, &out, name);
     }
 }

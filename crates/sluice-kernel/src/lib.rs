@@ -11,6 +11,7 @@
 //! - [`config`]: algorithm choice per flow (socket name, port rules, default) and settings.
 //! - [`runtime`]: the main loop.
 //! - [`fixed`]: a fixed-window / fixed-rate test algorithm.
+//! - [`program`]: the BPF interpreter of datapath programs, run under test (not yet on the TCP hooks).
 
 pub mod adapter;
 pub mod agent;
@@ -18,4 +19,5 @@ pub mod codec;
 pub mod config;
 pub mod fixed;
 pub mod loader;
+pub mod program;
 pub mod runtime;

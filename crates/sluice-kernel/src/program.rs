@@ -1,0 +1,349 @@
+//! The BPF side's datapath-program interpreter (`bpf/program.bpf.c`): a verified
+//! [`sluice_cc::program::Program`] flattened into a tape that only skips forward, run by one `bpf_loop`
+//! per signal over the flow's registers.
+//!
+//! Not wired to the TCP hooks yet: kernel TCP still refuses algorithms that need programs
+//! (`Capabilities::KERNEL_TCP` lacks `Capability::Programs`). What is here runs the interpreter under
+//! `BPF_PROG_TEST_RUN`, which the tests use to hold it against the Rust interpreter signal by signal and
+//! to measure its cost per signal.
+
+use std::time::Duration;
+
+use libbpf_rs::{MapCore, MapFlags, Object, ObjectBuilder};
+use sluice_cc::program::{Binary, Field, Input, Op, Program, Stmt, Unary, FIELD_COUNT, MAX_REGISTERS};
+
+use crate::loader::KernelError;
+
+/// The compiled interpreter (`bpf/program.bpf.c`).
+const OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/program.bpf.o"));
+
+/// Tape instructions the BPF side holds (`SLP_TAPE`).
+pub const TAPE: usize = 768;
+
+/// Outcome bit: the program reported.
+pub const OUT_REPORT: u32 = 1;
+/// Outcome bit: the report was urgent.
+pub const OUT_URGENT: u32 = 2;
+/// Outcome bit: the program asked for a wake.
+pub const OUT_WAKE: u32 = 4;
+/// Outcome bit: the tape was malformed (never for a tape [`encode`] wrote).
+pub const OUT_ERROR: u32 = 8;
+
+/// Tape instruction kinds (`SLP_*` in bpf/program.bpf.c).
+mod kind {
+    pub const CONST: u8 = 0;
+    pub const FIELD: u8 = 1;
+    pub const LOAD: u8 = 2;
+    pub const NOT: u8 = 3;
+    pub const BITS: u8 = 4;
+    pub const BINARY: u8 = 5;
+    pub const SELECT: u8 = 6;
+    pub const SKIP_IF_ZERO: u8 = 7;
+    pub const ASSIGN: u8 = 8;
+    pub const REPORT: u8 = 9;
+    pub const URGENT: u8 = 10;
+    pub const WAKE: u8 = 11;
+    pub const STOP: u8 = 12;
+}
+
+/// Bytes of `struct slp_prog`.
+const PROG_BYTES: usize = 8 + TAPE * 16 + MAX_REGISTERS * 8 + MAX_REGISTERS;
+/// Bytes of `struct slp_state`.
+const STATE_BYTES: usize = 2 * MAX_REGISTERS * 8 + 16;
+
+/// One tape instruction: kind, one-byte operand, 64-bit operand.
+type Insn = (u8, u8, u64);
+
+fn binary_code(b: Binary) -> u8 {
+    match b {
+        Binary::Add => 0,
+        Binary::Sub => 1,
+        Binary::Mul => 2,
+        Binary::Div => 3,
+        Binary::Rem => 4,
+        Binary::Min => 5,
+        Binary::Max => 6,
+        Binary::Lt => 7,
+        Binary::Le => 8,
+        Binary::Gt => 9,
+        Binary::Ge => 10,
+        Binary::Eq => 11,
+        Binary::Ne => 12,
+        Binary::And => 13,
+        Binary::Or => 14,
+        Binary::BitAnd => 15,
+        Binary::BitOr => 16,
+        Binary::BitXor => 17,
+        Binary::Shl => 18,
+        Binary::Shr => 19,
+    }
+}
+
+/// The tape of `program`: each clause is its condition, a forward skip over its body when the
+/// condition is 0, and its statements (expressions before their assignments and wakes), ended by a
+/// stop unless the clause falls through. An error when the tape exceeds [`TAPE`].
+pub fn tape(program: &Program) -> Result<Vec<Insn>, String> {
+    let expr = |out: &mut Vec<Insn>, e: sluice_cc::program::Expr| {
+        for op in &program.ops()[e.start as usize..(e.start + e.len) as usize] {
+            out.push(match *op {
+                Op::Const(v) => (kind::CONST, 0, v),
+                Op::Field(f) => (kind::FIELD, 0, f as u64),
+                Op::Load(r) => (kind::LOAD, r, 0),
+                Op::Unary(Unary::Not) => (kind::NOT, 0, 0),
+                Op::Unary(Unary::Bits) => (kind::BITS, 0, 0),
+                Op::Binary(b) => (kind::BINARY, binary_code(b), 0),
+                Op::Select => (kind::SELECT, 0, 0),
+            });
+        }
+    };
+    let mut out = Vec::new();
+    for clause in program.clauses() {
+        expr(&mut out, clause.cond);
+        let mut body = Vec::new();
+        let mut falls = false;
+        for stmt in &program.stmts()[clause.first as usize..(clause.first + clause.len) as usize] {
+            match *stmt {
+                Stmt::Assign { reg, expr: e } => {
+                    expr(&mut body, e);
+                    body.push((kind::ASSIGN, reg, 0));
+                }
+                Stmt::Wake(e) => {
+                    expr(&mut body, e);
+                    body.push((kind::WAKE, 0, 0));
+                }
+                Stmt::Report => body.push((kind::REPORT, 0, 0)),
+                Stmt::Urgent => body.push((kind::URGENT, 0, 0)),
+                Stmt::Fallthrough => falls = true,
+            }
+        }
+        if !falls {
+            body.push((kind::STOP, 0, 0));
+        }
+        out.push((kind::SKIP_IF_ZERO, 0, body.len() as u64));
+        out.extend(body);
+    }
+    if out.len() > TAPE {
+        return Err(format!("the program's tape has {} instructions, the BPF side holds {TAPE}", out.len()));
+    }
+    Ok(out)
+}
+
+/// `struct slp_prog` for `program`.
+fn encode(program: &Program) -> Result<Vec<u8>, String> {
+    let tape = tape(program)?;
+    let mut bytes = Vec::with_capacity(PROG_BYTES);
+    bytes.extend((tape.len() as u32).to_ne_bytes());
+    bytes.extend((program.registers().len() as u32).to_ne_bytes());
+    for i in 0..TAPE {
+        let (k, a, arg) = tape.get(i).copied().unwrap_or((kind::STOP, 0, 0));
+        bytes.extend([k, a, 0, 0, 0, 0, 0, 0]);
+        bytes.extend(arg.to_ne_bytes());
+    }
+    let registers = program.registers();
+    for i in 0..MAX_REGISTERS {
+        bytes.extend(registers.get(i).map_or(0, |r| r.init).to_ne_bytes());
+    }
+    bytes.extend((0..MAX_REGISTERS).map(|i| registers.get(i).is_some_and(|r| r.volatile) as u8));
+    Ok(bytes)
+}
+
+/// What one signal did on the BPF side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signal {
+    /// [`OUT_REPORT`], [`OUT_URGENT`], [`OUT_WAKE`], [`OUT_ERROR`] bits.
+    pub outcome: u32,
+    /// The registers after the signal (volatile ones reset after a report).
+    pub registers: Vec<u64>,
+    /// The registers as reported, when the signal reported.
+    pub reported: Option<Vec<u64>>,
+    /// The wake the program asked for, when it did.
+    pub wake: Option<u64>,
+}
+
+/// The interpreter loaded into the kernel with one installed program.
+pub struct Interpreter {
+    object: Object,
+    registers: usize,
+}
+
+impl Interpreter {
+    /// Loads the interpreter (needs root) and installs `program` with `values` for its registers.
+    pub fn load(program: &Program, values: &[(u8, u64)]) -> Result<Interpreter, KernelError> {
+        let bytes = encode(program).map_err(KernelError)?;
+        let open = ObjectBuilder::default()
+            .open_memory(OBJECT)
+            .map_err(|e| KernelError(format!("open the interpreter: {e}")))?;
+        let object = open.load().map_err(|e| KernelError(format!("load the interpreter: {e}")))?;
+        let interpreter = Interpreter { object, registers: program.registers().len() };
+        interpreter.write("slp_progs", &bytes)?;
+        let mut state = vec![0u8; STATE_BYTES];
+        for (i, r) in program.registers().iter().enumerate() {
+            let value = values.iter().rev().find(|(reg, _)| *reg as usize == i).map_or(r.init, |(_, v)| *v);
+            state[i * 8..i * 8 + 8].copy_from_slice(&value.to_ne_bytes());
+        }
+        interpreter.write("slp_states", &state)?;
+        Ok(interpreter)
+    }
+
+    fn write(&self, map: &str, value: &[u8]) -> Result<(), KernelError> {
+        let map = self
+            .object
+            .maps()
+            .find(|m| m.name() == map)
+            .ok_or_else(|| KernelError(format!("the interpreter has no map {map}")))?;
+        map.update(&0u32.to_ne_bytes(), value, MapFlags::ANY).map_err(|e| KernelError(format!("write {e}")))
+    }
+
+    fn run(&self, name: &str, input: &Input, repeat: u32) -> Result<(u32, Duration), KernelError> {
+        let data: Vec<u8> = Field::ALL.iter().flat_map(|f| input.get(*f).to_ne_bytes()).collect();
+        debug_assert_eq!(data.len(), FIELD_COUNT * 8);
+        let program = self
+            .object
+            .progs_mut()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| KernelError(format!("the interpreter has no program {name}")))?;
+        let run = libbpf_rs::ProgramInput { data_in: Some(&data), repeat, ..Default::default() };
+        let out = program.test_run(run).map_err(|e| KernelError(format!("run {name}: {e}")))?;
+        Ok((out.return_value, out.duration))
+    }
+
+    /// Runs the program on one signal.
+    pub fn signal(&self, input: &Input) -> Result<Signal, KernelError> {
+        let (outcome, _) = self.run("slp_signal", input, 1)?;
+        let map = self
+            .object
+            .maps()
+            .find(|m| m.name() == "slp_states")
+            .ok_or_else(|| KernelError("the interpreter has no state map".into()))?;
+        let state = map
+            .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| KernelError(format!("read the state: {e}")))?
+            .ok_or_else(|| KernelError("the state map is empty".into()))?;
+        let word = |i: usize| u64::from_ne_bytes(state[i * 8..i * 8 + 8].try_into().unwrap_or_default());
+        let registers = (0..self.registers).map(word).collect();
+        let reported =
+            (outcome & OUT_REPORT != 0).then(|| (0..self.registers).map(|i| word(MAX_REGISTERS + i)).collect());
+        let wake = (outcome & OUT_WAKE != 0).then(|| word(2 * MAX_REGISTERS));
+        Ok(Signal { outcome, registers, reported, wake })
+    }
+
+    /// Average time of one signal over `repeat` runs, and of the same test run with an empty program
+    /// (the floor to subtract).
+    pub fn cost(&self, input: &Input, repeat: u32) -> Result<(Duration, Duration), KernelError> {
+        let (_, run) = self.run("slp_signal", input, repeat)?;
+        let (_, floor) = self.run("slp_floor", input, repeat)?;
+        Ok((run, floor))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use sluice_cc::program::{library, Machine};
+    use sluice_cc::{Ack, FlowInfo, Loss, LossKind};
+
+    use super::*;
+
+    fn flow() -> FlowInfo {
+        FlowInfo {
+            flow_id: 1,
+            mss: 1000,
+            header_bytes: 66,
+            line_rate: 25_000_000_000,
+            base_rtt: 10_000_000,
+            hops: 2,
+            size: None,
+            start: 0,
+        }
+    }
+
+    /// ACKs with marks in bursts, a few losses and wakes.
+    fn signals() -> Vec<Input> {
+        let mut out = Vec::new();
+        let (mut una, mut nxt) = (0u64, 100_000u64);
+        for i in 0..300u64 {
+            let now = 1_000_000 * i;
+            (una, nxt) = (una + 1448, nxt + 1448);
+            let marked = (i / 20) % 3 == 1 && i % 4 != 0;
+            let mut ack = Ack::single(1448, 1, marked, Some(9_000_000 + (i * 7919) % 3_000_000), una, nxt, 60_000, now);
+            ack.delivery_rate = (i % 5 != 0).then_some(20_000_000_000 + i * 1_000_000);
+            out.push(Input::at(now, &flow()).ack(&ack, false));
+            if i % 97 == 50 {
+                let loss = Loss { kind: LossKind::Nack, count: 1, in_flight: 50_000, snd_nxt: nxt };
+                out.push(Input::at(now + 1, &flow()).loss(&loss));
+            }
+            if i % 31 == 7 {
+                out.push(Input::at(now + 2, &flow()).tick());
+            }
+        }
+        out
+    }
+
+    /// The BPF interpreter and the Rust one agree on every signal: outcome, wake, reported registers
+    /// and registers after the report.
+    fn agree(name: &str, program: Arc<Program>, values: &[(u8, u64)]) -> Option<Interpreter> {
+        let interpreter = match Interpreter::load(&program, values) {
+            Ok(interpreter) => interpreter,
+            Err(e) if sluice_testbed::unavailable().is_some() => {
+                eprintln!("skipping {name}: {e}");
+                return None;
+            }
+            Err(e) => panic!("{name}: {e}"),
+        };
+        let mut machine = Machine::new(Arc::clone(&program), 0, values);
+        for (i, input) in signals().iter().enumerate() {
+            let bpf = interpreter.signal(input).unwrap();
+            let rust = machine.run(input);
+            let reported = rust.report.then(|| machine.registers().to_vec());
+            if rust.report {
+                machine.reset_volatile();
+            }
+            let bit = |on: bool, bit: u32| if on { bit } else { 0 };
+            let outcome =
+                bit(rust.report, OUT_REPORT) | bit(rust.urgent, OUT_URGENT) | bit(rust.wake.is_some(), OUT_WAKE);
+            assert_eq!(bpf.outcome, outcome, "{name}: signal {i}");
+            assert_eq!(bpf.wake, rust.wake, "{name}: signal {i}");
+            assert_eq!(bpf.reported, reported, "{name}: signal {i}");
+            assert_eq!(bpf.registers, machine.registers(), "{name}: signal {i}");
+        }
+        Some(interpreter)
+    }
+
+    #[test]
+    fn the_bpf_interpreter_agrees_with_the_rust_one() {
+        let interval = [(library::reg::INTERVAL, 8_000_000)];
+        agree("per_signal", library::per_signal(), &[]);
+        agree("per_interval", library::per_interval(), &interval);
+        let burst = sluice_cc::dctcp_burst::DctcpBurst::new(Default::default());
+        let install = burst.install();
+        let program = Arc::new(Program::parse(sluice_cc::dctcp_burst::PROGRAM).unwrap());
+        let Some(interpreter) = agree("dctcp_burst", program, install.values()) else { return };
+        let input = &signals()[100];
+        let (run, floor) = interpreter.cost(input, 200_000).unwrap();
+        eprintln!(
+            "dctcp_burst's program in BPF: {} ns per signal ({} ns test-run floor)",
+            run.as_nanos(),
+            floor.as_nanos()
+        );
+    }
+
+    #[test]
+    fn a_parsed_program_always_fits_the_tape() {
+        // Each expression of a parsed program is emitted once: at most 512 operations, 128 statements
+        // and two instructions per clause, under the tape's 768.
+        for program in [library::per_signal(), library::per_interval()] {
+            assert!(tape(&program).unwrap().len() <= TAPE);
+        }
+        // Bytecode built elsewhere may share one expression between clauses and exceed it.
+        let mut ops = vec![Op::Const(1)];
+        for _ in 0..255 {
+            ops.extend([Op::Const(1), Op::Binary(Binary::Add)]);
+        }
+        let cond = sluice_cc::program::Expr { start: 0, len: ops.len() as u16 };
+        let clause = |first| sluice_cc::program::Clause { cond, first, len: 1 };
+        let shared =
+            Program::new(Vec::new(), ops, vec![Stmt::Report, Stmt::Report], vec![clause(0), clause(1)]).unwrap();
+        assert_eq!(tape(&shared).unwrap_err(), "the program's tape has 1028 instructions, the BPF side holds 768");
+    }
+}
