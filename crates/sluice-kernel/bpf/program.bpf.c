@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The datapath-program interpreter on the BPF side (sluice_cc::program; docs/programs.md): a verified
  * program, flattened by user space into a tape of at most SLP_TAPE instructions that only ever skip
- * forward, runs over one signal's fields and updates the flow's registers. One bpf_loop over the tape
- * bounds the work per signal; the stack index and every array index are masked, so the verifier checks
- * the callback once.
+ * forward, runs over one signal's fields and updates the flow's registers. An open-coded loop of at
+ * most SLP_TAPE steps bounds the work per signal, and a skip moves the position forward at once; the
+ * run's position, stack and outcome live in a per-CPU map and every index is checked or masked, so the
+ * verifier checks the loop body for any state, once.
  *
  * Not yet wired to the TCP hooks of sluice.bpf.c: this object runs under BPF_PROG_TEST_RUN (an XDP
  * program whose packet holds the signal's fields), which the tests use to hold it against the Rust
@@ -33,6 +34,12 @@ enum {
 	SLP_URGENT = 10,
 	SLP_WAKE = 11,
 	SLP_STOP = 12,
+	/* Fused forms of the commonest shapes (user space fuses them): register op field, register op
+	 * constant, register op register, and a field assigned to a register. */
+	SLP_BIN_RF = 13,
+	SLP_BIN_RC = 14,
+	SLP_BIN_RR = 15,
+	SLP_SET_RF = 16,
 };
 
 /* Outcome bits, the program's return value. */
@@ -44,7 +51,8 @@ enum {
 struct slp_insn {
 	__u8 kind;
 	__u8 a;
-	__u16 pad16;
+	__u8 b;
+	__u8 pad8;
 	__u32 pad32;
 	__u64 arg;
 };
@@ -74,7 +82,7 @@ struct slp_scratch {
 	__u64 stack[SLP_STACK];
 	__u64 wake;
 	__u32 top;
-	__u32 skip_to;
+	__u32 pc;
 	__u32 outcome;
 	__u32 pad;
 };
@@ -168,18 +176,22 @@ static __always_inline __u64 slp_bits(__u64 v)
 	return (v * 0x0101010101010101ULL) >> 56;
 }
 
-/* One tape instruction; returns 1 to stop. */
-static long slp_step(__u64 i, struct slp_run *r)
+extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __ksym;
+extern int *bpf_iter_num_next(struct bpf_iter_num *it) __ksym;
+extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym;
+
+/* The tape instruction at the run's position; returns 1 to stop. */
+static __always_inline long slp_step(struct slp_run *r)
 {
 	struct slp_insn *in;
 	__u64 *st = r->x->stack;
 	__u32 top = r->x->top;
+	__u32 i = r->x->pc;
 	__u64 a, b, c;
 
 	if (i >= r->p->len || i >= SLP_TAPE)
 		return 1;
-	if (i < r->x->skip_to)
-		return 0;
+	r->x->pc = i + 1;
 	in = &r->p->tape[i];
 	switch (in->kind) {
 	case SLP_CONST:
@@ -231,13 +243,36 @@ static long slp_step(__u64 i, struct slp_run *r)
 		r->x->top = top - 1;
 		if (in->kind == SLP_SKIP_IF_ZERO) {
 			if (!a)
-				r->x->skip_to = i + 1 + in->arg;
+				r->x->pc = i + 1 + (__u32)in->arg;
 		} else if (in->kind == SLP_ASSIGN) {
 			r->s->regs[in->a & (SLP_REGS - 1)] = a;
 		} else {
 			r->x->wake = a;
 			r->x->outcome |= SLP_OUT_WAKE;
 		}
+		return 0;
+	case SLP_BIN_RF:
+	case SLP_BIN_RC:
+	case SLP_BIN_RR:
+		if (top >= SLP_STACK)
+			goto error;
+		a = r->s->regs[in->a & (SLP_REGS - 1)];
+		if (in->kind == SLP_BIN_RC) {
+			b = in->arg;
+		} else if (in->kind == SLP_BIN_RR) {
+			b = r->s->regs[in->arg & (SLP_REGS - 1)];
+		} else {
+			if (in->arg >= SLP_FIELDS)
+				goto error;
+			b = r->x->in[in->arg];
+		}
+		st[top & (SLP_STACK - 1)] = slp_binary(in->b, a, b);
+		r->x->top = top + 1;
+		return 0;
+	case SLP_SET_RF:
+		if (in->arg >= SLP_FIELDS)
+			goto error;
+		r->s->regs[in->a & (SLP_REGS - 1)] = r->x->in[in->arg];
 		return 0;
 	case SLP_REPORT:
 		r->x->outcome |= SLP_OUT_REPORT;
@@ -253,16 +288,6 @@ error:
 	return 1;
 }
 
-static long slp_reset(__u64 i, struct slp_run *r)
-{
-	__u32 k = i & (SLP_REGS - 1);
-
-	r->s->reported[k] = r->s->regs[k];
-	if (r->p->vol[k])
-		r->s->regs[k] = r->p->init[k];
-	return 0;
-}
-
 /* One signal: the packet holds its SLP_FIELDS fields (u64, host order). Returns the outcome bits. */
 SEC("xdp")
 int slp_signal(struct xdp_md *xdp)
@@ -272,6 +297,7 @@ int slp_signal(struct xdp_md *xdp)
 	struct slp_run r = {};
 	__u32 key = 0;
 	__u64 *fields = data;
+	struct bpf_iter_num it;
 	__u32 outcome;
 	int k;
 
@@ -285,14 +311,25 @@ int slp_signal(struct xdp_md *xdp)
 	for (k = 0; k < SLP_FIELDS; k++)
 		r.x->in[k] = fields[k];
 	r.x->top = 0;
-	r.x->skip_to = 0;
+	r.x->pc = 0;
 	r.x->outcome = 0;
-	bpf_loop(SLP_TAPE, slp_step, &r, 0);
+	bpf_iter_num_new(&it, 0, SLP_TAPE);
+	while (bpf_iter_num_next(&it)) {
+		if (slp_step(&r))
+			break;
+	}
+	bpf_iter_num_destroy(&it);
 	outcome = r.x->outcome;
 	if (outcome & SLP_OUT_WAKE)
 		r.s->wake = r.x->wake;
-	if ((outcome & SLP_OUT_REPORT) && !(outcome & SLP_OUT_ERROR))
-		bpf_loop(SLP_REGS, slp_reset, &r, 0);
+	if ((outcome & SLP_OUT_REPORT) && !(outcome & SLP_OUT_ERROR)) {
+		/* The report keeps the registers as they were; volatile ones start again. */
+		for (k = 0; k < SLP_REGS; k++) {
+			r.s->reported[k] = r.s->regs[k];
+			if (r.p->vol[k])
+				r.s->regs[k] = r.p->init[k];
+		}
+	}
 	r.s->outcome = outcome;
 	return outcome;
 }
