@@ -1,6 +1,7 @@
 //! The BPF side's datapath-program interpreter (`bpf/program.bpf.c`): a verified
-//! [`sluice_cc::program::Program`] flattened into a tape that only skips forward, run by one `bpf_loop`
-//! per signal over the flow's registers.
+//! [`sluice_cc::program::Program`] flattened into a tape that only skips forward (the commonest
+//! operand shapes fused into one instruction), run by one bounded open-coded loop per signal over the
+//! flow's registers.
 //!
 //! Not wired to the TCP hooks yet: kernel TCP still refuses algorithms that need programs
 //! (`Capabilities::KERNEL_TCP` lacks `Capability::Programs`). What is here runs the interpreter under
