@@ -140,6 +140,8 @@ pub struct Arena {
     free: Vec<u32>,
     with_int: bool,
     with_signal: bool,
+    /// `with_int || with_signal`: a receiver's echo tests one flag when switches stamp nothing.
+    stamped: bool,
     live: usize,
     peak: usize,
 }
@@ -147,7 +149,7 @@ pub struct Arena {
 impl Arena {
     /// An arena; `with_int` keeps an INT stack per packet.
     pub fn new(with_int: bool) -> Arena {
-        Arena { with_int, ..Arena::default() }
+        Arena { with_int, stamped: with_int, ..Arena::default() }
     }
 
     /// Stores `packet` and returns its id.
@@ -159,6 +161,14 @@ impl Arena {
             self.packets[id as usize] = packet;
             return id;
         }
+        self.grow(packet)
+    }
+
+    /// Stores `packet` in a new slot: the arena grows only until it holds its peak, so this stays out
+    /// of the per-packet path.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, packet: Packet) -> u32 {
         self.packets.push(packet);
         if self.with_int {
             self.int.push([IntHop::default(); MAX_INT_HOPS]);
@@ -212,6 +222,9 @@ impl Arena {
     /// ACK).
     #[inline]
     pub fn copy_int(&mut self, from: u32, to: u32) {
+        if !self.stamped {
+            return;
+        }
         if self.with_int {
             self.int[to as usize] = self.int[from as usize];
             self.packets[to as usize].int_hops = self.packets[from as usize].int_hops;
@@ -226,6 +239,7 @@ impl Arena {
     pub fn enable_signal(&mut self) {
         debug_assert!(self.packets.is_empty(), "signal slots are kept from the first packet");
         self.with_signal = true;
+        self.stamped = true;
     }
 
     /// The signal value packet `id` carries, if a switch wrote one.

@@ -95,3 +95,43 @@ fn views(core: &Core, fabric: &Fabric, at: &At<'_>, id: u32, wire: u32) -> (Port
     };
     (view, packet)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::packet::Arena;
+
+    fn data() -> Packet {
+        Packet::new(Kind::Data, 0, 1, 1048, 3)
+    }
+
+    #[test]
+    fn hops_combine_their_values_and_the_ack_echoes_them() {
+        let mut arena = Arena::new(false);
+        arena.enable_signal();
+        let id = arena.alloc(data());
+        assert_eq!(arena.signal(id), None, "no hop wrote yet");
+        arena.write_signal(id, 40, Combine::Min);
+        arena.write_signal(id, 25, Combine::Min);
+        arena.write_signal(id, 60, Combine::Min);
+        assert_eq!(arena.signal(id), Some(25));
+        assert_eq!(arena.get(id).signal_hops, 3);
+        let ack = arena.alloc(Packet::new(Kind::Ack, 0, 0, 64, 0));
+        arena.copy_int(id, ack);
+        assert_eq!((arena.signal(ack), arena.get(ack).signal_hops), (Some(25), 3));
+        // A reused slot starts empty: the packet's hop count is zero again.
+        arena.free(id);
+        let again = arena.alloc(data());
+        assert_eq!(again, id);
+        assert_eq!(arena.signal(again), None);
+    }
+
+    #[test]
+    fn without_a_signal_the_arena_keeps_no_values() {
+        let mut arena = Arena::new(true);
+        let id = arena.alloc(data());
+        let ack = arena.alloc(Packet::new(Kind::Ack, 0, 0, 64, 0));
+        arena.copy_int(id, ack);
+        assert_eq!(arena.signal(ack), None);
+    }
+}

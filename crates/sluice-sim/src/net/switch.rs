@@ -57,10 +57,14 @@ pub struct Switch {
     rng: Rng,
     /// Receiver-driven state (token limiters), when a token algorithm runs with them.
     pub(crate) tokens: Option<Box<TokenSwitch>>,
-    /// Faults injected at this switch's ports, when the scenario has any here.
-    pub(crate) faults: Option<Box<PortFaults>>,
-    /// The switch side of the algorithm's signal, when it has one.
-    pub(crate) signal: Option<Box<SignalPorts>>,
+    /// Faults injected at this switch's ports, when the scenario has any here ([`Switch::set_faults`]).
+    faults: Option<Box<PortFaults>>,
+    /// The switch side of the algorithm's signal, when it has one ([`Switch::set_signal`]).
+    signal: Option<Box<SignalPorts>>,
+    /// Bolt or a signal acts when a packet is routed to a port: one test on the way of every packet.
+    enqueue_hooks: bool,
+    /// Faults or a signal act when a packet leaves a port: one test on the way of every packet.
+    egress_hooks: bool,
 }
 
 /// Mixes a flow id and a switch id into an ECMP hash (SplitMix64 finalizer).
@@ -96,7 +100,27 @@ impl Switch {
             tokens: None,
             faults: None,
             signal: None,
+            enqueue_hooks: cfg.bolt.enabled,
+            egress_hooks: false,
         }
+    }
+
+    /// Injects faults at this switch's ports.
+    pub(crate) fn set_faults(&mut self, faults: Option<Box<PortFaults>>) {
+        self.faults = faults;
+        self.egress_hooks = self.faults.is_some() || self.signal.is_some();
+    }
+
+    /// Runs a signal's switch side at this switch's ports.
+    pub(crate) fn set_signal(&mut self, signal: Option<Box<SignalPorts>>) {
+        self.signal = signal;
+        self.enqueue_hooks = self.bolt.is_some() || self.signal.is_some();
+        self.egress_hooks = self.faults.is_some() || self.signal.is_some();
+    }
+
+    /// The faults injected here, if any.
+    pub(crate) fn faults(&self) -> Option<&PortFaults> {
+        self.faults.as_deref()
     }
 
     /// Handles packet `id` arriving on `in_port`.
@@ -123,14 +147,8 @@ impl Switch {
     /// is idle), or drops it.
     pub(crate) fn forward(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32) {
         let p = *core.arena.get(id);
-        if let Some(bolt) = self.bolt.as_deref_mut() {
-            let port = &self.ports[out];
-            if let Some(notify) = bolt.on_enqueue(core, fabric, out, (port.rate, port.bytes), in_port, id) {
-                self.receive(core, fabric, in_port, notify);
-            }
-        }
-        if self.signal.is_some() {
-            self.signal_enqueue(core, fabric, in_port, out, id);
+        if self.enqueue_hooks {
+            self.on_enqueue(core, fabric, in_port, out, id);
         }
         let queue = p.queue as usize;
         if self.ports[out].bytes == 0 && self.ports[out].idle(core.now) && self.ports[out].paused & (1 << queue) == 0 {
@@ -350,38 +368,55 @@ impl Switch {
     /// returns `false`; a fault may mark it CE first.
     #[inline(always)]
     fn depart(&mut self, core: &mut Core, fabric: &Fabric, out: usize, id: u32, kind: Kind, wire: u32) -> bool {
+        if self.egress_hooks {
+            return self.depart_hooked(core, fabric, out, id, kind, wire);
+        }
+        self.stamp_int(core, fabric, out, id, kind);
+        core.trace_packet(Site::packet(PacketEvent::Send, self.node, out as u16, id), || self.ports[out].bytes);
+        self.ports[out].transmit(core, id, wire);
+        true
+    }
+
+    /// [`Switch::depart`] with faults or a signal at this switch: the faults may drop or mark the
+    /// packet first; the signal's dequeue hook runs once it is on the wire. Out of line: runs with
+    /// neither never come here.
+    #[cold]
+    #[inline(never)]
+    fn depart_hooked(&mut self, core: &mut Core, fabric: &Fabric, out: usize, id: u32, kind: Kind, wire: u32) -> bool {
         if self.faults.is_some() && self.dropped_by_fault(core, out, id, kind) {
             return false;
         }
         self.stamp_int(core, fabric, out, id, kind);
         core.trace_packet(Site::packet(PacketEvent::Send, self.node, out as u16, id), || self.ports[out].bytes);
         self.ports[out].transmit(core, id, wire);
-        if self.signal.is_some() {
-            self.signal_dequeue(core, fabric, out, id, wire);
+        if let Some(signal) = self.signal.as_deref_mut() {
+            let at = At { node: self.node, out, port: &self.ports[out], buffer_used: self.used };
+            if let Some(feedback) = signal.on_dequeue(core, fabric, at, id, wire) {
+                let in_port = core.arena.get(feedback).ingress;
+                self.receive(core, fabric, in_port, feedback);
+            }
         }
         true
     }
 
-    /// The signal's enqueue hook for packet `id`, arrived on `in_port`, at port `out` (which records
-    /// the ingress port, so that a feedback packet sent at its departure starts from there too).
+    /// Bolt's and the signal's enqueue hooks for packet `id`, arrived on `in_port`, at port `out`. Bolt
+    /// may send a queue notification; the signal records the ingress port, so that a feedback packet
+    /// sent at the packet's departure starts from there too. Out of line: runs with neither never come
+    /// here.
     #[inline(never)]
-    fn signal_enqueue(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32) {
-        core.arena.get_mut(id).ingress = in_port;
-        let at = At { node: self.node, out, port: &self.ports[out], buffer_used: self.used };
-        let signal = self.signal.as_deref_mut().expect("signal state");
-        if let Some(feedback) = signal.on_enqueue(core, fabric, at, id) {
-            self.receive(core, fabric, in_port, feedback);
+    fn on_enqueue(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32) {
+        if let Some(bolt) = self.bolt.as_deref_mut() {
+            let port = &self.ports[out];
+            if let Some(notify) = bolt.on_enqueue(core, fabric, out, (port.rate, port.bytes), in_port, id) {
+                self.receive(core, fabric, in_port, notify);
+            }
         }
-    }
-
-    /// The signal's dequeue hook for packet `id` of `wire` bytes, just put on the wire of port `out`.
-    #[inline(never)]
-    fn signal_dequeue(&mut self, core: &mut Core, fabric: &Fabric, out: usize, id: u32, wire: u32) {
-        let at = At { node: self.node, out, port: &self.ports[out], buffer_used: self.used };
-        let signal = self.signal.as_deref_mut().expect("signal state");
-        if let Some(feedback) = signal.on_dequeue(core, fabric, at, id, wire) {
-            let in_port = core.arena.get(feedback).ingress;
-            self.receive(core, fabric, in_port, feedback);
+        if let Some(signal) = self.signal.as_deref_mut() {
+            core.arena.get_mut(id).ingress = in_port;
+            let at = At { node: self.node, out, port: &self.ports[out], buffer_used: self.used };
+            if let Some(feedback) = signal.on_enqueue(core, fabric, at, id) {
+                self.receive(core, fabric, in_port, feedback);
+            }
         }
     }
 

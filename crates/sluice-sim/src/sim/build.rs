@@ -82,8 +82,8 @@ impl Simulation {
                 NodeKind::Switch => {
                     node_ref.push(NodeRef::Switch(switches.len() as u32));
                     let mut sw = Switch::new(id as u32, ports, &fabric, seed);
-                    sw.faults = PortFaults::for_switch(id as u32, &faults, seed);
-                    sw.signal = signal.as_deref().map(|s| Box::new(SignalPorts::new(s, &sw.ports)));
+                    sw.set_faults(PortFaults::for_switch(id as u32, &faults, seed));
+                    sw.set_signal(signal.as_deref().map(|s| Box::new(SignalPorts::new(s, &sw.ports))));
                     switches.push(sw);
                 }
             }

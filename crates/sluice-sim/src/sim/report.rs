@@ -153,10 +153,7 @@ impl Simulation {
             counters: c,
             peak_packets: self.core.arena.peak(),
             plane: plane_counters,
-            faults: crate::net::fault::collect(
-                self.fault_count,
-                self.switches.iter().filter_map(|s| s.faults.as_deref()),
-            ),
+            faults: crate::net::fault::collect(self.fault_count, self.switches.iter().filter_map(|s| s.faults())),
             packet_trace: self
                 .core
                 .packet_trace
