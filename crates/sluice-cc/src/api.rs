@@ -351,6 +351,9 @@ pub struct Needs {
     /// per-port hook that computes a value at enqueue or dequeue and writes it into the data packet's
     /// signal field (echoed on ACKs) or sends it back in a feedback packet ([`Feedback::Signal`]).
     pub signal: bool,
+    /// The datapath sends an RTT probe when the algorithm asks ([`Ctx::request_probe`]) and hands its
+    /// round trip to [`CongestionControl::on_probe`].
+    pub probe: bool,
 }
 
 impl Needs {
@@ -365,6 +368,7 @@ impl Needs {
         host_policy: false,
         program: false,
         signal: false,
+        probe: false,
     };
 
     /// What `self` and `other` need together (algorithms sharing one network).
@@ -379,6 +383,7 @@ impl Needs {
             host_policy: self.host_policy || other.host_policy,
             program: self.program || other.program,
             signal: self.signal || other.signal,
+            probe: self.probe || other.probe,
         }
     }
 }

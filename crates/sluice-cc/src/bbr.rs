@@ -235,6 +235,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         host_policy: false,
         program: false,
         signal: false,
+        probe: false,
     },
     build,
 };

@@ -51,11 +51,14 @@ pub enum Capability {
     Programs,
     /// Switches run an algorithm's switch-side signal and its values reach the sender ([`Needs::signal`]).
     Signal,
+    /// The datapath sends RTT probes when an algorithm asks ([`Needs::probe`]): a probe packet the
+    /// receiver echoes at once, its round trip handed to [`crate::CongestionControl::on_probe`].
+    Probe,
 }
 
 impl Capability {
     /// Every capability, in the order messages list them.
-    pub const ALL: [Capability; 13] = [
+    pub const ALL: [Capability; 14] = [
         Capability::Ecn,
         Capability::Cnp,
         Capability::Int,
@@ -69,6 +72,7 @@ impl Capability {
         Capability::Uncontrolled,
         Capability::Programs,
         Capability::Signal,
+        Capability::Probe,
     ];
 
     /// What it is, in words that fit "algorithm `x` needs ...".
@@ -89,6 +93,7 @@ impl Capability {
             }
             Capability::Programs => "a datapath that runs its programs on every ACK and loss (CCP fold functions)",
             Capability::Signal => "switches that compute its per-hop signal and send it back to the sender",
+            Capability::Probe => "RTT probes: packets the receiver echoes at once, sent when the algorithm asks",
         }
     }
 
@@ -108,6 +113,7 @@ impl Capability {
             Capability::Uncontrolled => "uncontrolled sending",
             Capability::Programs => "datapath programs",
             Capability::Signal => "switch signals",
+            Capability::Probe => "RTT probes",
         }
     }
 
@@ -268,6 +274,7 @@ impl Needs {
             (self.host_policy, Capability::HostPolicy),
             (self.program, Capability::Programs),
             (self.signal, Capability::Signal),
+            (self.probe, Capability::Probe),
         ]
         .into_iter()
         .filter_map(|(on, c)| on.then_some(c))

@@ -226,6 +226,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         host_policy: false,
         program: true,
         signal: false,
+        probe: false,
     },
     build,
 };

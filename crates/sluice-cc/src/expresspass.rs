@@ -133,6 +133,7 @@ const NEEDS: Needs = Needs {
     host_policy: false,
     program: false,
     signal: false,
+    probe: false,
 };
 
 /// The `expresspass` registry entry.

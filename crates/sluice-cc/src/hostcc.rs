@@ -84,6 +84,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         host_policy: true,
         program: false,
         signal: false,
+        probe: false,
     },
     build,
 };

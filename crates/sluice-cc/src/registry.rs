@@ -113,7 +113,7 @@ pub fn lookup(name: &str) -> Option<&'static Algorithm> {
     REGISTRY.iter().find(|a| a.name == name)
 }
 
-static REGISTRY: [Algorithm; 23] = [
+static REGISTRY: [Algorithm; 24] = [
     crate::none::ALGORITHM,
     crate::reno::ALGORITHM,
     crate::cubic::ALGORITHM,
@@ -137,6 +137,7 @@ static REGISTRY: [Algorithm; 23] = [
     crate::ecaware::ALGORITHM,
     crate::hostcc::ALGORITHM,
     crate::rocc::ALGORITHM,
+    crate::doca_rtt::ALGORITHM,
 ];
 
 /// A parameter value given as text on a command line (`KEY=VALUE`): read as TOML (`20`, `0.5`,

@@ -160,6 +160,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         host_policy: false,
         program: false,
         signal: true,
+        probe: false,
     },
     build,
 };

@@ -137,6 +137,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         host_policy: false,
         program: false,
         signal: false,
+        probe: false,
     },
     build: |p, r| build(p, r, ToccConfig::defaults(), "tocc"),
 };
@@ -156,6 +157,7 @@ pub const ALGORITHM_NO_UNSCHEDULED: Algorithm = Algorithm {
         host_policy: false,
         program: false,
         signal: false,
+        probe: false,
     },
     build: |p, r| build(p, r, ToccConfig::no_unscheduled_defaults(), "tocc_nounsched"),
 };

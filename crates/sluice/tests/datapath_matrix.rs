@@ -68,13 +68,14 @@ fn the_simulator_runs_every_algorithm() {
 }
 
 /// What the simulator lacks with `switch.ecn.enabled = false`, per algorithm that needs it.
-const REFUSED_WITHOUT_ECN: [(&str, &[Capability]); 6] = [
+const REFUSED_WITHOUT_ECN: [(&str, &[Capability]); 7] = [
     ("dctcp", &[Capability::Ecn]),
     ("dctcp_burst", &[Capability::Ecn]),
     ("dcqcn", &[Capability::Ecn, Capability::Cnp]),
     ("tocc", &[Capability::Ecn]),
     ("tocc_nounsched", &[Capability::Ecn]),
     ("hostcc", &[Capability::Ecn]),
+    ("doca_rtt", &[Capability::Ecn, Capability::Cnp]),
 ];
 
 #[test]
@@ -105,7 +106,7 @@ mod kernel_tcp {
     use sluice_kernel::config::{supported, AgentConfig};
 
     /// What kernel TCP lacks, per algorithm it refuses.
-    const REFUSED: [(&str, &[Capability]); 14] = [
+    const REFUSED: [(&str, &[Capability]); 15] = [
         ("none", &[Capability::Uncontrolled]),
         ("dctcp_burst", &[Capability::Programs]),
         ("dcqcn", &[Capability::Cnp]),
@@ -120,6 +121,7 @@ mod kernel_tcp {
         ("ec_aware", &[Capability::AckPolicy]),
         ("hostcc", &[Capability::HostPolicy]),
         ("rocc", &[Capability::Signal]),
+        ("doca_rtt", &[Capability::Cnp, Capability::Probe]),
     ];
 
     fn expected_missing(name: &str) -> Option<&'static [Capability]> {
@@ -186,11 +188,12 @@ mod kernel_tcp {
 }
 
 /// What the UDP datapath lacks, per algorithm it refuses.
-const REFUSED_ON_UDP: [(&str, &[Capability]); 4] = [
+const REFUSED_ON_UDP: [(&str, &[Capability]); 5] = [
     ("bolt", &[Capability::Bolt]),
     ("ec_aware", &[Capability::AckPolicy]),
     ("hostcc", &[Capability::HostPolicy]),
     ("rocc", &[Capability::Signal]),
+    ("doca_rtt", &[Capability::Probe]),
 ];
 
 /// A free UDP port on loopback (bound and released, so a receiver can take it).

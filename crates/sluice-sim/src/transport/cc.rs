@@ -112,7 +112,10 @@ pub fn maybe_probe(io: &mut HostIo, env: &HostEnv, requested: &mut bool, id: u32
         return;
     }
     *requested = false;
+    // A probe measures the round trip the flow's data sees: it leaves first, as a control packet, but
+    // waits in the switches' data queue (its echo comes back as an ACK does).
     let mut probe = env.control_packet(Kind::Probe, id, dst, 0);
+    probe.queue = env.data_queue;
     probe.sent_at = io.core.now;
     io.queue_control(env, probe);
 }
