@@ -297,9 +297,33 @@ impl Library {
             (algorithm.build)(params, line_rate)
         }
         .map_err(|e| format!("algorithm `{name}`: {e}"))?;
+        refuse_programs(name, factory.as_ref(), line_rate)?;
         self.built.push((name.into(), params.clone(), factory.clone()));
         Ok(factory)
     }
+}
+
+/// Refuses parameters that make an algorithm report through datapath programs (`program = true` for
+/// Reno, DCTCP and BBR): the BPF side folds ACKs with its fixed engines, so the flows would run the
+/// fixed form while the settings asked for the program.
+fn refuse_programs(name: &str, factory: &dyn Factory, line_rate: Rate) -> Result<(), String> {
+    let flow = sluice_cc::FlowInfo {
+        flow_id: 0,
+        mss: 1448,
+        header_bytes: 66,
+        line_rate,
+        base_rtt: 0,
+        hops: 0,
+        size: None,
+        start: 0,
+    };
+    if factory.create(&flow).programs().is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "algorithm `{name}` with these parameters reports through datapath programs, which kernel TCP does not \
+         run (its BPF side folds ACKs with fixed engines); leave `program` out"
+    ))
 }
 
 /// A checked rule.
@@ -396,6 +420,18 @@ mod tests {
         assert_eq!(c.resolve("f").err().unwrap().place, "f: realtime_priority");
         let c: AgentConfig = toml::from_str("realtime_priority = 0").unwrap();
         assert!(c.resolve("f").is_ok(), "0 is the normal scheduler");
+    }
+
+    #[test]
+    fn parameters_that_ask_for_datapath_programs_are_refused() {
+        for name in ["reno", "dctcp", "bbr"] {
+            let mut c = AgentConfig::default();
+            c.add_rule_arg(&format!("5201={name}")).unwrap();
+            assert!(c.resolve("options").is_ok(), "{name} with its fixed engines");
+            c.add_param_arg(&format!("{name}.program=true")).unwrap();
+            let e = c.resolve("options").err().unwrap();
+            assert!(e.message.contains("datapath programs, which kernel TCP does not run"), "{name}: {e}");
+        }
     }
 
     #[test]
