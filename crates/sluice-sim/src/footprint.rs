@@ -16,6 +16,8 @@ pub const EVENT_ENTRY_BYTES: usize = size_of::<(Time, Event)>();
 pub const PACKET_BYTES: usize = size_of::<Packet>();
 /// Bytes of one packet's INT stack (kept only when switches stamp INT).
 pub const INT_STACK_BYTES: usize = size_of::<IntStack>();
+/// Bytes of one packet's switch-signal value (kept only when an algorithm has a switch signal).
+pub const SIGNAL_BYTES: usize = size_of::<u64>();
 /// Bytes of one flow's transport state, before any controller or receiver state it allocates.
 pub const FLOW_BYTES: usize = size_of::<Flow>();
 /// Bytes of one egress port, before its queues' contents.

@@ -13,7 +13,7 @@ use std::mem::size_of;
 
 use sluice_core::{format_size, Time, PS_PER_S};
 use sluice_scenario::Resolved;
-use sluice_sim::footprint::{EVENT_ENTRY_BYTES, FLOW_BYTES, INT_STACK_BYTES, PACKET_BYTES, PORT_BYTES};
+use sluice_sim::footprint::{EVENT_ENTRY_BYTES, FLOW_BYTES, INT_STACK_BYTES, PACKET_BYTES, PORT_BYTES, SIGNAL_BYTES};
 use sluice_sim::queue::SLOTS;
 use sluice_workload::UNBOUNDED_SIZE;
 
@@ -149,15 +149,17 @@ fn port_bytes(resolved: &Resolved) -> u64 {
 }
 
 /// Packets in flight at the peak: [`BDPS_IN_FLIGHT`] bandwidth-delay products per host (on the wire and
-/// queued), never more than the data itself; each is a packet record (and an INT stack with INT on),
-/// doubled for the arena's growth.
+/// queued), never more than the data itself; each is a packet record (and an INT stack with INT on, a
+/// signal value with a switch signal), doubled for the arena's growth.
 fn packet_bytes(resolved: &Resolved, traffic: &Traffic) -> u64 {
     let s = &resolved.scenario;
     let wire = (s.link.mtu + s.link.header_bytes) as u64;
     let hosts = resolved.topology.num_hosts() as u64;
     let bdp = (resolved.line_rate as f64 / 8.0 * traffic.base_rtt as f64 / PS_PER_S as f64) as u64;
     let in_flight = (hosts * (BDPS_IN_FLIGHT * bdp / wire + 1)).min(traffic.data_packets + hosts);
-    let record = PACKET_BYTES + if s.switch.int { INT_STACK_BYTES } else { 0 };
+    let needs = resolved.mix.as_ref().map_or(resolved.algorithm.needs, |m| m.needs(resolved.algorithm.needs));
+    let record =
+        PACKET_BYTES + if s.switch.int { INT_STACK_BYTES } else { 0 } + if needs.signal { SIGNAL_BYTES } else { 0 };
     2 * in_flight * record as u64
 }
 
