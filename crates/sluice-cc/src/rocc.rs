@@ -76,7 +76,7 @@ impl RoccConfig {
     /// The defaults for hosts at `line_rate`.
     pub fn for_line_rate(_line_rate: Rate) -> RoccConfig {
         RoccConfig {
-            // Paper: switches send rate messages to the sources (section 3).
+            // Paper and the authors' model: switches send their fair rate to the sources in rate messages.
             feedback: RoccFeedback::Switch,
             // Authors' model, SwitchEtherQueue.cc: T = 40000 ns.
             update_interval: 40 * PS_PER_US,
