@@ -27,7 +27,7 @@ pub const OUT_REPORT: u32 = 1;
 pub const OUT_URGENT: u32 = 2;
 /// Outcome bit: the program asked for a wake.
 pub const OUT_WAKE: u32 = 4;
-/// Outcome bit: the tape was malformed (never for a tape [`encode`] wrote).
+/// Outcome bit: the tape was malformed (never for a tape this module encoded).
 pub const OUT_ERROR: u32 = 8;
 
 /// Tape instruction kinds (`SLP_*` in bpf/program.bpf.c).
