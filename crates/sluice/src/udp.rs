@@ -283,7 +283,9 @@ fn send(args: SendArgs) -> Result<(), Failure> {
             return true;
         }
         let finished = e.take_finished();
-        if let Some(Err(err)) = loops.as_mut().map(|l| l.refill(&finished, e, now, &factory, algorithm.needs)) {
+        // Past the time limit no slot starts another flow.
+        let refilling = loops.as_mut().filter(|_| now < limit);
+        if let Some(Err(err)) = refilling.map(|l| l.refill(&finished, e, now, &factory, algorithm.needs)) {
             failure = Some(err);
             return true;
         }
