@@ -34,18 +34,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "ecn_aimd",
     summary: "example: +1 packet per RTT, window halved once per marked RTT",
     control: Control::Window,
-    needs: Needs {
-        ecn: true,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs { ecn: true, ..Needs::NOTHING },
     build,
 };
 

@@ -44,18 +44,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "echo_aimd",
     summary: "example: receiver token window, +1 token per RTT, halved once per RTT on echoed token marks",
     control: Control::Window,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: true,
-        receiver: true,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs { token_transport: true, receiver: true, ..Needs::NOTHING },
     build,
 };
 

@@ -75,18 +75,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "aimd",
     summary: "TCP-like AIMD window (endpoint-congestion baseline): +1 MSS per window, halve on NACK",
     control: Control::Window,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs::NOTHING,
     build,
 };
 

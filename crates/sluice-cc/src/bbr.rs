@@ -225,18 +225,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "bbr",
     summary: "BBR v1 (ACM Queue 2016, Linux tcp_bbr.c): pacing and window from max delivery rate and min RTT",
     control: Control::WindowAndRate,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs::NOTHING,
     build,
 };
 

@@ -123,18 +123,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "Bolt (Arslan et al. SIGCOMM'23): switch queue notifications cut the window per packet, \
               PRU tokens and supply matching grow it; paced below 1 packet",
     control: Control::WindowAndRate,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: true,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs { bolt: true, ..Needs::NOTHING },
     build,
 };
 

@@ -127,18 +127,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "cubic",
     summary: "CUBIC (RFC 9438): window a cubic function of time since the last loss, beta 0.7, Reno-friendly",
     control: Control::Window,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs::NOTHING,
     build,
 };
 

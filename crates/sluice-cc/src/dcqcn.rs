@@ -249,18 +249,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "dcqcn",
     summary: "DCQCN (Zhu et al. SIGCOMM'15): CNP-driven rate control; variants \"hpcc\" (default) and \"paper\"",
     control: Control::Rate,
-    needs: Needs {
-        ecn: true,
-        cnp: true,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs { ecn: true, cnp: true, ..Needs::NOTHING },
     build,
 };
 

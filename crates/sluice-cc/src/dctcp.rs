@@ -136,18 +136,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "dctcp",
     summary: "DCTCP (RFC 8257): window cut by the ECN-marked fraction alpha/2, Reno growth and loss recovery",
     control: Control::Window,
-    needs: Needs {
-        ecn: true,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs { ecn: true, ..Needs::NOTHING },
     build,
 };
 

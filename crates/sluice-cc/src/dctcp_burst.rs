@@ -218,15 +218,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     control: Control::Window,
     needs: Needs {
         ecn: true,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
         program: true,
-        signal: false,
-        probe: false,
+        ..Needs::NOTHING
     },
     build,
 };

@@ -119,18 +119,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
               down by 10% when the probe's round trip is above 13 us, up by 5% of line rate otherwise",
     control: Control::Rate,
     // The template runs on RoCE NICs, whose receivers answer ECN marks with CNPs: it counts them.
-    needs: Needs {
-        ecn: true,
-        cnp: true,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: true,
-    },
+    needs: Needs { ecn: true, cnp: true, probe: true, ..Needs::NOTHING },
     build,
 };
 

@@ -109,18 +109,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "ec_aware",
     summary: "EC-aware DACK/IACK (Chong & Krishnan): target ACKs by processing-queue occupancy, H-state initiator",
     control: Control::Window,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: true,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs { receiver: true, ..Needs::NOTHING },
     build,
 };
 

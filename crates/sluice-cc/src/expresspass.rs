@@ -123,18 +123,7 @@ impl ExpressPassConfig {
     }
 }
 
-const NEEDS: Needs = Needs {
-    ecn: false,
-    cnp: false,
-    int: false,
-    bolt: false,
-    token_transport: true,
-    receiver: true,
-    host_policy: false,
-    program: false,
-    signal: false,
-    probe: false,
-};
+const NEEDS: Needs = Needs { token_transport: true, receiver: true, ..Needs::NOTHING };
 
 /// The `expresspass` registry entry.
 pub const ALGORITHM: Algorithm = Algorithm {

@@ -68,18 +68,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "homa",
     summary: "Homa: RTTbytes unscheduled, SRPT grants with overcommitment, 8 priorities (token-based)",
     control: Control::Window,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: true,
-        receiver: true,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs { token_transport: true, receiver: true, ..Needs::NOTHING },
     build,
 };
 

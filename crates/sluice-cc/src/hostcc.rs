@@ -74,18 +74,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "hostcc",
     summary: "DCTCP + hostCC-like host policy: ECN marking on receive and MBA-like local throttling",
     control: Control::Window,
-    needs: Needs {
-        ecn: true,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: true,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs { ecn: true, host_policy: true, ..Needs::NOTHING },
     build,
 };
 

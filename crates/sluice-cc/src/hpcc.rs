@@ -144,18 +144,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "hpcc",
     summary: "HPCC (Li et al. SIGCOMM'19): INT-measured link utilization sets a window W and pacing rate W/T",
     control: Control::WindowAndRate,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: true,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs { int: true, ..Needs::NOTHING },
     build,
 };
 

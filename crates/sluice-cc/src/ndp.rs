@@ -57,18 +57,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "ndp",
     summary: "NDP: line-rate first window, trimming to headers, per-packet spraying, paced pulls (token-based)",
     control: Control::Window,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: true,
-        receiver: true,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs { token_transport: true, receiver: true, ..Needs::NOTHING },
     build,
 };
 

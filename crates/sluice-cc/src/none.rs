@@ -19,18 +19,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "none",
     summary: "no congestion control: line rate, unlimited window (ideal-FCT checks)",
     control: Control::None,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs::NOTHING,
     build,
 };
 

@@ -75,18 +75,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "opt",
     summary: "OPT (endpoint-congestion baseline): fixed outstanding byte/packet threshold, no rate control",
     control: Control::Window,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs::NOTHING,
     build,
 };
 

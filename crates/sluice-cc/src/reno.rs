@@ -112,18 +112,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "reno",
     summary: "TCP NewReno (RFC 5681/6582): slow start, +1 MSS per window, halve on loss, 1 MSS after a timeout",
     control: Control::Window,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs::NOTHING,
     build,
 };
 

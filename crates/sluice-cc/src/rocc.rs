@@ -150,18 +150,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "RoCC (Taheri et al. CoNEXT'20): switches compute a fair rate per port with a PI controller on \
               the queue; senders take the bottleneck's rate",
     control: Control::Rate,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: true,
-        probe: false,
-    },
+    needs: Needs { signal: true, ..Needs::NOTHING },
     build,
 };
 

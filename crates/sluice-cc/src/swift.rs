@@ -203,18 +203,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "swift",
     summary: "Swift (Kumar et al. SIGCOMM'20): delay-target AIMD on fabric and endpoint windows, paced below 1 packet",
     control: Control::WindowAndRate,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs::NOTHING,
     build,
 };
 

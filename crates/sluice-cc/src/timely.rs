@@ -140,18 +140,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "timely",
     summary: "TIMELY (Mittal et al. SIGCOMM'15): rate control on the RTT gradient with T_low/T_high guards",
     control: Control::Rate,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs::NOTHING,
     build,
 };
 

@@ -127,18 +127,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "tocc",
     summary: "ToCC: one-BDP unscheduled, data-driven token window, token limiters, DCQCN on tokens (token-based)",
     control: Control::Window,
-    needs: Needs {
-        ecn: true,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: true,
-        receiver: true,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs { ecn: true, token_transport: true, receiver: true, ..Needs::NOTHING },
     build: |p, r| build(p, r, ToccConfig::defaults(), "tocc"),
 };
 
@@ -147,18 +136,7 @@ pub const ALGORITHM_NO_UNSCHEDULED: Algorithm = Algorithm {
     name: "tocc_nounsched",
     summary: "ToCC without unscheduled phase: request to send, first BDP of tokens, then as tocc (token-based)",
     control: Control::Window,
-    needs: Needs {
-        ecn: true,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: true,
-        receiver: true,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs { ecn: true, token_transport: true, receiver: true, ..Needs::NOTHING },
     build: |p, r| build(p, r, ToccConfig::no_unscheduled_defaults(), "tocc_nounsched"),
 };
 

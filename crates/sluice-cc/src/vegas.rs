@@ -127,18 +127,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "vegas",
     summary: "TCP Vegas (Brakmo'94, Linux): +/-1 MSS per RTT to keep 2-4 segments queued above the base RTT",
     control: Control::Window,
-    needs: Needs {
-        ecn: false,
-        cnp: false,
-        int: false,
-        bolt: false,
-        token_transport: false,
-        receiver: false,
-        host_policy: false,
-        program: false,
-        signal: false,
-        probe: false,
-    },
+    needs: Needs::NOTHING,
     build,
 };
 
