@@ -285,10 +285,7 @@ impl CongestionControl for Dctcp {
 
     /// With `program = true`: the per-signal program of [`library`].
     fn programs(&self) -> Vec<Arc<Program>> {
-        match self.config.program {
-            Some(true) => vec![library::per_signal()],
-            _ => Vec::new(),
-        }
+        library::per_signal_when(self.config.program)
     }
 
     fn on_report(&mut self, report: &ProgramReport<'_>, ctx: &mut Ctx) {

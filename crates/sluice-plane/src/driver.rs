@@ -425,6 +425,12 @@ impl FlowDriver {
         if let Some(trigger) = self.trigger.as_mut() {
             trigger.reported(&report);
         }
+        self.hand_over(report, Fold::message_bytes, dp);
+    }
+
+    /// A report leaves the fold: through the channel in offload mode (which may keep it), counted with
+    /// the size `message_bytes` gives, delivered, and its buffers kept for the next period.
+    fn hand_over(&mut self, report: Fold, message_bytes: impl FnOnce(&Fold) -> u32, dp: &mut impl Datapath) {
         let report = match dp.config().mode {
             Mode::Native => report,
             Mode::Offload => match dp.send_report(report) {
@@ -434,7 +440,7 @@ impl FlowDriver {
         };
         let counters = dp.counters();
         counters.reports += 1;
-        counters.message_bytes += report.message_bytes() as u64;
+        counters.message_bytes += message_bytes(&report) as u64;
         self.deliver(&report, dp);
         if self.fold.is_empty() {
             self.fold = report;
@@ -532,21 +538,7 @@ impl FlowDriver {
         report.urgent = urgent;
         report.signals = 1;
         report.first_at = Some(dp.now());
-        let report = match dp.config().mode {
-            Mode::Native => report,
-            Mode::Offload => match dp.send_report(report) {
-                Some(report) => report,
-                None => return,
-            },
-        };
-        let counters = dp.counters();
-        counters.reports += 1;
-        counters.message_bytes += message_bytes as u64;
-        self.deliver(&report, dp);
-        if self.fold.is_empty() {
-            self.fold = report;
-            self.fold.clear();
-        }
+        self.hand_over(report, |_| message_bytes, dp);
     }
 
     /// Decisions made now: report-policy changes and program installs take effect at once; the rest

@@ -86,6 +86,15 @@ pub fn per_signal() -> Arc<Program> {
     Arc::clone(PROGRAM.get_or_init(|| Arc::new(Program::parse(&per_signal_text()).expect("bundled program"))))
 }
 
+/// The programs of an algorithm whose `program` parameter is `on`: [`per_signal`] when it is `Some(true)`,
+/// none otherwise (the fixed engines report).
+pub fn per_signal_when(on: Option<bool>) -> Vec<Arc<Program>> {
+    match on {
+        Some(true) => vec![per_signal()],
+        _ => Vec::new(),
+    }
+}
+
 /// The per-interval program, parsed once.
 pub fn per_interval() -> Arc<Program> {
     static PROGRAM: OnceLock<Arc<Program>> = OnceLock::new();
