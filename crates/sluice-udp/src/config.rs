@@ -37,6 +37,10 @@ pub struct TransportConfig {
     /// slack the host loop asks for, more under load), and Linux's fq qdisc likewise sends up to a
     /// quantum of two packets at once. Default 4 us, three 1500-byte packets at 10 Gbps.
     pub burst: Time,
+    /// The rate this endpoint's NIC pacer holds all its flows to, when it is not `line_rate`: an endpoint
+    /// that owns one of several sender threads of a host gets its share of the host's line rate, while its
+    /// algorithms are still told the host's. Default `None` (the line rate).
+    pub nic_rate: Option<Rate>,
 }
 
 impl Default for TransportConfig {
@@ -50,6 +54,7 @@ impl Default for TransportConfig {
             peer_timeout: 1_000 * PS_PER_MS,
             wheel_tick: PS_PER_US,
             burst: 4 * PS_PER_US,
+            nic_rate: None,
         }
     }
 }
@@ -60,6 +65,11 @@ impl TransportConfig {
         let overhead = IP_UDP_BYTES + sluice_wire::sluice::HEADER_LEN as u32;
         let int = int_hops * sluice_wire::sluice::HOP_LEN as u32;
         self.mtu.saturating_sub(overhead + int).max(1)
+    }
+
+    /// The rate of this endpoint's NIC pacer: [`TransportConfig::nic_rate`], else the line rate.
+    pub fn nic_rate(&self) -> Rate {
+        self.nic_rate.unwrap_or(self.line_rate)
     }
 
     /// How far a pacer at `rate` may fall behind its schedule and still catch up: a process that wakes
@@ -79,6 +89,9 @@ impl TransportConfig {
         }
         if self.line_rate == 0 {
             return Err("line_rate must be positive".into());
+        }
+        if self.nic_rate == Some(0) {
+            return Err("nic_rate must be positive".into());
         }
         if self.ack_every_packets == 0 {
             return Err("ack_every_packets must be at least 1".into());

@@ -101,6 +101,40 @@ pub struct TransportCounters {
     pub too_many_flows: u64,
 }
 
+impl TransportCounters {
+    /// Adds `o`'s counts to these (the endpoints of one host's threads).
+    pub fn add(&mut self, o: &TransportCounters) {
+        let TransportCounters {
+            data_sent,
+            retransmits,
+            acks_sent,
+            cnps_sent,
+            received,
+            ce_received,
+            timeouts,
+            malformed,
+            unknown_flow,
+            wrong_peer,
+            out_of_window,
+            unexpected_kind,
+            too_many_flows,
+        } = *o;
+        self.data_sent += data_sent;
+        self.retransmits += retransmits;
+        self.acks_sent += acks_sent;
+        self.cnps_sent += cnps_sent;
+        self.received += received;
+        self.ce_received += ce_received;
+        self.timeouts += timeouts;
+        self.malformed += malformed;
+        self.unknown_flow += unknown_flow;
+        self.wrong_peer += wrong_peer;
+        self.out_of_window += out_of_window;
+        self.unexpected_kind += unexpected_kind;
+        self.too_many_flows += too_many_flows;
+    }
+}
+
 /// A datagram ready to go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Transmit {
@@ -662,8 +696,8 @@ impl Endpoint {
         // sent them: up to a credit behind, the schedule catches up.
         let credit = |rate: Rate| self.config.pacing_credit(rate);
         f.next_tx = f.next_tx.max(now.saturating_sub(credit(f.rate))) + wire_bits * PS_PER_S / f.rate.max(1);
-        self.nic_free = self.nic_free.max(now.saturating_sub(credit(self.config.line_rate)))
-            + wire_bits * PS_PER_S / self.config.line_rate;
+        let nic_rate = self.config.nic_rate();
+        self.nic_free = self.nic_free.max(now.saturating_sub(credit(nic_rate))) + wire_bits * PS_PER_S / nic_rate;
     }
 
     fn on_data(&mut self, now: Time, peer: PeerId, ecn: Ecn, p: &SluicePacket) -> Result<(), Refused> {

@@ -27,6 +27,17 @@ pub struct IoCounters {
     pub waits: u64,
 }
 
+impl IoCounters {
+    /// Adds `o`'s counts to these (the sockets of one host's threads).
+    pub fn add(&mut self, o: &IoCounters) {
+        let IoCounters { send_calls, send_dropped, recv_calls, waits } = *o;
+        self.send_calls += send_calls;
+        self.send_dropped += send_dropped;
+        self.recv_calls += recv_calls;
+        self.waits += waits;
+    }
+}
+
 /// An endpoint bound to a socket.
 pub struct UdpHost {
     socket: Socket,
@@ -44,6 +55,12 @@ pub struct UdpHost {
 impl UdpHost {
     /// `endpoint` on `socket`; its clock starts now.
     pub fn new(socket: Socket, endpoint: Endpoint) -> UdpHost {
+        UdpHost::with_epoch(socket, endpoint, Instant::now())
+    }
+
+    /// `endpoint` on `socket`, its clock counting from `epoch`: the threads of one host share one clock,
+    /// so that their flows' start and finish times compare.
+    pub fn with_epoch(socket: Socket, endpoint: Endpoint, epoch: Instant) -> UdpHost {
         set_timer_slack();
         UdpHost {
             recv: socket.recv_batch(),
@@ -51,7 +68,7 @@ impl UdpHost {
             endpoint,
             peers: Vec::new(),
             peer_ids: HashMap::new(),
-            epoch: Instant::now(),
+            epoch,
             send: SendBatch::default(),
             io: IoCounters::default(),
         }

@@ -11,7 +11,7 @@
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::time::Duration;
 
 /// Datagrams moved by one system call at most.
@@ -31,6 +31,9 @@ const MAX_SEGMENTS: usize = 64;
 /// Payload bytes of one GSO send at most: a UDP datagram's length field, less the IPv4 and UDP
 /// headers.
 const MAX_GSO_BYTES: usize = 65_535 - 28;
+/// Attaches a classic BPF program that picks the socket of an `SO_REUSEPORT` group (linux/asm-generic/
+/// socket.h; the same number on x86-64 and arm64).
+const SO_ATTACH_REUSEPORT_CBPF: libc::c_int = 51;
 /// Socket buffers asked for, bytes: enough for a few milliseconds at 10 Gbps.
 const SOCKET_BUFFER: libc::c_int = 8 << 20;
 
@@ -82,7 +85,81 @@ impl Socket {
     /// Binds `addr` as [`Socket::bind`], with UDP GSO and GRO only if `offloads` (for measuring what
     /// they bring).
     pub fn bind_with(addr: SocketAddrV4, offloads: bool) -> io::Result<Socket> {
-        let socket = UdpSocket::bind(addr)?;
+        Socket::configure(UdpSocket::bind(addr)?, offloads)
+    }
+
+    /// Binds `addr` as [`Socket::bind_with`], with `SO_REUSEPORT`: several sockets (one per receiving
+    /// thread) share the address, and the kernel hands each the datagrams of its share of the senders'
+    /// addresses (by a hash of both ends), so every flow stays on one socket.
+    pub fn bind_shared(addr: SocketAddrV4, offloads: bool) -> io::Result<Socket> {
+        // SAFETY: socket(2) takes three integers and returns a new descriptor or -1.
+        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a descriptor just returned by socket(2) and owned by nothing else.
+        let socket = unsafe { UdpSocket::from_raw_fd(fd) };
+        let one: libc::c_int = 1;
+        let sockaddr = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: addr.port().to_be(),
+            sin_addr: libc::in_addr { s_addr: u32::from(*addr.ip()).to_be() },
+            sin_zero: [0; 8],
+        };
+        // SAFETY: the option value is a live c_int of the size passed; the address is a live
+        // sockaddr_in of the size passed; the descriptor is the socket's own.
+        let rc = unsafe {
+            let size = size_of::<libc::c_int>() as libc::socklen_t;
+            if libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, (&one as *const libc::c_int).cast(), size)
+                != 0
+            {
+                -1
+            } else {
+                let len = size_of::<libc::sockaddr_in>() as libc::socklen_t;
+                libc::bind(fd, (&sockaddr as *const libc::sockaddr_in).cast(), len)
+            }
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Socket::configure(socket, offloads)
+    }
+
+    /// Makes a group of `sockets` sockets sharing this one's address ([`Socket::bind_shared`], this one
+    /// among them) hand each datagram to the socket numbered its sender's port modulo `sockets`, in the
+    /// order they were bound, instead of the kernel's hash: senders on consecutive ports (the threads
+    /// of `sluice udp send`) then spread evenly, one per receiving socket, where the hash may put two on
+    /// one socket and none on another. A classic BPF program does the choosing in the kernel.
+    pub fn steer_by_source_port(&self, sockets: u32) -> io::Result<()> {
+        let op = |code: u32, k: u32| libc::sock_filter { code: code as u16, jt: 0, jf: 0, k };
+        let net = libc::SKF_NET_OFF as u32;
+        let mut program = [
+            // X = the IPv4 header's length, 4 x its IHL field.
+            op(libc::BPF_LDX | libc::BPF_B | libc::BPF_MSH, net),
+            // A = the UDP source port, the first 16 bits after the IP header.
+            op(libc::BPF_LD | libc::BPF_H | libc::BPF_IND, net),
+            op(libc::BPF_ALU | libc::BPF_MOD | libc::BPF_K, sockets.max(1)),
+            op(libc::BPF_RET | libc::BPF_A, 0),
+        ];
+        let fprog = libc::sock_fprog { len: program.len() as u16, filter: program.as_mut_ptr() };
+        // SAFETY: the option value is a live sock_fprog of the size passed, pointing at a live program
+        // of `len` instructions that the kernel copies before returning; the descriptor is this socket's.
+        let rc = unsafe {
+            libc::setsockopt(
+                self.socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                SO_ATTACH_REUSEPORT_CBPF,
+                (&fprog as *const libc::sock_fprog).cast(),
+                size_of::<libc::sock_fprog>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    fn configure(socket: UdpSocket, offloads: bool) -> io::Result<Socket> {
         socket.set_nonblocking(true)?;
         let mut s = Socket { socket, gso: std::cell::Cell::new(false), gro: false };
         s.set_int(libc::IPPROTO_IP, libc::IP_RECVTOS, 1)?;

@@ -100,6 +100,38 @@ pub struct TokenCounters {
     pub probes: u64,
 }
 
+impl TokenCounters {
+    /// Adds `o`'s counts to these (the endpoints of one host's threads).
+    pub fn add(&mut self, o: &TokenCounters) {
+        let TokenCounters {
+            requests,
+            tokens_issued,
+            tokens_used,
+            tokens_stale,
+            tokens_wasted,
+            unscheduled_bytes,
+            scheduled_bytes,
+            nacks,
+            rx_timeouts,
+            tx_timeouts,
+            early_stops,
+            probes,
+        } = *o;
+        self.requests += requests;
+        self.tokens_issued += tokens_issued;
+        self.tokens_used += tokens_used;
+        self.tokens_stale += tokens_stale;
+        self.tokens_wasted += tokens_wasted;
+        self.unscheduled_bytes += unscheduled_bytes;
+        self.scheduled_bytes += scheduled_bytes;
+        self.nacks += nacks;
+        self.rx_timeouts += rx_timeouts;
+        self.tx_timeouts += tx_timeouts;
+        self.early_stops += early_stops;
+        self.probes += probes;
+    }
+}
+
 /// One token held at a sender.
 #[derive(Debug, Clone, Copy)]
 struct Held {

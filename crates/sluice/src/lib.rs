@@ -21,6 +21,7 @@ pub mod tcp;
 pub mod udp;
 pub mod udp_loops;
 pub mod udp_plan;
+pub mod udp_threads;
 
 pub use estimate::{estimate, RunEstimate};
 pub use runner::{

@@ -5,25 +5,27 @@
 use std::fs;
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde_json::json;
 use sluice_cc::contract::{self, Capabilities};
-use sluice_cc::registry::{lookup, Factory};
-use sluice_cc::Needs;
+use sluice_cc::registry::lookup;
 use sluice_core::units::{parse_duration, parse_rate, parse_size};
-use sluice_core::{Time, PS_PER_S};
-use sluice_plane::PlaneConfig;
+use sluice_core::PS_PER_S;
+use sluice_plane::{PlaneConfig, PlaneCounters};
 use sluice_results::csv::{write_fct_csv, write_trace_csv};
 use sluice_results::{ideal_fct, FlowRecord};
 use sluice_udp::config::{ETHERNET_BYTES, IP_UDP_BYTES};
 use sluice_udp::io::Socket;
-use sluice_udp::{Endpoint, FlowResult, FlowSpec, PeerId, TransportConfig, UdpHost};
+use sluice_udp::{Endpoint, FlowResult, TokenCounters, TransportConfig, TransportCounters};
 
 use crate::udp_loops::SenderLoops;
 use crate::udp_plan::{all_at_once, read_flow_list, Planned};
+use crate::udp_threads::{
+    number_peers, peak_resident_bytes, run_receivers, run_senders, sender_sockets, shard, SendSetup, ThreadOutcome,
+    MAX_THREADS,
+};
 
-use crate::console::{interrupted, note, out, Failure};
+use crate::console::{note, out, Failure};
 
 /// The two ends of the UDP datapath.
 #[derive(clap::Subcommand)]
@@ -75,6 +77,10 @@ pub struct RecvArgs {
     /// Where --trace-flows writes its rows on exit.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Receiver threads, each with its own socket on the --bind address (SO_REUSEPORT): the kernel
+    /// keeps each sender socket's flows on one of them.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
 }
 
 /// Options of `sluice udp send`.
@@ -146,6 +152,10 @@ pub struct SendArgs {
     /// The scenario's index of the host this sender runs on (with --closed-loops).
     #[arg(long, requires = "closed_loops")]
     host: Option<u32>,
+    /// Sender threads: the flows are dealt to them in turns by start time; each has its own socket
+    /// (--bind's port + its number, when the port is not 0) and paces its flows to line rate / N.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
 }
 
 /// Runs `sluice udp ...`.
@@ -172,7 +182,15 @@ fn bind(flag: &str, value: &str, offloads: bool) -> Result<Socket, Failure> {
 }
 
 fn recv(args: RecvArgs) -> Result<(), Failure> {
-    let socket = bind("bind", &args.bind, !args.no_offloads)?;
+    let threads = thread_count(args.threads)?;
+    if threads > 1 && args.algorithm.is_some() {
+        return Err(Failure::Error(
+            "--threads with --algorithm: a receiver-driven algorithm paces the host's tokens on one link, \
+             so its receiver runs on one thread"
+                .into(),
+        ));
+    }
+    let sockets = shared_sockets(&args.bind, threads, !args.no_offloads)?;
     let limit = args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?;
     let cnp = option("cnp-interval", &args.cnp_interval, parse_duration)?;
     let config = TransportConfig {
@@ -181,48 +199,105 @@ fn recv(args: RecvArgs) -> Result<(), Failure> {
         ..TransportConfig::default()
     };
     config.validate().map_err(Failure::Error)?;
-    let mut endpoint = Endpoint::new(config, PlaneConfig::default(), 0);
-    endpoint.set_cnp_interval(cnp);
     let trace_interval = option("trace-interval", &args.trace_interval, parse_duration)?;
-    endpoint.trace(&args.trace_flows, trace_interval);
-    if let Some(name) = &args.algorithm {
-        let algorithm = checked_algorithm(name)?;
-        let params = parse_params(&args.params)?;
-        let factory =
-            (algorithm.build)(&params, config.line_rate).map_err(|e| Failure::Error(format!("--param: {e}")))?;
+    let tokens = match &args.algorithm {
+        Some(name) => {
+            let algorithm = checked_algorithm(name)?;
+            let params = parse_params(&args.params)?;
+            let factory =
+                (algorithm.build)(&params, config.line_rate).map_err(|e| Failure::Error(format!("--param: {e}")))?;
+            // Checked here, where an error can still be told; each thread repeats it on its own endpoint.
+            Endpoint::new(config, PlaneConfig::default(), 0).receive_tokens(factory.clone()).map_err(|why| {
+                Failure::Error(format!("--algorithm {name:?}: {why}; its receivers need no --algorithm"))
+            })?;
+            Some(factory)
+        }
+        None => None,
+    };
+    let make = || {
+        let mut endpoint = Endpoint::new(config, PlaneConfig::default(), 0);
+        endpoint.set_cnp_interval(cnp);
+        endpoint.trace(&args.trace_flows, trace_interval);
+        if let Some(factory) = &tokens {
+            endpoint.receive_tokens(factory.clone()).expect("checked before the threads started");
+        }
         endpoint
-            .receive_tokens(factory)
-            .map_err(|why| Failure::Error(format!("--algorithm {name:?}: {why}; its receivers need no --algorithm")))?;
-    }
-    let mut host = UdpHost::new(socket, endpoint);
+    };
+    let local = sockets[0].local_addr().map_err(|e| Failure::Error(e.to_string()))?;
     crate::console::catch_interrupts()?;
-    note(&format!("receiving on {}", host.local_addr().map_err(|e| Failure::Error(e.to_string()))?));
-    host.run(|_, now| interrupted() || limit.is_some_and(|l| now >= l)).map_err(|e| Failure::Error(e.to_string()))?;
-    let bytes: u64 = host.endpoint.received().map(|(_, b)| b).sum();
-    let flows = host.endpoint.received().count();
-    let c = host.endpoint.counters;
+    note(&format!("receiving on {local}{}", if threads > 1 { format!(" ({threads} threads)") } else { String::new() }));
+    let outcomes = run_receivers(sockets, &make, limit);
+    let per_thread: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|o| json!({ "flows": o.received.1, "bytes": o.received.0, "cpu_s": o.cpu.as_secs_f64() }))
+        .collect();
+    let total = merged(outcomes)?;
+    let (bytes, flows) = total.received;
+    let c = total.counters;
     let stats = json!({
         "flows": flows,
         "bytes": bytes,
         "acks_sent": c.acks_sent,
         "cnps_sent": c.cnps_sent,
         "ce_received": c.ce_received,
-        "tokens": token_stats(&host.endpoint),
-        "refused": refused(&host.endpoint),
+        "tokens": token_stats(&total.tokens),
+        "refused": refused(&c),
+        "threads": per_thread,
+        "cpu_s": total.cpu.as_secs_f64(),
     });
     if let Some(path) = &args.stats {
         write_new(path, &format!("{stats:#}\n"))?;
     }
     if let Some(path) = &args.trace {
         let mut text = Vec::new();
-        write_trace_csv(&mut text, &host.endpoint.traces()).map_err(|e| Failure::Error(e.to_string()))?;
+        write_trace_csv(&mut text, &total.traces).map_err(|e| Failure::Error(e.to_string()))?;
         write_new(path, std::str::from_utf8(&text).expect("CSV is UTF-8"))?;
     }
-    let tokens = host.endpoint.token_counters();
     out(&format!(
         "received {bytes} bytes in {flows} flows; {} ACKs, {} CNPs, {} CE marks, {} tokens, {} NACKs\n",
-        c.acks_sent, c.cnps_sent, c.ce_received, tokens.tokens_issued, tokens.nacks
+        c.acks_sent, c.cnps_sent, c.ce_received, total.tokens.tokens_issued, total.tokens.nacks
     ))
+}
+
+/// `--threads N`, checked.
+fn thread_count(threads: usize) -> Result<usize, Failure> {
+    if threads == 0 || threads > MAX_THREADS {
+        return Err(Failure::Error(format!("--threads {threads}: expected 1 to {MAX_THREADS}")));
+    }
+    Ok(threads)
+}
+
+/// `threads` sockets on the address `value` (one plain socket for one thread); the later ones take the
+/// port the first was given when `value`'s port is 0.
+fn shared_sockets(value: &str, threads: usize, offloads: bool) -> Result<Vec<Socket>, Failure> {
+    if threads == 1 {
+        return Ok(vec![bind("bind", value, offloads)?]);
+    }
+    let mut addr = address("bind", value)?;
+    let mut sockets = Vec::with_capacity(threads);
+    for _ in 0..threads {
+        let socket = Socket::bind_shared(addr, offloads).map_err(|e| Failure::Error(format!("--bind {addr}: {e}")))?;
+        addr = socket.local_addr().map_err(|e| Failure::Error(e.to_string()))?;
+        sockets.push(socket);
+    }
+    // The kernel's hash stays in charge where the program cannot be attached: it still keeps each sender
+    // socket on one receiver thread, only less evenly.
+    if let Err(e) = sockets[0].steer_by_source_port(threads as u32) {
+        note(&format!("receiver threads are chosen by the kernel's hash (steering by source port: {e})"));
+    }
+    Ok(sockets)
+}
+
+/// The threads' outcomes added up; the first thread error fails the command.
+fn merged(outcomes: Vec<ThreadOutcome>) -> Result<ThreadOutcome, Failure> {
+    let mut total = ThreadOutcome::default();
+    for o in outcomes {
+        total.merge(o);
+    }
+    match total.error.take() {
+        Some(e) => Err(Failure::Error(e)),
+        None => Ok(total),
+    }
 }
 
 /// The algorithm named `name`, if the UDP datapath runs it.
@@ -234,6 +309,7 @@ fn checked_algorithm(name: &str) -> Result<&'static sluice_cc::registry::Algorit
 }
 
 fn send(args: SendArgs) -> Result<(), Failure> {
+    let threads = thread_count(args.threads)?;
     let algorithm = checked_algorithm(&args.algorithm)?;
     let config = TransportConfig {
         mtu: args.mtu,
@@ -261,12 +337,8 @@ fn send(args: SendArgs) -> Result<(), Failure> {
     let default_limit = if sized { 60 * PS_PER_S } else { 5 * PS_PER_S };
     let limit =
         args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?.unwrap_or(default_limit);
-    let mut host = UdpHost::new(bind("bind", &args.bind, !args.no_offloads)?, Endpoint::new(config, plane, 0));
-    let peers: Vec<PeerId> = plan.iter().map(|f| host.peer(f.to)).collect();
-    let trace_interval = option("trace-interval", &args.trace_interval, parse_duration)?;
-    host.endpoint.trace(&args.trace_flows, trace_interval);
-    crate::console::catch_interrupts()?;
-    let mut loops = match (&args.closed_loops, args.host) {
+    let (receivers, peers) = number_peers(&plan);
+    let loops = match (&args.closed_loops, args.host) {
         (Some(path), Some(index)) => {
             let framing = (config.payload_bytes(0) as u64, per_packet_bytes());
             let loaded = SenderLoops::load(path, index, &plan, &peers, framing);
@@ -274,85 +346,33 @@ fn send(args: SendArgs) -> Result<(), Failure> {
         }
         _ => None,
     };
-    let mut schedule = Schedule::new(&plan, peers);
-    let mut results = Vec::new();
-    let mut failure = None;
-    host.run(|e, now| {
-        if let Err(err) = schedule.due(e, now, &factory, algorithm.needs) {
-            failure = Some(err);
-            return true;
-        }
-        let finished = e.take_finished();
-        // Past the time limit no slot starts another flow.
-        let refilling = loops.as_mut().filter(|_| now < limit);
-        if let Some(Err(err)) = refilling.map(|l| l.refill(&finished, e, now, &factory, algorithm.needs)) {
-            failure = Some(err);
-            return true;
-        }
-        results.extend(finished);
-        if now >= limit || interrupted() {
-            schedule.stop_all(e);
-        }
-        (schedule.all_started() && e.active() == 0) || now >= limit + 2 * config.peer_timeout
-    })
-    .map_err(|e| Failure::Error(e.to_string()))?;
-    if let Some(err) = failure {
-        return Err(Failure::Error(err));
-    }
-    let now = host.now();
-    host.endpoint.abandon(now, "data still unacknowledged when the run ended");
-    results.extend(host.endpoint.take_finished());
+    let setup = SendSetup {
+        config,
+        plane,
+        factory,
+        needs: algorithm.needs,
+        limit,
+        trace: (args.trace_flows.clone(), option("trace-interval", &args.trace_interval, parse_duration)?),
+    };
+    let shards = shard(&plan, &peers, threads, loops);
+    let sockets =
+        sender_sockets(address("bind", &args.bind)?, shards.len(), !args.no_offloads).map_err(Failure::Error)?;
+    crate::console::catch_interrupts()?;
+    let outcomes = run_senders(&setup, shards, sockets, &receivers);
+    let per_thread: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|o| json!({ "flows": o.flows, "data_packets": o.counters.data_sent, "cpu_s": o.cpu.as_secs_f64() }))
+        .collect();
+    let mut total = merged(outcomes)?;
     let mut plan = plan;
-    plan.extend(loops.map_or_else(Vec::new, |l| l.later));
-    report(&args, &host, &results, config, &plan)
+    plan.append(&mut total.later);
+    total.traces.sort_by_key(sluice_results::FlowTrace::flow);
+    report(&args, &total, &per_thread, config, &plan)
 }
 
 /// Wire bytes of a packet beyond its payload: the sluice header, UDP, IPv4 and Ethernet.
 fn per_packet_bytes() -> u64 {
     (IP_UDP_BYTES + ETHERNET_BYTES) as u64 + sluice_wire::sluice::HEADER_LEN as u64
-}
-
-/// Opens planned flows when their start comes and stops streams when their stop comes.
-struct Schedule {
-    /// Flows by start time, with their peers; `next` is the first not yet opened.
-    flows: Vec<(Planned, PeerId)>,
-    next: usize,
-    /// Streams with stop times, by stop time; `next_stop` is the first not yet stopped.
-    stops: Vec<(Time, u32)>,
-    next_stop: usize,
-}
-
-impl Schedule {
-    fn new(plan: &[Planned], peers: Vec<PeerId>) -> Schedule {
-        let mut flows: Vec<(Planned, PeerId)> = plan.iter().copied().zip(peers).collect();
-        flows.sort_by_key(|(f, _)| (f.start, f.id));
-        let mut stops: Vec<(Time, u32)> = plan.iter().filter_map(|f| f.stop.map(|t| (t, f.id))).collect();
-        stops.sort_unstable();
-        Schedule { flows, next: 0, stops, next_stop: 0 }
-    }
-
-    fn due(&mut self, e: &mut Endpoint, now: Time, factory: &Arc<dyn Factory>, needs: Needs) -> Result<(), String> {
-        while let Some((f, peer)) = self.flows.get(self.next).filter(|(f, _)| f.start <= now) {
-            let spec = FlowSpec { id: f.id, peer: *peer, size: f.size, factory: factory.clone(), needs };
-            e.open(spec, now)?;
-            self.next += 1;
-        }
-        while let Some(&(_, id)) = self.stops.get(self.next_stop).filter(|(at, _)| *at <= now) {
-            e.stop_stream(id);
-            self.next_stop += 1;
-        }
-        Ok(())
-    }
-
-    fn all_started(&self) -> bool {
-        self.next == self.flows.len()
-    }
-
-    /// The run is over: flows not yet started never will, and every stream stops.
-    fn stop_all(&mut self, e: &mut Endpoint) {
-        self.flows.truncate(self.next);
-        e.stop_streams();
-    }
 }
 
 /// `KEY=VALUE` pairs as a [cc.params] table (values as `sluice_cc::registry::param_value` reads them).
@@ -378,8 +398,7 @@ fn plane_config(pairs: &[String]) -> Result<PlaneConfig, Failure> {
 }
 
 /// The plane's counters, as JSON.
-fn plane_stats(e: &Endpoint) -> serde_json::Value {
-    let c = e.plane_counters();
+fn plane_stats(c: &PlaneCounters) -> serde_json::Value {
     json!({
         "signals": c.signals,
         "reports": c.reports,
@@ -395,8 +414,7 @@ fn plane_stats(e: &Endpoint) -> serde_json::Value {
 }
 
 /// The token transport's counters, as JSON.
-fn token_stats(e: &Endpoint) -> serde_json::Value {
-    let t = e.token_counters();
+fn token_stats(t: &TokenCounters) -> serde_json::Value {
     json!({
         "requests": t.requests,
         "tokens_issued": t.tokens_issued,
@@ -413,8 +431,7 @@ fn token_stats(e: &Endpoint) -> serde_json::Value {
     })
 }
 
-fn refused(e: &Endpoint) -> serde_json::Value {
-    let c = e.counters;
+fn refused(c: &TransportCounters) -> serde_json::Value {
     json!({
         "malformed": c.malformed,
         "unknown_flow": c.unknown_flow,
@@ -427,21 +444,24 @@ fn refused(e: &Endpoint) -> serde_json::Value {
 
 fn report(
     args: &SendArgs,
-    host: &UdpHost,
-    results: &[FlowResult],
+    total: &ThreadOutcome,
+    per_thread: &[serde_json::Value],
     config: TransportConfig,
     plan: &[Planned],
 ) -> Result<(), Failure> {
+    let results = &total.results;
     let failed: Vec<&FlowResult> = results.iter().filter(|r| r.error.is_some()).collect();
     let delivered: u64 = results.iter().map(|r| r.size).sum();
     let first = results.iter().map(|r| r.start).min().unwrap_or(0);
     let last = results.iter().map(|r| r.finish).max().unwrap_or(0);
     let seconds = (last - first) as f64 / PS_PER_S as f64;
-    let goodput = if seconds > 0.0 { delivered as f64 * 8.0 / seconds } else { 0.0 };
-    let c = host.endpoint.counters;
+    let per_second = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
+    let goodput = per_second(delivered as f64 * 8.0);
+    let c = total.counters;
     if let Some(dir) = &args.out {
+        let by_id: std::collections::HashMap<u32, &Planned> = plan.iter().map(|f| (f.id, f)).collect();
         let mut records: Vec<FlowRecord> =
-            results.iter().filter_map(|r| Some(record(r, config, plan.iter().find(|f| f.id == r.id)?))).collect();
+            results.iter().filter_map(|r| Some(record(r, config, by_id.get(&r.id)?))).collect();
         records.sort_by_key(|r| r.id);
         let mut fct = Vec::new();
         write_fct_csv(&mut fct, &records).map_err(|e| Failure::Error(e.to_string()))?;
@@ -453,20 +473,24 @@ fn report(
             "delivered_bytes": delivered,
             "goodput_bps": goodput,
             "data_packets": c.data_sent,
+            "data_packets_per_s": per_second(c.data_sent as f64),
+            "goodput_jain": goodput_jain(results),
             "retransmits": c.retransmits,
             "timeouts": c.timeouts,
-            "tokens": token_stats(&host.endpoint),
-            "refused": refused(&host.endpoint),
-            "plane": plane_stats(&host.endpoint),
-            "io": { "send_calls": host.io.send_calls, "send_dropped": host.io.send_dropped, "recv_calls": host.io.recv_calls,
-                    "gso": host.offloads().0, "gro": host.offloads().1 },
+            "tokens": token_stats(&total.tokens),
+            "refused": refused(&c),
+            "plane": plane_stats(&total.plane),
+            "io": { "send_calls": total.io.send_calls, "send_dropped": total.io.send_dropped,
+                    "recv_calls": total.io.recv_calls, "gso": total.offloads.0, "gro": total.offloads.1 },
+            "threads": per_thread,
+            "cpu_s": total.cpu.as_secs_f64(),
+            "peak_rss_bytes": peak_resident_bytes(),
         });
         fs::create_dir_all(dir).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
         write_new(&dir.join("fct.csv"), std::str::from_utf8(&fct).expect("CSV is UTF-8"))?;
-        let traces = host.endpoint.traces();
-        if !traces.is_empty() {
+        if !total.traces.is_empty() {
             let mut text = Vec::new();
-            write_trace_csv(&mut text, &traces).map_err(|e| Failure::Error(e.to_string()))?;
+            write_trace_csv(&mut text, &total.traces).map_err(|e| Failure::Error(e.to_string()))?;
             write_new(&dir.join("trace.csv"), std::str::from_utf8(&text).expect("CSV is UTF-8"))?;
         }
         write_new(&dir.join("summary.json"), &format!("{summary:#}\n"))?;
@@ -492,6 +516,19 @@ fn report(
         ))),
         None => Ok(()),
     }
+}
+
+/// Jain's fairness index of the flows' goodputs (bytes over each flow's own lifetime); `null` without
+/// a flow that lasted.
+fn goodput_jain(results: &[FlowResult]) -> serde_json::Value {
+    let rates: Vec<f64> =
+        results.iter().filter(|r| r.finish > r.start).map(|r| r.size as f64 / (r.finish - r.start) as f64).collect();
+    let sum: f64 = rates.iter().sum();
+    let squares: f64 = rates.iter().map(|x| x * x).sum();
+    if rates.is_empty() || squares == 0.0 {
+        return serde_json::Value::Null;
+    }
+    json!(sum * sum / (rates.len() as f64 * squares))
 }
 
 fn record(r: &FlowResult, config: TransportConfig, f: &Planned) -> FlowRecord {

@@ -26,7 +26,7 @@ const IDS_PER_HOST: u32 = 1 << 20;
 
 /// A sender's closed-loop slots.
 pub struct SenderLoops {
-    resolved: Resolved,
+    resolved: Arc<Resolved>,
     /// The loops, their slots' streams past the draws made so far.
     loops: Vec<ClosedLoop>,
     /// Running flow id -> (loop, slot), for the slots of this host.
@@ -69,7 +69,39 @@ impl SenderLoops {
         }
         let generated = resolved.flows.len() as u32;
         let next_id = generated.saturating_add(host.saturating_mul(IDS_PER_HOST));
-        Ok(SenderLoops { resolved, loops, running, peers: slot_peers, next_id, framing, later: Vec::new() })
+        Ok(SenderLoops {
+            resolved: Arc::new(resolved),
+            loops,
+            running,
+            peers: slot_peers,
+            next_id,
+            framing,
+            later: Vec::new(),
+        })
+    }
+
+    /// These slots split over `shards` sender threads: each slot goes with its first flow, to the shard
+    /// `shard_of` gives that flow's id, and each shard takes later flow ids from its own part of the
+    /// host's range, so that no two threads number a flow alike.
+    pub fn split(self, shards: usize, shard_of: impl Fn(u32) -> usize) -> Vec<SenderLoops> {
+        let ids_per_shard = IDS_PER_HOST / shards.max(1) as u32;
+        let mut parts: Vec<SenderLoops> = (0..shards)
+            .map(|k| SenderLoops {
+                resolved: self.resolved.clone(),
+                loops: self.loops.clone(),
+                running: HashMap::new(),
+                peers: HashMap::new(),
+                next_id: self.next_id + k as u32 * ids_per_shard,
+                framing: self.framing,
+                later: Vec::new(),
+            })
+            .collect();
+        for (id, slot) in self.running {
+            let part = &mut parts[shard_of(id).min(shards - 1)];
+            part.running.insert(id, slot);
+            part.peers.insert(slot, self.peers[&slot]);
+        }
+        parts
     }
 
     /// Starts the next flow of the slot of each finished flow in `finished`, unless its loop has ended
@@ -98,5 +130,53 @@ impl SenderLoops {
             self.later.push(Planned { id, src, dst, to, size: Some(size), start: now, stop: None, ideal_fct, group });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Host 1's first flows of `scenarios/closed_loop/ncast4.toml` (h1..h4 send 5 slots each to h0).
+    fn host1() -> (std::path::PathBuf, Vec<Planned>) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/closed_loop/ncast4.toml");
+        let scenario = sluice_scenario::load(&path, &[], None).unwrap();
+        let resolved = sluice_scenario::resolve(&scenario).unwrap();
+        let to: SocketAddrV4 = "127.0.0.1:9".parse().unwrap();
+        let plan = (resolved.flows.iter().enumerate())
+            .filter(|(_, f)| f.src == 1)
+            .map(|(id, f)| Planned {
+                id: id as u32,
+                src: f.src,
+                dst: f.dst,
+                to,
+                size: Some(f.size),
+                start: f.start,
+                stop: None,
+                ideal_fct: None,
+                group: f.group,
+            })
+            .collect();
+        (path, plan)
+    }
+
+    #[test]
+    fn split_gives_each_slot_to_its_first_flows_shard_and_each_shard_its_own_ids() {
+        let (path, plan) = host1();
+        assert_eq!(plan.len(), 5, "five slots on host 1");
+        let loops = SenderLoops::load(&path, 1, &plan, &[0; 5], (1000, 84)).unwrap();
+        let base = loops.next_id;
+        let shard_of = |id: u32| plan.iter().position(|f| f.id == id).unwrap() % 2;
+        let parts = loops.split(2, shard_of);
+        assert_eq!(parts.len(), 2);
+        for (k, part) in parts.iter().enumerate() {
+            let mut mine: Vec<u32> = part.running.keys().copied().collect();
+            mine.sort_unstable();
+            let mut expected: Vec<u32> = plan.iter().filter(|f| shard_of(f.id) == k).map(|f| f.id).collect();
+            expected.sort_unstable();
+            assert_eq!(mine, expected, "shard {k} runs the slots of its own first flows");
+            assert_eq!(part.peers.len(), expected.len());
+            assert_eq!(part.next_id, base + k as u32 * (IDS_PER_HOST / 2), "shard {k}'s later ids");
+        }
     }
 }

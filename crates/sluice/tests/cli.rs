@@ -890,3 +890,56 @@ fn udp_send_runs_its_algorithm_off_the_datapath_with_plane_offload() {
     assert!(plane["batches"].as_u64().unwrap() > 0, "reports crossed the channel: {plane}");
     assert!(plane["decision_messages"].as_u64().unwrap() > 0, "decisions came back: {plane}");
 }
+
+#[test]
+fn udp_threads_shard_the_flows_and_share_the_receivers_port() {
+    let dir = Scratch::new("udp-threads");
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let to = format!("127.0.0.1:{port}");
+    let stats = dir.join("recv.json");
+    let mut receiver = std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["udp", "recv", "--bind", &to, "--threads", "2", "--duration", "4s", "--stats"])
+        .arg(&stats)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let send = ["udp", "send", "--to", &to, "--flows", "12", "--size", "200KB", "--threads", "4", "--out", "out"];
+    let send = sluice(&dir.path, &send);
+    assert_eq!(send.code, Some(0), "{}", send.stderr);
+    assert!(receiver.wait().unwrap().success());
+    let summary: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["delivered_bytes"], 12 * 200_000);
+    let threads = summary["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 4, "{summary}");
+    for t in threads {
+        assert_eq!(t["flows"], 3, "flows dealt evenly: {t}");
+        assert!(t["data_packets"].as_u64().unwrap() >= 3 * 137, "each thread sent its flows: {t}");
+    }
+    let fct = fs::read_to_string(dir.join("out/fct.csv")).unwrap();
+    let ids: std::collections::BTreeSet<&str> = fct.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(ids.len(), 12, "one row per flow, ids distinct:\n{fct}");
+    let received: serde_json::Value = serde_json::from_str(&fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(received["bytes"], 12 * 200_000, "{received}");
+    assert_eq!(received["flows"], 12, "{received}");
+    let per_thread = received["threads"].as_array().unwrap();
+    assert_eq!(per_thread.len(), 2, "{received}");
+    // Four sender threads on consecutive ports, steered by source port: two to each receiver thread.
+    for t in per_thread {
+        assert_eq!(t["flows"], 6, "each receiver thread took two senders' flows: {received}");
+    }
+}
+
+#[test]
+fn udp_threads_are_checked() {
+    let dir = Scratch::new("udp-threads-bad");
+    let zero = sluice(&dir.path, &["udp", "send", "--to", "127.0.0.1:9", "--threads", "0"]);
+    assert_eq!(zero.code, Some(2));
+    assert!(zero.error().contains("--threads 0: expected 1 to 1024"), "{}", zero.stderr);
+    let tokens = ["udp", "recv", "--bind", "127.0.0.1:0", "--threads", "2", "--algorithm", "homa"];
+    let tokens = sluice(&dir.path, &tokens).error();
+    assert!(tokens.contains("--threads with --algorithm"), "{tokens}");
+    assert!(dir.entries().is_empty(), "no output written: {:?}", dir.entries());
+}
