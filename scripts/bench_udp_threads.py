@@ -9,7 +9,8 @@ FLOWS flows for --duration, stops the receiver with SIGINT, and reads both sides
 goodput, Jain's index of the flows' goodputs, the CPU time of the sender's and receiver's threads,
 packets per second per busy sender core (packets/s divided by the sender's CPU share), the share of
 packets sent again, and the sender's peak resident memory per flow (everything the process holds,
-divided by the flows).
+divided by the flows). With --trace every flow is traced at every change, and two columns add the trace
+rows written per second and the share of records dropped because a ring was full.
 """
 
 import argparse
@@ -51,6 +52,8 @@ def one_run(args, flows, threads, out):
     send = [args.binary, "udp", "send", "--to", to, "--flows", str(flows), "--threads", str(threads),
             "--duration", args.duration, "--mtu", str(args.mtu), "--line-rate", args.line_rate,
             "--algorithm", args.algorithm, "--out", os.path.join(out, "send")]
+    if args.trace:
+        send += ["--trace-all", "--trace-interval", "0ns"]
     sent = subprocess.run(send, capture_output=True, text=True)
     receiver.send_signal(signal.SIGINT)
     receiver.wait()
@@ -70,9 +73,15 @@ def row(flows, threads, s, r, duration):
     per_core = pps / cores if cores > 0 else 0
     resent = s["retransmits"] / s["data_packets"] if s["data_packets"] else 0
     jain = s["goodput_jain"]
-    return (f"| {flows:,} | {threads} | {pps / 1e6:.2f} M | {s['goodput_bps'] / 1e9:.1f} Gbps | "
+    line = (f"| {flows:,} | {threads} | {pps / 1e6:.2f} M | {s['goodput_bps'] / 1e9:.1f} Gbps | "
             f"{jain if jain is None else f'{jain:.3f}'} | {sender_cpu:.2f} s | {r['cpu_s']:.2f} s | "
             f"{per_core / 1e6:.2f} M | {100 * resent:.1f}% | {s['peak_rss_bytes'] / flows:,.0f} B |")
+    trace = s.get("trace")
+    if trace:
+        made = trace["rows"] + trace["dropped"]
+        dropped = trace["dropped"] / made if made else 0
+        line += f" {trace['rows'] / duration / 1e6:.2f} M | {100 * dropped:.1f}% |"
+    return line
 
 
 def main():
@@ -85,11 +94,15 @@ def main():
     p.add_argument("--algorithm", default="dctcp")
     p.add_argument("--mtu", type=int, default=1084)
     p.add_argument("--line-rate", default="100Gbps")
+    p.add_argument("--trace", action="store_true",
+                   help="trace every flow's every change (--trace-all --trace-interval 0ns): adds trace rows/s "
+                        "written and the share of records dropped")
     args = p.parse_args()
     duration = seconds(args.duration)
+    extra = " trace rows/s | trace records dropped |" if args.trace else ""
     print("| flows | threads (each side) | data packets/s | goodput | Jain | sender CPU | receiver CPU | "
-          "packets/s per sender core | resent | sender peak RSS per flow |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "packets/s per sender core | resent | sender peak RSS per flow |" + extra)
+    print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if args.trace else ""))
     for _ in range(args.rounds):
         for flows in [int(f) for f in args.flows.split(",")]:
             for threads in [int(t) for t in args.threads.split(",")]:

@@ -171,12 +171,24 @@ pub fn write_trace_csv<W: Write + ?Sized>(out: &mut W, traces: &[FlowTrace]) -> 
     for trace in traces {
         for row in trace.rows() {
             for (name, value) in trace.names().iter().zip(row.values) {
-                let value = (*value != UNSET).then_some(value);
-                writeln!(out, "{},{},{},{}", Ns(row.time), trace.flow(), Text(name), Opt(value))?;
+                write_trace_row(out, row.time, trace.flow(), name, *value)?;
             }
         }
     }
     Ok(())
+}
+
+/// Writes one row of `trace.csv` (columns [`TRACE_HEADER`]): what a streaming trace writer writes as its
+/// records come, in the format of [`write_trace_csv`].
+pub fn write_trace_row<W: Write + ?Sized>(
+    out: &mut W,
+    time: Time,
+    flow: u64,
+    name: &str,
+    value: f64,
+) -> io::Result<()> {
+    let value = (value != UNSET).then_some(value);
+    writeln!(out, "{},{},{},{}", Ns(time), flow, Text(name), Opt(value))
 }
 
 /// Writes `packets.csv`: one row per traced event, in time order; a PFC event leaves the packet's

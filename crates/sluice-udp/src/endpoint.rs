@@ -23,6 +23,7 @@ use crate::config::{TransportConfig, ETHERNET_BYTES, INT_HOPS_RESERVED, IP_UDP_B
 use crate::receiver::{Arrival as Landed, Receiver};
 use crate::sender::{Next, Sender};
 use crate::token::{RxLink, TokenCounters, TokenHooks, TokenReceiver, TokenSend, TokenSender, TokenTimer};
+use crate::trace_ring::{FlowTracer, TapCounters, TraceStream};
 use crate::wheel::Wheel;
 use crate::PeerId;
 
@@ -195,7 +196,7 @@ struct SendFlow {
     start: Time,
     ended: bool,
     /// The algorithm's variables over time, for traced flows.
-    trace: Option<Box<TraceRecorder>>,
+    trace: Option<Box<FlowTracer>>,
     /// Tokens and requests of a receiver-driven algorithm.
     token: Option<Box<TokenSender>>,
 }
@@ -218,6 +219,11 @@ pub struct Endpoint {
     finished: Vec<FlowResult>,
     /// Flows to trace when they open, and the spacing of their rows.
     traced: (HashSet<u32>, Time),
+    /// Where traced flows stream their records, when they do (else they keep rows in memory), and
+    /// whether every flow is traced.
+    stream: Option<(TraceStream, bool)>,
+    /// What the streaming taps recorded and dropped.
+    taps: TapCounters,
     /// The receiving side of receiver-driven algorithms, when this endpoint runs one.
     tokens: Option<Box<TokenReceiver>>,
     /// The latest time the endpoint was given.
@@ -240,7 +246,8 @@ struct UdpPath<'a> {
     slot: u32,
     cwnd: &'a mut u64,
     rate: &'a mut Rate,
-    trace: &'a mut Option<Box<TraceRecorder>>,
+    trace: &'a mut Option<Box<FlowTracer>>,
+    taps: &'a mut TapCounters,
 }
 
 impl Datapath for UdpPath<'_> {
@@ -291,7 +298,7 @@ impl Datapath for UdpPath<'_> {
 
     fn ran(&mut self, cc: &dyn CongestionControl) {
         if let Some(trace) = self.trace.as_mut() {
-            trace.record(self.now, &mut |out| cc.trace(out));
+            trace.record(self.now, &mut |out| cc.trace(out), self.taps);
         }
     }
 }
@@ -332,6 +339,8 @@ impl Endpoint {
             active: 0,
             finished: Vec::new(),
             traced: (HashSet::new(), 0),
+            stream: None,
+            taps: TapCounters::default(),
             tokens: None,
             clock: now,
             token_counters: TokenCounters::default(),
@@ -412,7 +421,7 @@ impl Endpoint {
             last_timeout: now,
             start: now,
             ended: false,
-            trace: self.traced.0.contains(&spec.id).then(|| Box::new(TraceRecorder::new(self.traced.1))),
+            trace: self.tracer(spec.id),
             token: None,
         };
         let info = FlowInfo {
@@ -459,11 +468,33 @@ impl Endpoint {
         }
     }
 
+    /// Streams the algorithm's variables of the flows `ids` (every flow if `all`) that open from now on
+    /// through `stream`, a record whenever one changes (at most as often as the stream's interval).
+    pub fn stream_traces(&mut self, ids: &[u32], all: bool, stream: TraceStream) {
+        self.traced.0 = ids.iter().copied().collect();
+        self.stream = Some((stream, all));
+    }
+
+    /// What the streaming taps recorded and dropped.
+    pub fn tap_counters(&self) -> TapCounters {
+        self.taps
+    }
+
+    /// The tracer of a new flow `id`, if it is traced.
+    fn tracer(&self, id: u32) -> Option<Box<FlowTracer>> {
+        match &self.stream {
+            Some((stream, all)) => {
+                (*all || self.traced.0.contains(&id)).then(|| Box::new(FlowTracer::Streamed(stream.tap(u64::from(id)))))
+            }
+            None => self.traced.0.contains(&id).then(|| Box::new(FlowTracer::Kept(TraceRecorder::new(self.traced.1)))),
+        }
+    }
+
     /// The traces of the traced flows, by flow id: of the flows this endpoint sends, and of the
     /// receiver-driven flows it receives (their receiver controllers'), leaving out traces without rows
     /// (a token algorithm's sender traces nothing).
     pub fn traces(&self) -> Vec<FlowTrace> {
-        let sent = self.flows.iter().filter_map(|f| Some(f.trace.as_ref()?.to_trace(f.id as u64)));
+        let sent = self.flows.iter().filter_map(|f| Some(f.trace.as_ref()?.kept()?.to_trace(f.id as u64)));
         let received = self.tokens.iter().flat_map(|t| t.traces());
         let mut traces: Vec<FlowTrace> = sent.chain(received).filter(|t| !t.is_empty()).collect();
         traces.sort_by_key(FlowTrace::flow);
@@ -1072,6 +1103,7 @@ impl Endpoint {
             cwnd: &mut f.cwnd,
             rate: &mut f.rate,
             trace: &mut f.trace,
+            taps: &mut self.taps,
         };
         call(&mut f.driver, &mut dp)
     }

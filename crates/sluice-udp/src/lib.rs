@@ -8,6 +8,7 @@
 //! - [`receiver`]: one flow's receiving state and ACK policy.
 //! - [`sender`]: one flow's sending state: scoreboard, loss detection, RTT estimate.
 //! - [`token`]: the receiver-driven (token) transport at both ends: requests, tokens, grants, NACKs.
+//! - [`trace_ring`]: streamed traces: a bounded ring per traced flow, drained by a writer thread.
 //! - [`endpoint`]: a host's flows, without I/O (datagrams in, datagrams out, a clock).
 //! - [`io`]: batched IPv4 UDP sockets that carry the ECN bits both ways.
 //! - [`host`]: an endpoint on a socket, run on the monotonic clock.
@@ -19,6 +20,7 @@ pub mod io;
 pub mod receiver;
 pub mod sender;
 pub mod token;
+pub mod trace_ring;
 pub mod wheel;
 
 /// A peer as the I/O layer numbers its addresses.
@@ -28,3 +30,4 @@ pub use config::TransportConfig;
 pub use endpoint::{Endpoint, FlowResult, FlowSpec, Refused, Transmit, TransportCounters};
 pub use host::{IoCounters, UdpHost};
 pub use token::TokenCounters;
+pub use trace_ring::{TapCounters, TraceStream, TraceWriter};

@@ -21,8 +21,8 @@ use sluice_udp::{Endpoint, FlowResult, TokenCounters, TransportConfig, Transport
 use crate::udp_loops::SenderLoops;
 use crate::udp_plan::{all_at_once, read_flow_list, Planned};
 use crate::udp_threads::{
-    number_peers, peak_resident_bytes, run_receivers, run_senders, sender_sockets, shard, SendSetup, ThreadOutcome,
-    MAX_THREADS,
+    number_peers, peak_resident_bytes, run_receivers, run_senders, sender_sockets, shard, SendSetup, StreamedTrace,
+    ThreadOutcome, MAX_THREADS,
 };
 
 use crate::console::{note, out, Failure};
@@ -136,9 +136,18 @@ pub struct SendArgs {
     /// Trace the algorithm's variables of these flows (ids, comma-separated) into trace.csv.
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
     trace_flows: Vec<u32>,
-    /// Spacing of trace rows (as the simulator's `output.trace_interval`).
+    /// Trace every flow (as --trace-flows with every id; each traced flow's ring takes --trace-ring
+    /// records of 32 bytes).
+    #[arg(long, conflicts_with = "trace_flows")]
+    trace_all: bool,
+    /// Spacing of trace rows (as the simulator's `output.trace_interval`); with --out, a variable's row is
+    /// written when its value changes, and `0ns` writes every change.
     #[arg(long, default_value = "1us")]
     trace_interval: String,
+    /// Records each traced flow's ring holds until the trace writer drains it; records that find it
+    /// full are dropped and counted (`trace.dropped` in summary.json).
+    #[arg(long, default_value_t = sluice_udp::trace_ring::DEFAULT_RING_RECORDS)]
+    trace_ring: usize,
     /// Directory for fct.csv and summary.json (and trace.csv with --trace-flows).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -346,28 +355,42 @@ fn send(args: SendArgs) -> Result<(), Failure> {
         }
         _ => None,
     };
+    let trace_interval = option("trace-interval", &args.trace_interval, parse_duration)?;
+    if args.trace_ring == 0 {
+        return Err(Failure::Error("--trace-ring 0: a ring holds at least one record".into()));
+    }
+    let shards = shard(&plan, &peers, threads, loops);
+    let sockets =
+        sender_sockets(address("bind", &args.bind)?, shards.len(), !args.no_offloads).map_err(Failure::Error)?;
+    let streamed = match &args.out {
+        Some(dir) if args.trace_all || !args.trace_flows.is_empty() => {
+            Some(StreamedTrace::start(dir, shards.len(), args.trace_ring, trace_interval).map_err(Failure::Error)?)
+        }
+        _ => None,
+    };
     let setup = SendSetup {
         config,
         plane,
         factory,
         needs: algorithm.needs,
         limit,
-        trace: (args.trace_flows.clone(), option("trace-interval", &args.trace_interval, parse_duration)?),
+        trace: (args.trace_flows.clone(), trace_interval),
+        stream: streamed.as_ref().map(|t| (t.streams.clone(), args.trace_all)),
     };
-    let shards = shard(&plan, &peers, threads, loops);
-    let sockets =
-        sender_sockets(address("bind", &args.bind)?, shards.len(), !args.no_offloads).map_err(Failure::Error)?;
     crate::console::catch_interrupts()?;
     let outcomes = run_senders(&setup, shards, sockets, &receivers);
+    drop(setup);
     let per_thread: Vec<serde_json::Value> = outcomes
         .iter()
         .map(|o| json!({ "flows": o.flows, "data_packets": o.counters.data_sent, "cpu_s": o.cpu.as_secs_f64() }))
         .collect();
-    let mut total = merged(outcomes)?;
+    let total = merged(outcomes);
+    let trace_rows = streamed.map(|t| t.finish(total.is_ok()).map_err(Failure::Error)).transpose()?;
+    let mut total = total?;
     let mut plan = plan;
     plan.append(&mut total.later);
     total.traces.sort_by_key(sluice_results::FlowTrace::flow);
-    report(&args, &total, &per_thread, config, &plan)
+    report(&args, &total, &per_thread, config, &plan, trace_rows)
 }
 
 /// Wire bytes of a packet beyond its payload: the sluice header, UDP, IPv4 and Ethernet.
@@ -448,6 +471,7 @@ fn report(
     per_thread: &[serde_json::Value],
     config: TransportConfig,
     plan: &[Planned],
+    trace_rows: Option<u64>,
 ) -> Result<(), Failure> {
     let results = &total.results;
     let failed: Vec<&FlowResult> = results.iter().filter(|r| r.error.is_some()).collect();
@@ -485,6 +509,11 @@ fn report(
             "threads": per_thread,
             "cpu_s": total.cpu.as_secs_f64(),
             "peak_rss_bytes": peak_resident_bytes(),
+            "trace": trace_rows.map(|rows| json!({
+                "rows": rows,
+                "dropped": total.taps.dropped,
+                "ring_records": args.trace_ring,
+            })),
         });
         fs::create_dir_all(dir).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
         write_new(&dir.join("fct.csv"), std::str::from_utf8(&fct).expect("CSV is UTF-8"))?;

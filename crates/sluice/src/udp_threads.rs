@@ -14,7 +14,9 @@
 //! are still told the host's line rate.
 
 use std::collections::HashMap;
+use std::fs;
 use std::net::SocketAddrV4;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,7 +27,8 @@ use sluice_plane::{PlaneConfig, PlaneCounters};
 use sluice_results::FlowTrace;
 use sluice_udp::io::Socket;
 use sluice_udp::{
-    Endpoint, FlowResult, FlowSpec, IoCounters, PeerId, TokenCounters, TransportConfig, TransportCounters, UdpHost,
+    Endpoint, FlowResult, FlowSpec, IoCounters, PeerId, TapCounters, TokenCounters, TraceStream, TraceWriter,
+    TransportConfig, TransportCounters, UdpHost,
 };
 
 use crate::console::interrupted;
@@ -49,6 +52,9 @@ pub struct SendSetup {
     pub limit: Time,
     /// Flows to trace, and the spacing of their rows.
     pub trace: (Vec<u32>, Time),
+    /// Where each sender thread's traced flows stream their records, and whether every flow is traced;
+    /// `None`: traced flows keep their rows in memory.
+    pub stream: Option<(Vec<TraceStream>, bool)>,
 }
 
 /// One sender thread's part of the run.
@@ -72,6 +78,8 @@ pub struct ThreadOutcome {
     pub tokens: TokenCounters,
     /// The CC plane's counters.
     pub plane: PlaneCounters,
+    /// What streamed traces recorded and dropped.
+    pub taps: TapCounters,
     /// The socket loop's counters.
     pub io: IoCounters,
     /// Whether its socket used UDP GSO and GRO.
@@ -96,6 +104,7 @@ impl ThreadOutcome {
         self.counters.add(&o.counters);
         self.tokens.add(&o.tokens);
         self.plane.add(&o.plane);
+        self.taps.add(&o.taps);
         self.io.add(&o.io);
         self.offloads = (self.offloads.0 || o.offloads.0, self.offloads.1 || o.offloads.1);
         self.traces.extend(o.traces);
@@ -111,6 +120,7 @@ impl ThreadOutcome {
             counters: e.counters,
             tokens: e.token_counters(),
             plane: e.plane_counters().clone(),
+            taps: e.tap_counters(),
             io: host.io,
             offloads: host.offloads(),
             traces: e.traces(),
@@ -203,14 +213,14 @@ pub fn run_senders(
     let epoch = Instant::now();
     let n = shards.len() as u64;
     let config = TransportConfig { nic_rate: (n > 1).then(|| (setup.config.nic_rate() / n).max(1)), ..setup.config };
-    let jobs: Vec<(SendShard, Socket)> = shards.into_iter().zip(sockets).collect();
-    on_threads(jobs, "sender", |(shard, socket)| run_sender(setup, config, socket, epoch, shard, receivers))
+    let jobs: Vec<(usize, (SendShard, Socket))> = shards.into_iter().zip(sockets).enumerate().collect();
+    on_threads(jobs, "sender", |(k, (shard, socket))| run_sender(setup, config, (k, socket), epoch, shard, receivers))
 }
 
 fn run_sender(
     setup: &SendSetup,
     config: TransportConfig,
-    socket: Socket,
+    (thread, socket): (usize, Socket),
     epoch: Instant,
     shard: SendShard,
     receivers: &[SocketAddrV4],
@@ -219,7 +229,10 @@ fn run_sender(
     for &addr in receivers {
         host.peer(addr);
     }
-    host.endpoint.trace(&setup.trace.0, setup.trace.1);
+    match &setup.stream {
+        Some((streams, all)) => host.endpoint.stream_traces(&setup.trace.0, *all, streams[thread].clone()),
+        None => host.endpoint.trace(&setup.trace.0, setup.trace.1),
+    }
     let flows = shard.flows.len();
     let mut loops = shard.loops;
     let mut schedule = Schedule::new(shard.flows);
@@ -295,6 +308,86 @@ impl Schedule {
         self.flows.truncate(self.next);
         e.stop_streams();
     }
+}
+
+/// `trace.csv` written as the run goes: one writer thread per sender thread drains that thread's traced
+/// flows' rings into a part file in the output folder; when the run succeeds the parts are joined, in
+/// thread order, into `trace.csv`.
+pub struct StreamedTrace {
+    writers: Vec<(TraceWriter, PathBuf)>,
+    /// The handle each sender thread takes taps from.
+    pub streams: Vec<TraceStream>,
+    done: PathBuf,
+    /// The output folder, if this run made it (removed again, if empty, when the run fails).
+    made: Option<PathBuf>,
+}
+
+impl StreamedTrace {
+    /// Starts the `threads` writers of `dir/trace.csv` for rings of `ring` records and rows at most every
+    /// `interval`.
+    pub fn start(dir: &Path, threads: usize, ring: usize, interval: Time) -> Result<StreamedTrace, String> {
+        let made = (!dir.exists()).then(|| dir.to_path_buf());
+        fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut writers = Vec::with_capacity(threads);
+        let mut streams = Vec::with_capacity(threads);
+        for k in 0..threads {
+            let part = dir.join(format!("trace.csv.partial.{k}"));
+            let file = fs::File::create(&part).map_err(|e| format!("{}: {e}", part.display()))?;
+            let (writer, stream) = TraceWriter::start(file, ring, interval);
+            writers.push((writer, part));
+            streams.push(stream);
+        }
+        Ok(StreamedTrace { writers, streams, done: dir.join("trace.csv"), made })
+    }
+
+    /// Ends the writers once the senders are done; joins the parts into `trace.csv` if `keep`, else
+    /// removes them (and the output folder, if this run made it and it is empty). Returns the rows
+    /// written.
+    pub fn finish(self, keep: bool) -> Result<u64, String> {
+        let StreamedTrace { writers, streams, done, made } = self;
+        drop(streams);
+        let mut rows = Ok(0);
+        let mut parts = Vec::with_capacity(writers.len());
+        for (writer, part) in writers {
+            let written = writer.finish().map_err(|e| format!("{}: {e}", part.display()));
+            rows = rows.and_then(|n| Ok(n + written?));
+            parts.push(part);
+        }
+        let joined = match (keep, &rows) {
+            (true, Ok(_)) => join_parts(&parts, &done),
+            _ => Ok(()),
+        };
+        for part in &parts {
+            let _ = fs::remove_file(part);
+        }
+        if !keep || rows.is_err() || joined.is_err() {
+            if let Some(dir) = made {
+                let _ = fs::remove_dir(dir);
+            }
+        }
+        joined?;
+        rows
+    }
+}
+
+/// Writes `parts` (each a header and rows) into `done` as one file with one header, through a temporary
+/// file.
+fn join_parts(parts: &[PathBuf], done: &Path) -> Result<(), String> {
+    use std::io::{BufRead, BufReader, Write};
+    let tmp = done.with_extension("csv.partial");
+    let fail = |path: &Path, e: std::io::Error| format!("{}: {e}", path.display());
+    let mut out = std::io::BufWriter::new(fs::File::create(&tmp).map_err(|e| fail(&tmp, e))?);
+    for (k, part) in parts.iter().enumerate() {
+        let mut input = BufReader::new(fs::File::open(part).map_err(|e| fail(part, e))?);
+        if k > 0 {
+            let mut header = String::new();
+            input.read_line(&mut header).map_err(|e| fail(part, e))?;
+        }
+        std::io::copy(&mut input, &mut out).map_err(|e| fail(&tmp, e))?;
+    }
+    out.flush().map_err(|e| fail(&tmp, e))?;
+    drop(out);
+    fs::rename(&tmp, done).map_err(|e| fail(done, e))
 }
 
 /// Runs one receiver per socket, each with the endpoint `make` builds, on one clock, until SIGINT or

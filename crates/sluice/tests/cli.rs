@@ -98,8 +98,14 @@ impl Scratch {
 
     /// The names directly inside the directory (hidden ones included), sorted.
     fn entries(&self) -> Vec<String> {
+        self.entries_of(".")
+    }
+
+    /// The names in the folder `sub` of this one, sorted.
+    fn entries_of(&self, sub: &str) -> Vec<String> {
+        let dir = self.path.join(sub);
         let mut names: Vec<String> =
-            fs::read_dir(&self.path).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+            fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         names
     }
@@ -866,18 +872,25 @@ fn udp_send_names_bad_input_and_exits_2() {
     assert!(dir.entries() == ["flows.csv"], "no output written: {:?}", dir.entries());
 }
 
-#[test]
-fn udp_send_runs_its_algorithm_off_the_datapath_with_plane_offload() {
-    let dir = Scratch::new("udp-offload");
+/// A `sluice udp recv` on a free loopback port with `args`, given 300 ms to bind; returns its address.
+fn udp_receiver(args: &[&str]) -> (String, std::process::Child) {
     let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let to = format!("127.0.0.1:{port}");
-    let mut receiver = std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(["udp", "recv", "--bind", &to, "--duration", "30s"])
+    let receiver = std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["udp", "recv", "--bind", &to])
+        .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
+    (to, receiver)
+}
+
+#[test]
+fn udp_send_runs_its_algorithm_off_the_datapath_with_plane_offload() {
+    let dir = Scratch::new("udp-offload");
+    let (to, mut receiver) = udp_receiver(&["--duration", "30s"]);
     let send = ["udp", "send", "--to", &to, "--flows", "2", "--size", "500KB", "--plane", "mode=offload"];
     let send = sluice(&dir.path, &[&send[..], &["--plane", "latency=5us", "--out", "out"]].concat());
     receiver.kill().unwrap();
@@ -894,17 +907,8 @@ fn udp_send_runs_its_algorithm_off_the_datapath_with_plane_offload() {
 #[test]
 fn udp_threads_shard_the_flows_and_share_the_receivers_port() {
     let dir = Scratch::new("udp-threads");
-    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let to = format!("127.0.0.1:{port}");
     let stats = dir.join("recv.json");
-    let mut receiver = std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(["udp", "recv", "--bind", &to, "--threads", "2", "--duration", "4s", "--stats"])
-        .arg(&stats)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (to, mut receiver) = udp_receiver(&["--threads", "2", "--duration", "4s", "--stats", stats.to_str().unwrap()]);
     let send = ["udp", "send", "--to", &to, "--flows", "12", "--size", "200KB", "--threads", "4", "--out", "out"];
     let send = sluice(&dir.path, &send);
     assert_eq!(send.code, Some(0), "{}", send.stderr);
@@ -942,4 +946,33 @@ fn udp_threads_are_checked() {
     let tokens = sluice(&dir.path, &tokens).error();
     assert!(tokens.contains("--threads with --algorithm"), "{tokens}");
     assert!(dir.entries().is_empty(), "no output written: {:?}", dir.entries());
+}
+
+#[test]
+fn udp_send_streams_a_row_for_every_change_of_a_traced_flow() {
+    let dir = Scratch::new("udp-trace-stream");
+    let (to, mut receiver) = udp_receiver(&["--duration", "30s"]);
+    let send = ["udp", "send", "--to", &to, "--flows", "2", "--size", "300KB", "--threads", "2"];
+    let trace = ["--trace-flows", "1", "--trace-interval", "0ns", "--out", "out"];
+    let send = sluice(&dir.path, &[&send[..], &trace[..]].concat());
+    receiver.kill().unwrap();
+    receiver.wait().unwrap();
+    assert_eq!(send.code, Some(0), "{}", send.stderr);
+    assert_eq!(dir.entries_of("out"), ["fct.csv", "summary.json", "trace.csv"], "the partial file became trace.csv");
+    let text = fs::read_to_string(dir.join("out/trace.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("time_ns,flow,variable,value"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().all(|r| r[1] == "1"), "only the traced flow:\n{text}");
+    let cwnd: Vec<(f64, &str)> =
+        rows.iter().filter(|r| r[2] == "cwnd").map(|r| (r[0].parse::<f64>().unwrap(), r[3])).collect();
+    assert!(cwnd.len() > 2, "the window changed as the flow went:\n{text}");
+    for pair in cwnd.windows(2) {
+        assert!(pair[0].0 <= pair[1].0, "in time order: {pair:?}");
+        assert_ne!(pair[0].1, pair[1].1, "a row only when the value changed: {pair:?}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["trace"]["rows"], rows.len() as u64, "{summary}");
+    assert_eq!(summary["trace"]["dropped"], 0, "a 300 KB flow fits its ring of 1,024 records: {summary}");
 }
