@@ -506,6 +506,12 @@ impl Endpoint {
         self.active
     }
 
+    /// Payload bytes flow `id` has had acknowledged cumulatively, if this endpoint sends it.
+    pub fn acknowledged(&self, id: u32) -> Option<u64> {
+        let slot = *self.slot_of.get(&id)?;
+        Some(self.flows[slot as usize].sender.snd_una)
+    }
+
     /// Flows that ended since the last call, in the order they ended.
     pub fn take_finished(&mut self) -> Vec<FlowResult> {
         std::mem::take(&mut self.finished)

@@ -240,6 +240,7 @@ pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome, generat
         }
     }
     merge_traces(dir)?;
+    merge_flow_throughput(dir)?;
     let header = header.ok_or_else(|| Failure::Error(format!("no sender wrote results under {}", dir.display())))?;
     renumber_later_flows(&header, &mut rows, generated);
     rows.sort();
@@ -291,6 +292,31 @@ fn merge_traces(dir: &Path) -> Result<(), Failure> {
     fs::write(dir.join("trace.csv"), text).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))
 }
 
+/// Appends the senders' per-flow series (`throughput.csv` of each host, from the scenario's
+/// `output.throughput_flows`) to the switch's `throughput.csv`, after its ports' rows, by flow id.
+fn merge_flow_throughput(dir: &Path) -> Result<(), Failure> {
+    let mut rows: Vec<(u64, String)> = Vec::new();
+    for host in host_dirs(dir) {
+        let Ok(text) = fs::read_to_string(host.join("throughput.csv")) else { continue };
+        let flow = |l: &str| l.strip_prefix("flow ").and_then(|r| r.split(',').next()?.parse().ok());
+        rows.extend(text.lines().skip(1).map(|l| (flow(l).unwrap_or(u64::MAX), l.to_string())));
+    }
+    if rows.is_empty() {
+        return Ok(());
+    }
+    // Stable: each flow's samples stay in time order.
+    rows.sort_by_key(|(id, _)| *id);
+    let path = dir.join("throughput.csv");
+    let fail = |e: std::io::Error| Failure::Error(format!("{}: {e}", path.display()));
+    let mut text =
+        fs::read_to_string(&path).unwrap_or_else(|_| format!("{}\n", sluice_results::csv::THROUGHPUT_HEADER));
+    for (_, line) in rows {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    fs::write(&path, text).map_err(fail)
+}
+
 /// Each sending host's flows, with receivers' addresses and the simulator's flow ids.
 fn plan(real: Real, resolved: &Resolved, bed: &Bed) -> Vec<Vec<Planned>> {
     let mut plans = vec![Vec::new(); bed.hosts.len()];
@@ -340,6 +366,13 @@ fn sender_options(resolved: &Resolved, flows: &[Planned]) -> Vec<String> {
     if !traced.is_empty() {
         args.extend(["--trace-flows".into(), traced.join(",")]);
         args.extend(["--trace-interval".into(), format!("{}ns", s.output.trace_interval / PS_PER_NS)]);
+    }
+    let selected = s.output.throughput_flows.ids(resolved.flows.len());
+    let sampled: Vec<String> =
+        (flows.iter()).filter(|f| selected.contains(&(f.id as u64))).map(|f| f.id.to_string()).collect();
+    if !sampled.is_empty() {
+        args.extend(["--throughput-flows".into(), sampled.join(",")]);
+        args.extend(["--sample-interval".into(), format!("{}ns", s.output.sample_interval / PS_PER_NS)]);
     }
     args
 }

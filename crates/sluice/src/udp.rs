@@ -12,7 +12,7 @@ use sluice_cc::registry::lookup;
 use sluice_core::units::{parse_duration, parse_rate, parse_size};
 use sluice_core::PS_PER_S;
 use sluice_plane::{PlaneConfig, PlaneCounters};
-use sluice_results::csv::{write_fct_csv, write_trace_csv};
+use sluice_results::csv::{write_fct_csv, write_throughput_csv, write_trace_csv};
 use sluice_results::{ideal_fct, FlowRecord};
 use sluice_udp::config::{ETHERNET_BYTES, IP_UDP_BYTES};
 use sluice_udp::io::Socket;
@@ -148,7 +148,15 @@ pub struct SendArgs {
     /// full are dropped and counted (`trace.dropped` in summary.json).
     #[arg(long, default_value_t = sluice_udp::trace_ring::DEFAULT_RING_RECORDS)]
     trace_ring: usize,
-    /// Directory for fct.csv and summary.json (and trace.csv with --trace-flows).
+    /// Count these flows' acknowledged payload bytes per --sample-interval into throughput.csv (ids,
+    /// comma-separated; as the simulator's `output.throughput_flows`).
+    #[arg(long, value_delimiter = ',', value_name = "IDS", requires = "out")]
+    throughput_flows: Vec<u32>,
+    /// Sampling interval of --throughput-flows (as the simulator's `output.sample_interval`).
+    #[arg(long, default_value = "10us")]
+    sample_interval: String,
+    /// Directory for fct.csv and summary.json (and trace.csv with --trace-flows, throughput.csv with
+    /// --throughput-flows).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Send one datagram per message, without UDP GSO (to measure what it brings).
@@ -356,6 +364,10 @@ fn send(args: SendArgs) -> Result<(), Failure> {
         _ => None,
     };
     let trace_interval = option("trace-interval", &args.trace_interval, parse_duration)?;
+    let sample_interval = option("sample-interval", &args.sample_interval, parse_duration)?;
+    if sample_interval == 0 {
+        return Err(Failure::Error("--sample-interval must be positive".into()));
+    }
     if args.trace_ring == 0 {
         return Err(Failure::Error("--trace-ring 0: a ring holds at least one record".into()));
     }
@@ -375,6 +387,7 @@ fn send(args: SendArgs) -> Result<(), Failure> {
         needs: algorithm.needs,
         limit,
         trace: (args.trace_flows.clone(), trace_interval),
+        throughput: (args.throughput_flows.clone(), sample_interval),
         stream: streamed.as_ref().map(|t| (t.streams.clone(), args.trace_all)),
     };
     crate::console::catch_interrupts()?;
@@ -521,6 +534,13 @@ fn report(
             let mut text = Vec::new();
             write_trace_csv(&mut text, &total.traces).map_err(|e| Failure::Error(e.to_string()))?;
             write_new(&dir.join("trace.csv"), std::str::from_utf8(&text).expect("CSV is UTF-8"))?;
+        }
+        if !total.series.is_empty() {
+            let mut series = total.series.clone();
+            series.sort_by_key(|s| s.label.trim_start_matches("flow ").parse::<u32>().unwrap_or(u32::MAX));
+            let mut text = Vec::new();
+            write_throughput_csv(&mut text, &series).map_err(|e| Failure::Error(e.to_string()))?;
+            write_new(&dir.join("throughput.csv"), std::str::from_utf8(&text).expect("CSV is UTF-8"))?;
         }
         write_new(&dir.join("summary.json"), &format!("{summary:#}\n"))?;
     }

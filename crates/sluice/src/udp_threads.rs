@@ -24,7 +24,7 @@ use sluice_cc::registry::Factory;
 use sluice_cc::Needs;
 use sluice_core::Time;
 use sluice_plane::{PlaneConfig, PlaneCounters};
-use sluice_results::FlowTrace;
+use sluice_results::{BytesKind, FlowTrace, ThroughputSeries};
 use sluice_udp::io::Socket;
 use sluice_udp::{
     Endpoint, FlowResult, FlowSpec, IoCounters, PeerId, TapCounters, TokenCounters, TraceStream, TraceWriter,
@@ -52,6 +52,9 @@ pub struct SendSetup {
     pub limit: Time,
     /// Flows to trace, and the spacing of their rows.
     pub trace: (Vec<u32>, Time),
+    /// Flows whose acknowledged payload bytes are counted per interval (`throughput.csv`), and the
+    /// interval.
+    pub throughput: (Vec<u32>, Time),
     /// Where each sender thread's traced flows stream their records, and whether every flow is traced;
     /// `None`: traced flows keep their rows in memory.
     pub stream: Option<(Vec<TraceStream>, bool)>,
@@ -86,6 +89,8 @@ pub struct ThreadOutcome {
     pub offloads: (bool, bool),
     /// Traced flows' rows.
     pub traces: Vec<FlowTrace>,
+    /// Sampled flows' acknowledged bytes per interval.
+    pub series: Vec<ThroughputSeries>,
     /// Flows it received: (bytes, flows).
     pub received: (u64, usize),
     /// The thread's CPU time.
@@ -108,6 +113,7 @@ impl ThreadOutcome {
         self.io.add(&o.io);
         self.offloads = (self.offloads.0 || o.offloads.0, self.offloads.1 || o.offloads.1);
         self.traces.extend(o.traces);
+        self.series.extend(o.series);
         self.received = (self.received.0 + o.received.0, self.received.1 + o.received.1);
         self.cpu += o.cpu;
         self.flows += o.flows;
@@ -234,12 +240,15 @@ fn run_sender(
         None => host.endpoint.trace(&setup.trace.0, setup.trace.1),
     }
     let flows = shard.flows.len();
+    let sampled = (setup.throughput.0.iter().copied()).filter(|id| shard.flows.iter().any(|(f, _)| f.id == *id));
+    let mut sampler = FlowSampler::new(sampled.collect(), setup.throughput.1);
     let mut loops = shard.loops;
     let mut schedule = Schedule::new(shard.flows);
     let mut results = Vec::new();
     let mut failure = None;
     let (limit, factory, needs) = (setup.limit, &setup.factory, setup.needs);
     let ran = host.run(|e, now| {
+        sampler.sample(e, now);
         if let Err(err) = schedule.due(e, now, factory, needs) {
             failure = Some(err);
             return true;
@@ -261,10 +270,64 @@ fn run_sender(
     host.endpoint.abandon(now, "data still unacknowledged when the run ended");
     results.extend(host.endpoint.take_finished());
     ThreadOutcome {
+        series: sampler.finish(&host.endpoint, now),
         results,
         later: loops.map_or_else(Vec::new, |l| l.later),
         error: failure.or(ran.err().map(|e| e.to_string())),
         ..ThreadOutcome::from_host(&host, flows)
+    }
+}
+
+/// Counts the payload bytes some flows have had acknowledged in each interval of the run, as the
+/// simulator's `output.throughput_flows` does: one series per flow, a sample at each multiple of the
+/// interval (taken at the first loop round at or after it), and a last, shorter one when the run ends.
+/// The samples wait for the loop's rounds; a loop that sleeps has nothing arriving to count.
+struct FlowSampler {
+    interval: Time,
+    next: Time,
+    /// Flow ids, the bytes acknowledged at the last sample, and the series.
+    flows: Vec<(u32, u64, ThroughputSeries)>,
+}
+
+impl FlowSampler {
+    fn new(ids: Vec<u32>, interval: Time) -> FlowSampler {
+        let series = |id: u32| ThroughputSeries {
+            label: format!("flow {id}"),
+            kind: BytesKind::Payload,
+            interval,
+            samples: Vec::new(),
+            queue_bytes: Vec::new(),
+        };
+        FlowSampler { interval, next: interval, flows: ids.into_iter().map(|id| (id, 0, series(id))).collect() }
+    }
+
+    fn sample(&mut self, e: &Endpoint, now: Time) {
+        if self.flows.is_empty() || now < self.next || self.interval == 0 {
+            return;
+        }
+        // A round later than one interval (the loop slept: nothing arrived) samples each boundary it
+        // missed, the later ones empty.
+        while now >= self.next {
+            self.take(e, self.next);
+            self.next += self.interval;
+        }
+    }
+
+    fn take(&mut self, e: &Endpoint, at: Time) {
+        for (id, last, series) in &mut self.flows {
+            let acked = e.acknowledged(*id).unwrap_or(*last);
+            series.samples.push((at, acked - *last));
+            *last = acked;
+        }
+    }
+
+    /// The series, with a last sample at `now` if the run ended after the last one.
+    fn finish(mut self, e: &Endpoint, now: Time) -> Vec<ThroughputSeries> {
+        let last = self.next - self.interval;
+        if now > last && !self.flows.is_empty() {
+            self.take(e, now);
+        }
+        self.flows.into_iter().map(|(_, _, series)| series).collect()
     }
 }
 
