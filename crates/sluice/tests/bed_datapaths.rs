@@ -324,20 +324,18 @@ fn the_bundled_dumbbell_on_real_datapaths_matches_the_simulator() {
         return;
     }
     let _one = BED.lock().unwrap_or_else(|e| e.into_inner());
-    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/bed/dumbbell4.toml");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bed-dumbbell4");
-    let _ = std::fs::remove_dir_all(&dir);
+    let (scenario, dir) = bundled("bed/dumbbell4.toml", "bed-dumbbell4");
     let flows = "workload.0.flows=[{src=0,dst=4,stop=\"1s\"},{src=1,dst=5,stop=\"1s\"},{src=2,dst=6,stop=\"1s\"},{src=3,dst=7,stop=\"1s\"}]";
     let sim = dir.join("sim");
     let run =
-        Command::new(SLUICE).args(["run", scenario, "--quiet", "--set", flows, "--out"]).arg(&sim).output().unwrap();
+        Command::new(SLUICE).args(["run", &scenario, "--quiet", "--set", flows, "--out"]).arg(&sim).output().unwrap();
     assert!(run.status.success(), "{}", text(&run));
     let mut tables = Vec::new();
     for datapath in real_datapaths() {
         // As in the UDP test above: a run the scheduler starved (two vCPUs in CI) is tried once more.
         let agrees = (0..2).any(|attempt| {
             let out = dir.join(format!("{datapath}-{attempt}"));
-            let table = bed_against_sim(scenario, &["--set", flows], &sim, &out, datapath);
+            let table = bed_against_sim(&scenario, &["--set", flows], &sim, &out, datapath);
             let ok = agrees_with_sim(&table);
             tables.push(table);
             ok
@@ -524,6 +522,21 @@ fn closed_loop_slots_run_the_simulators_sizes_back_to_back_over_udp() {
     }
 }
 
+/// A bundled scenario's path (`scenarios/NAME`) and an emptied scratch folder for its runs.
+fn bundled(name: &str, scratch: &str) -> (String, PathBuf) {
+    let scenario = format!("{}/../../scenarios/{name}", env!("CARGO_MANIFEST_DIR"));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(scratch);
+    let _ = std::fs::remove_dir_all(&dir);
+    (scenario, dir)
+}
+
+/// Runs `scenario`'s flows on the bed over UDP into `out`.
+fn bed_udp(scenario: &str, out: &Path) {
+    let bed =
+        Command::new(SLUICE).args(["bed", "run", scenario, "--datapath", "udp", "--out"]).arg(out).output().unwrap();
+    assert!(bed.status.success(), "{}", text(&bed));
+}
+
 /// fct.csv rows as (id, src, size, start_ns, finish_ns).
 fn fct_rows(dir: &Path) -> Vec<(u64, u32, u64, f64, Option<f64>)> {
     let text = std::fs::read_to_string(dir.join("fct.csv")).unwrap();
@@ -557,18 +570,11 @@ fn marlin_flow_scheduling_shares_one_port_evenly_and_fills_every_port() {
         return;
     }
     let _one = BED.lock().unwrap_or_else(|e| e.into_inner());
-    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/tester/flow_scheduling.toml");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bed-flow-scheduling");
-    let _ = std::fs::remove_dir_all(&dir);
+    let (scenario, dir) = bundled("tester/flow_scheduling.toml", "bed-flow-scheduling");
     let mut report = Vec::new();
     let passed = (0..2).any(|attempt| {
         let out = dir.join(format!("udp-{attempt}"));
-        let bed = Command::new(SLUICE)
-            .args(["bed", "run", scenario, "--datapath", "udp", "--out"])
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(bed.status.success(), "{}", text(&bed));
+        bed_udp(&scenario, &out);
         let goodput = |src: u32| -> Vec<f64> {
             let rows = fct_rows(&out);
             let mine = rows.iter().filter(|r| r.1 == src);
@@ -618,19 +624,12 @@ fn marlin_congestion_test_flows_share_the_bottleneck_as_they_come_and_go() {
         return;
     }
     let _one = BED.lock().unwrap_or_else(|e| e.into_inner());
-    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/tester/congestion.toml");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bed-congestion");
-    let _ = std::fs::remove_dir_all(&dir);
+    let (scenario, dir) = bundled("tester/congestion.toml", "bed-congestion");
     let (starts, stops) = ([0.0, 2.0, 4.0, 6.0], [14.0, 12.0, 10.0, 8.0]);
     let mut report = Vec::new();
     let passed = (0..2).any(|attempt| {
         let out = dir.join(format!("udp-{attempt}"));
-        let bed = Command::new(SLUICE)
-            .args(["bed", "run", scenario, "--datapath", "udp", "--out"])
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(bed.status.success(), "{}", text(&bed));
+        bed_udp(&scenario, &out);
         let series = flow_series(&out);
         assert_eq!(series.keys().copied().collect::<Vec<u32>>(), [0, 1, 2, 3], "a series per flow");
         let mut ok = true;
