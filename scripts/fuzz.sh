@@ -5,7 +5,7 @@
 # target/fuzz/artifacts/<target>/. Copy it into crates/sluice-fuzz/regressions/<target>/ with the fix,
 # so that `cargo test -p sluice-fuzz` replays it from then on.
 #
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]     (targets: scenario flowlist topology cdf codec wire udp agent program)
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]     (targets: scenario flowlist topology cdf codec wire udp agent program control)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +13,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(scenario flowlist topology cdf codec wire udp agent program)
+  targets=(scenario flowlist topology cdf codec wire udp agent program control)
 fi
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then
   echo "fuzz.sh: SECONDS must be a positive whole number, got '$seconds'" >&2

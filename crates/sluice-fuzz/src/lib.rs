@@ -1,8 +1,8 @@
 //! Fuzz targets for every parser a user or a peer feeds sluice: scenario TOML with `--set` overrides (then
 //! resolution), flow-list CSV, topology files (sluice TOML and the HPCC `topology.txt`), flow-size CDF
 //! files, the kernel agent's settings and message codec, the packet formats of the software switch (`sluice-wire`), and
-//! the UDP datapath's endpoint fed datagrams from peers (`sluice-udp`), and datapath programs as text
-//! and as bytecode (`sluice_cc::program`).
+//! the UDP datapath's endpoint fed datagrams from peers (`sluice-udp`), datapath programs as text
+//! and as bytecode (`sluice_cc::program`), and the two-machine test's control channel.
 //!
 //! Each target is a function of raw bytes that panics only on a defect. `scripts/fuzz.sh` runs them
 //! under libFuzzer (the `libfuzzer` feature builds one binary per target); `tests/replay.rs` runs them
@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub mod agent;
 pub mod cdf;
 pub mod codec;
+pub mod control;
 pub mod flowlist;
 pub mod program;
 pub mod scenario;
@@ -37,7 +38,7 @@ pub struct Target {
 }
 
 /// Every target, in the order `scripts/fuzz.sh` runs them.
-pub const TARGETS: [Target; 9] = [
+pub const TARGETS: [Target; 10] = [
     Target { name: "scenario", run: scenario::run },
     Target { name: "flowlist", run: flowlist::run },
     Target { name: "topology", run: topology::run },
@@ -47,6 +48,7 @@ pub const TARGETS: [Target; 9] = [
     Target { name: "udp", run: udp::run },
     Target { name: "agent", run: agent::run },
     Target { name: "program", run: program::run },
+    Target { name: "control", run: control::run },
 ];
 
 /// This crate's folder (corpora, regressions and the data files scenarios may name).

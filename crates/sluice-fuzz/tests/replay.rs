@@ -129,9 +129,17 @@ fn program_corpus_and_regressions_pass() {
     check("program");
 }
 
+#[test]
+fn control_corpus_and_regressions_pass() {
+    check("control");
+}
+
 /// Every target is replayed by one of the tests above.
 #[test]
 fn every_target_has_a_replay_test() {
     let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
-    assert_eq!(names, ["scenario", "flowlist", "topology", "cdf", "codec", "wire", "udp", "agent", "program"]);
+    assert_eq!(
+        names,
+        ["scenario", "flowlist", "topology", "cdf", "codec", "wire", "udp", "agent", "program", "control"]
+    );
 }

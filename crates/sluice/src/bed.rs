@@ -3,7 +3,7 @@
 //! over those links until SIGINT/SIGTERM or `--duration` and writes `queues.csv` and `throughput.csv`,
 //! and `down` removes every bed namespace and link (a crashed run's leftovers too).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -184,6 +184,16 @@ fn up(args: &BedScenario) -> Result<(), Failure> {
     let mut bed = Bed::up(&config.hosts)?;
     bed.keep();
     out(&format!("bed up: {} hosts\n{}", bed.hosts.len(), describe(&bed)))
+}
+
+/// Runs `scenario`'s flows on the bed over UDP into `dir`, as `sluice bed run SCENARIO --datapath udp`
+/// does (`sluice test SCENARIO` without a peer).
+pub fn run_udp(scenario: &Path, sets: &[String], seed: Option<u64>, dir: &Path) -> Result<(), Failure> {
+    if let Some(why) = unavailable() {
+        return Err(Failure::Error(format!("the bed cannot run here: {why}")));
+    }
+    let args = BedScenario { scenario: scenario.to_path_buf(), sets: sets.to_vec(), seed };
+    run_bed(&args, None, Some(dir.to_path_buf()), &[], false, Some(Datapath::Udp))
 }
 
 fn run_bed(

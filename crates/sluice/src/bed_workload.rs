@@ -18,6 +18,7 @@ use sluice_workload::UNBOUNDED_SIZE;
 
 use crate::console::Failure;
 use crate::udp_plan::{path_ideal_fct, path_round_trip, Planned, FLOW_LIST_HEADER};
+use crate::udp_scenario::{algorithm_params, sender_options, UDP_FRAMING};
 
 /// The port receivers listen on.
 const PORT: u16 = 5300;
@@ -37,7 +38,7 @@ impl Real {
     /// timestamps (TCP 32, IPv4 20, Ethernet 14).
     fn framing(self) -> (u64, u64) {
         match self {
-            Real::Udp => (1416, 98),
+            Real::Udp => UDP_FRAMING,
             Real::Kernel => (1448, 66),
         }
     }
@@ -344,39 +345,6 @@ fn ideal_fct(real: Real, resolved: &Resolved, src: u32, dst: u32, size: u64) -> 
     path_ideal_fct(resolved, src, dst, size, real.framing())
 }
 
-/// The sender's options from the scenario: algorithm and parameters, line rate, the longest unloaded
-/// round trip of its flows, ACK spacing, minimum RTO and time limit.
-fn sender_options(resolved: &Resolved, flows: &[Planned]) -> Vec<String> {
-    let s = &resolved.scenario;
-    let mut args = vec!["--algorithm".to_string(), resolved.algorithm.name.to_string()];
-    for (key, value) in algorithm_params(resolved) {
-        args.extend(["--param".to_string(), format!("{key}={value}")]);
-    }
-    let base = flows.iter().map(|f| round_trip(Real::Udp, resolved, f.src, f.dst)).max().unwrap_or(0);
-    args.extend(["--line-rate".into(), format!("{}bps", resolved.line_rate)]);
-    args.extend(["--base-rtt".into(), format!("{}ns", base / PS_PER_NS)]);
-    args.extend(["--ack-every".into(), s.host.ack_every_packets.to_string()]);
-    for (key, value) in toml::Table::try_from(&s.plane).unwrap_or_default() {
-        args.extend(["--plane".to_string(), format!("{key}={value}")]);
-    }
-    args.extend(["--rto-min".into(), format!("{}ns", s.host.rto_min / PS_PER_NS)]);
-    args.extend(["--duration".into(), format!("{}ns", s.simulation.time_limit / PS_PER_NS)]);
-    let traced: Vec<String> =
-        flows.iter().filter(|f| s.output.trace_flows.contains(&(f.id as u64))).map(|f| f.id.to_string()).collect();
-    if !traced.is_empty() {
-        args.extend(["--trace-flows".into(), traced.join(",")]);
-        args.extend(["--trace-interval".into(), format!("{}ns", s.output.trace_interval / PS_PER_NS)]);
-    }
-    let selected = s.output.throughput_flows.ids(resolved.flows.len());
-    let sampled: Vec<String> =
-        (flows.iter()).filter(|f| selected.contains(&(f.id as u64))).map(|f| f.id.to_string()).collect();
-    if !sampled.is_empty() {
-        args.extend(["--throughput-flows".into(), sampled.join(",")]);
-        args.extend(["--sample-interval".into(), format!("{}ns", s.output.sample_interval / PS_PER_NS)]);
-    }
-    args
-}
-
 /// The UDP receiver's options: a receiver-driven algorithm's receiver side runs at host `dst`, with the
 /// scenario's parameters, at the host's line rate (its token pacer's rate) and the longest unloaded
 /// round trip of the flows it receives.
@@ -412,23 +380,6 @@ fn receiver_options(resolved: &Resolved, dst: u32) -> Vec<String> {
 fn kernel_sender_options(resolved: &Resolved) -> Vec<String> {
     let limit = resolved.scenario.simulation.time_limit / PS_PER_NS;
     vec!["--congestion".into(), "sluice".into(), "--duration".into(), format!("{limit}ns")]
-}
-
-/// The algorithm's parameters in force (`[cc.<algorithm>]` of the resolved scenario), as text.
-fn algorithm_params(resolved: &Resolved) -> Vec<(String, String)> {
-    let Some(toml::Value::Table(params)) = resolved.scenario.cc.tables.get(resolved.algorithm.name) else {
-        return Vec::new();
-    };
-    params
-        .iter()
-        .map(|(key, value)| {
-            let text = match value {
-                toml::Value::String(v) => v.clone(),
-                other => other.to_string(),
-            };
-            (key.clone(), text)
-        })
-        .collect()
 }
 
 /// The path's unloaded round trip for a full packet of `real`'s framing: propagation both ways and the

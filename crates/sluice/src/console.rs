@@ -40,6 +40,14 @@ impl Failure {
         }
     }
 
+    /// What the failure says, for a caller that passes it on (a test server to its client).
+    pub fn message(&self) -> String {
+        match self {
+            Failure::Error(m) | Failure::Interrupted(m) | Failure::Partial(m) => m.clone(),
+            Failure::ClosedPipe => "standard output was closed".into(),
+        }
+    }
+
     /// The failure for an error writing to standard output.
     pub fn of_stdout(e: io::Error) -> Failure {
         match e.kind() {

@@ -18,9 +18,12 @@ pub mod progress;
 pub mod runner;
 pub mod sweep_command;
 pub mod tcp;
+pub mod test_command;
+pub mod test_control;
 pub mod udp;
 pub mod udp_loops;
 pub mod udp_plan;
+pub mod udp_scenario;
 pub mod udp_threads;
 
 pub use estimate::{estimate, RunEstimate};

@@ -5,12 +5,13 @@
 use std::fs;
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::json;
 use sluice_cc::contract::{self, Capabilities};
-use sluice_cc::registry::lookup;
+use sluice_cc::registry::{lookup, Factory};
 use sluice_core::units::{parse_duration, parse_rate, parse_size};
-use sluice_core::PS_PER_S;
+use sluice_core::{Time, PS_PER_S};
 use sluice_plane::{PlaneConfig, PlaneCounters};
 use sluice_results::csv::{write_fct_csv, write_throughput_csv, write_trace_csv};
 use sluice_results::{ideal_fct, FlowRecord};
@@ -199,69 +200,12 @@ fn bind(flag: &str, value: &str, offloads: bool) -> Result<Socket, Failure> {
 }
 
 fn recv(args: RecvArgs) -> Result<(), Failure> {
-    let threads = thread_count(args.threads)?;
-    if threads > 1 && args.algorithm.is_some() {
-        return Err(Failure::Error(
-            "--threads with --algorithm: a receiver-driven algorithm paces the host's tokens on one link, \
-             so its receiver runs on one thread"
-                .into(),
-        ));
-    }
-    let sockets = shared_sockets(&args.bind, threads, !args.no_offloads)?;
-    let limit = args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?;
-    let cnp = option("cnp-interval", &args.cnp_interval, parse_duration)?;
-    let config = TransportConfig {
-        line_rate: option("line-rate", &args.line_rate, parse_rate)?,
-        base_rtt: option("base-rtt", &args.base_rtt, parse_duration)?,
-        ..TransportConfig::default()
-    };
-    config.validate().map_err(Failure::Error)?;
-    let trace_interval = option("trace-interval", &args.trace_interval, parse_duration)?;
-    let tokens = match &args.algorithm {
-        Some(name) => {
-            let algorithm = checked_algorithm(name)?;
-            let params = parse_params(&args.params)?;
-            let factory =
-                (algorithm.build)(&params, config.line_rate).map_err(|e| Failure::Error(format!("--param: {e}")))?;
-            // Checked here, where an error can still be told; each thread repeats it on its own endpoint.
-            Endpoint::new(config, PlaneConfig::default(), 0).receive_tokens(factory.clone()).map_err(|why| {
-                Failure::Error(format!("--algorithm {name:?}: {why}; its receivers need no --algorithm"))
-            })?;
-            Some(factory)
-        }
-        None => None,
-    };
-    let make = || {
-        let mut endpoint = Endpoint::new(config, PlaneConfig::default(), 0);
-        endpoint.set_cnp_interval(cnp);
-        endpoint.trace(&args.trace_flows, trace_interval);
-        if let Some(factory) = &tokens {
-            endpoint.receive_tokens(factory.clone()).expect("checked before the threads started");
-        }
-        endpoint
-    };
-    let local = sockets[0].local_addr().map_err(|e| Failure::Error(e.to_string()))?;
+    let receiver = Receiver::bind(&args)?;
+    let threads = receiver.sockets.len();
+    let local = receiver.local_addr()?;
     crate::console::catch_interrupts()?;
     note(&format!("receiving on {local}{}", if threads > 1 { format!(" ({threads} threads)") } else { String::new() }));
-    let outcomes = run_receivers(sockets, &make, limit);
-    let per_thread: Vec<serde_json::Value> = outcomes
-        .iter()
-        .map(|o| json!({ "flows": o.received.1, "bytes": o.received.0, "cpu_s": o.cpu.as_secs_f64() }))
-        .collect();
-    let total = merged(outcomes)?;
-    let (bytes, flows) = total.received;
-    let c = total.counters;
-    let stats = json!({
-        "flows": flows,
-        "bytes": bytes,
-        "acks_sent": c.acks_sent,
-        "cnps_sent": c.cnps_sent,
-        "ce_received": c.ce_received,
-        "tokens": token_stats(&total.tokens),
-        "refused": refused(&c),
-        "threads": per_thread,
-        "cpu_s": total.cpu.as_secs_f64(),
-    });
+    let (stats, total) = receiver.run(&crate::console::interrupted)?;
     if let Some(path) = &args.stats {
         write_new(path, &format!("{stats:#}\n"))?;
     }
@@ -270,10 +214,121 @@ fn recv(args: RecvArgs) -> Result<(), Failure> {
         write_trace_csv(&mut text, &total.traces).map_err(|e| Failure::Error(e.to_string()))?;
         write_new(path, std::str::from_utf8(&text).expect("CSV is UTF-8"))?;
     }
+    let c = total.counters;
     out(&format!(
-        "received {bytes} bytes in {flows} flows; {} ACKs, {} CNPs, {} CE marks, {} tokens, {} NACKs\n",
-        c.acks_sent, c.cnps_sent, c.ce_received, total.tokens.tokens_issued, total.tokens.nacks
+        "received {} bytes in {} flows; {} ACKs, {} CNPs, {} CE marks, {} tokens, {} NACKs\n",
+        total.received.0,
+        total.received.1,
+        c.acks_sent,
+        c.cnps_sent,
+        c.ce_received,
+        total.tokens.tokens_issued,
+        total.tokens.nacks
     ))
+}
+
+/// `sluice udp recv`'s options as a command line gives them (for callers that build one).
+#[derive(clap::Parser)]
+struct RecvLine {
+    #[command(flatten)]
+    args: RecvArgs,
+}
+
+/// A receiver with its sockets bound, ready to run: what `sluice udp recv` runs, and what a `sluice test
+/// serve` host runs for each test.
+pub struct Receiver {
+    sockets: Vec<Socket>,
+    config: TransportConfig,
+    cnp: Time,
+    trace: (Vec<u32>, Time),
+    tokens: Option<Arc<dyn Factory>>,
+    limit: Option<Time>,
+}
+
+impl Receiver {
+    /// A receiver from `sluice udp recv`'s options given as a command line (without the program name).
+    pub fn from_line(line: &[String]) -> Result<Receiver, Failure> {
+        let parsed =
+            <RecvLine as clap::Parser>::try_parse_from(std::iter::once("recv").chain(line.iter().map(String::as_str)))
+                .map_err(|e| Failure::Error(e.to_string().lines().next().unwrap_or("bad options").to_string()))?;
+        Receiver::bind(&parsed.args)
+    }
+
+    /// Checks `args` and binds the sockets.
+    fn bind(args: &RecvArgs) -> Result<Receiver, Failure> {
+        let threads = thread_count(args.threads)?;
+        if threads > 1 && args.algorithm.is_some() {
+            return Err(Failure::Error(
+                "--threads with --algorithm: a receiver-driven algorithm paces the host's tokens on one link, \
+                 so its receiver runs on one thread"
+                    .into(),
+            ));
+        }
+        let limit = args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?;
+        let cnp = option("cnp-interval", &args.cnp_interval, parse_duration)?;
+        let config = TransportConfig {
+            line_rate: option("line-rate", &args.line_rate, parse_rate)?,
+            base_rtt: option("base-rtt", &args.base_rtt, parse_duration)?,
+            ..TransportConfig::default()
+        };
+        config.validate().map_err(Failure::Error)?;
+        let trace = (args.trace_flows.clone(), option("trace-interval", &args.trace_interval, parse_duration)?);
+        let tokens = match &args.algorithm {
+            Some(name) => {
+                let algorithm = checked_algorithm(name)?;
+                let params = parse_params(&args.params)?;
+                let factory = (algorithm.build)(&params, config.line_rate)
+                    .map_err(|e| Failure::Error(format!("--param: {e}")))?;
+                // Checked here, where an error can still be told; each thread repeats it on its endpoint.
+                Endpoint::new(config, PlaneConfig::default(), 0).receive_tokens(factory.clone()).map_err(|why| {
+                    Failure::Error(format!("--algorithm {name:?}: {why}; its receivers need no --algorithm"))
+                })?;
+                Some(factory)
+            }
+            None => None,
+        };
+        let sockets = shared_sockets(&args.bind, threads, !args.no_offloads)?;
+        Ok(Receiver { sockets, config, cnp, trace, tokens, limit })
+    }
+
+    /// The address the receiver's sockets share.
+    pub fn local_addr(&self) -> Result<SocketAddrV4, Failure> {
+        self.sockets[0].local_addr().map_err(|e| Failure::Error(e.to_string()))
+    }
+
+    /// Receives until `stop` says so or the time limit; returns the `--stats` JSON and the threads'
+    /// outcomes added up.
+    pub fn run(self, stop: &(dyn Fn() -> bool + Sync)) -> Result<(serde_json::Value, ThreadOutcome), Failure> {
+        let Receiver { sockets, config, cnp, trace, tokens, limit } = self;
+        let make = || {
+            let mut endpoint = Endpoint::new(config, PlaneConfig::default(), 0);
+            endpoint.set_cnp_interval(cnp);
+            endpoint.trace(&trace.0, trace.1);
+            if let Some(factory) = &tokens {
+                endpoint.receive_tokens(factory.clone()).expect("checked before the threads started");
+            }
+            endpoint
+        };
+        let outcomes = run_receivers(sockets, &make, limit, stop);
+        let per_thread: Vec<serde_json::Value> = outcomes
+            .iter()
+            .map(|o| json!({ "flows": o.received.1, "bytes": o.received.0, "cpu_s": o.cpu.as_secs_f64() }))
+            .collect();
+        let total = merged(outcomes)?;
+        let c = total.counters;
+        let stats = json!({
+            "flows": total.received.1,
+            "bytes": total.received.0,
+            "acks_sent": c.acks_sent,
+            "cnps_sent": c.cnps_sent,
+            "ce_received": c.ce_received,
+            "tokens": token_stats(&total.tokens),
+            "refused": refused(&c),
+            "threads": per_thread,
+            "cpu_s": total.cpu.as_secs_f64(),
+        });
+        Ok((stats, total))
+    }
 }
 
 /// `--threads N`, checked.
@@ -323,6 +378,22 @@ fn checked_algorithm(name: &str) -> Result<&'static sluice_cc::registry::Algorit
         lookup(name).ok_or_else(|| Failure::Error(format!("--algorithm {name:?}: unknown (see `sluice list`)")))?;
     contract::check(algorithm, &Capabilities::UDP).map_err(|m| Failure::Error(m.to_string()))?;
     Ok(algorithm)
+}
+
+/// `sluice udp send`'s options as a command line gives them (for callers that build one).
+#[derive(clap::Parser)]
+struct SendLine {
+    #[command(flatten)]
+    args: SendArgs,
+}
+
+/// Runs `sluice udp send` with its options given as a command line (without the program name): what a
+/// two-machine `sluice test` runs on the sending host.
+pub fn send_line(line: &[String]) -> Result<(), Failure> {
+    let parsed =
+        <SendLine as clap::Parser>::try_parse_from(std::iter::once("send").chain(line.iter().map(String::as_str)))
+            .map_err(|e| Failure::Error(e.to_string().lines().next().unwrap_or("bad options").to_string()))?;
+    send(parsed.args)
 }
 
 fn send(args: SendArgs) -> Result<(), Failure> {

@@ -453,17 +453,18 @@ fn join_parts(parts: &[PathBuf], done: &Path) -> Result<(), String> {
     fs::rename(&tmp, done).map_err(|e| fail(done, e))
 }
 
-/// Runs one receiver per socket, each with the endpoint `make` builds, on one clock, until SIGINT or
-/// SIGTERM or `limit`; returns each thread's outcome.
+/// Runs one receiver per socket, each with the endpoint `make` builds, on one clock, until `stop` says
+/// so or `limit`; returns each thread's outcome.
 pub fn run_receivers(
     sockets: Vec<Socket>,
     make: &(dyn Fn() -> Endpoint + Sync),
     limit: Option<Time>,
+    stop: &(dyn Fn() -> bool + Sync),
 ) -> Vec<ThreadOutcome> {
     let epoch = Instant::now();
     on_threads(sockets, "receiver", |socket| {
         let mut host = UdpHost::with_epoch(socket, make(), epoch);
-        let ran = host.run(|_, now| interrupted() || limit.is_some_and(|l| now >= l));
+        let ran = host.run(|_, now| stop() || limit.is_some_and(|l| now >= l));
         ThreadOutcome { error: ran.err().map(|e| e.to_string()), ..ThreadOutcome::from_host(&host, 0) }
     })
 }

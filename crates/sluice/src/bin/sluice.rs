@@ -97,6 +97,9 @@ enum Command {
         #[command(subcommand)]
         command: sluice::udp::UdpCommand,
     },
+    /// A scenario's flows as real UDP traffic: to a `sluice test serve` host (--peer), or on the
+    /// software switch's bed; writes the simulator's files. `sluice test serve` receives tests.
+    Test(Box<sluice::test_command::TestArgs>),
     /// Flows over kernel TCP with a chosen congestion control (the kernel datapath's traffic, for
     /// `sluice bed run --datapath kernel`): send a flow list, or receive.
     Tcp {
@@ -292,6 +295,7 @@ fn dispatch(command: Command) -> Result<(), Failure> {
         Command::Compare { dirs, labels } => compare(&dirs, &labels),
         Command::Udp { command } => sluice::udp::run(command),
         Command::Tcp { command } => sluice::tcp::run(command),
+        Command::Test(args) => sluice::test_command::run(*args),
         #[cfg(feature = "kernel")]
         Command::Agent(args) => Ok(agent::run(args)?),
         #[cfg(not(feature = "kernel"))]
