@@ -246,6 +246,13 @@ fn run_bed(
         let (outcome, algorithm, real) =
             waiter.join().map_err(|_| Failure::Error("the workload's waiter panicked".into()))?;
         bed_workload::merge(real, &dir, &algorithm, &outcome, resolved.flows.len() as u64)?;
+        if interrupted() {
+            // The hosts' senders were interrupted too (one process group) and wrote what they had.
+            return Err(Failure::Interrupted(format!(
+                "interrupted: traffic stopped; the results so far are in {} (marked partial)",
+                dir.display()
+            )));
+        }
         if let Some(first) = outcome.failures.first() {
             return Err(Failure::Error(format!("{} sender(s) failed; {first}", outcome.failures.len())));
         }

@@ -252,6 +252,7 @@ pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome, generat
         "algorithm": algorithm,
         "totals": totals,
         "sender_failures": outcome.failures,
+        "partial": crate::console::interrupted(),
     });
     fs::write(dir.join("summary.json"), format!("{summary:#}\n"))
         .map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))

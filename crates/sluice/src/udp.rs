@@ -23,7 +23,7 @@ use crate::udp_loops::SenderLoops;
 use crate::udp_plan::{all_at_once, read_flow_list, Planned};
 use crate::udp_threads::{
     number_peers, peak_resident_bytes, run_receivers, run_senders, sender_sockets, shard, SendSetup, StreamedTrace,
-    ThreadOutcome, MAX_THREADS,
+    ThreadOutcome, INTERRUPTED, MAX_THREADS,
 };
 
 use crate::console::{note, out, Failure};
@@ -558,7 +558,9 @@ fn report(
     trace_rows: Option<u64>,
 ) -> Result<(), Failure> {
     let results = &total.results;
-    let failed: Vec<&FlowResult> = results.iter().filter(|r| r.error.is_some()).collect();
+    let partial = crate::console::interrupted();
+    let failed: Vec<&FlowResult> =
+        results.iter().filter(|r| r.error.as_deref().is_some_and(|e| e != INTERRUPTED)).collect();
     let delivered: u64 = results.iter().map(|r| r.size).sum();
     let first = results.iter().map(|r| r.start).min().unwrap_or(0);
     let last = results.iter().map(|r| r.finish).max().unwrap_or(0);
@@ -576,6 +578,7 @@ fn report(
         let summary = json!({
             "datapath": "udp",
             "algorithm": args.algorithm,
+            "partial": partial,
             "flows": results.len(),
             "failed": failed.len(),
             "delivered_bytes": delivered,
@@ -626,6 +629,14 @@ fn report(
         c.retransmits,
         c.timeouts
     ))?;
+    if partial {
+        let stopped = results.iter().filter(|r| r.error.as_deref() == Some(INTERRUPTED)).count();
+        let place = args.out.as_ref().map_or(String::new(), |d| format!(" in {} (marked partial)", d.display()));
+        return Err(Failure::Interrupted(format!(
+            "interrupted: traffic stopped; {} flows ended before, {stopped} stopped, their results{place}",
+            results.len() - stopped
+        )));
+    }
     match failed.first() {
         Some(f) => Err(Failure::Error(format!(
             "{} of {} flows failed; flow {}: {}",

@@ -35,6 +35,9 @@ use crate::console::interrupted;
 use crate::udp_loops::SenderLoops;
 use crate::udp_plan::Planned;
 
+/// Why a flow that SIGINT or SIGTERM stopped did not finish.
+pub const INTERRUPTED: &str = "stopped by SIGINT or SIGTERM";
+
 /// The most threads one host runs.
 pub const MAX_THREADS: usize = 1024;
 
@@ -261,7 +264,13 @@ fn run_sender(
             return true;
         }
         results.extend(finished);
-        if now >= limit || interrupted() {
+        if interrupted() {
+            // SIGINT or SIGTERM: the traffic stops at once, and what was measured so far is reported.
+            e.abandon(now, INTERRUPTED);
+            results.extend(e.take_finished());
+            return true;
+        }
+        if now >= limit {
             schedule.stop_all(e);
         }
         (schedule.all_started() && e.active() == 0) || now >= limit + 2 * config.peer_timeout

@@ -976,3 +976,35 @@ fn udp_send_streams_a_row_for_every_change_of_a_traced_flow() {
     assert_eq!(summary["trace"]["rows"], rows.len() as u64, "{summary}");
     assert_eq!(summary["trace"]["dropped"], 0, "a 300 KB flow fits its ring of 1,024 records: {summary}");
 }
+
+#[test]
+fn udp_send_stops_at_sigint_and_writes_what_it_measured_marked_partial() {
+    let dir = Scratch::new("udp-sigint");
+    let (to, mut receiver) = udp_receiver(&["--duration", "30s"]);
+    let sender = std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["udp", "send", "--to", &to, "--flows", "3", "--duration", "30s", "--line-rate", "100Mbps", "--out"])
+        .arg(dir.join("out"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let asked = std::time::Instant::now();
+    // SAFETY: kill(2) with a child's pid and SIGINT touches nothing of this process.
+    assert_eq!(unsafe { libc::kill(sender.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let output = sender.wait_with_output().unwrap();
+    let took = asked.elapsed();
+    receiver.kill().unwrap();
+    receiver.wait().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(took < std::time::Duration::from_secs(3), "stopped at once, not at --duration: {took:?}");
+    assert!(stderr.contains("interrupted: traffic stopped") && stderr.contains("marked partial"), "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["partial"], true, "{summary}");
+    let fct = fs::read_to_string(dir.join("out/fct.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = fct.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 3, "the three streams, as far as they got:\n{fct}");
+    assert!(rows.iter().all(|r| r[3].parse::<u64>().unwrap() > 0), "each delivered something:\n{fct}");
+}
