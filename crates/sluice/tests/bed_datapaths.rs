@@ -668,3 +668,40 @@ fn marlin_congestion_test_flows_share_the_bottleneck_as_they_come_and_go() {
     assert!(passed, "{}", report.join("\n"));
     eprintln!("{}", report.join("\n"));
 }
+
+/// Marlin's flow-fidelity test (section 7.4), `scenarios/tester/flow_fidelity.toml` with DCTCP: twenty
+/// closed-loop web-search flows into one 100 Mbps port, on the bed over UDP and in the simulator. The
+/// bed must keep the port as busy (goodput within 10%) and give flows the simulator's slowdowns: mean
+/// and median within 25%, and each size bucket's 99th percentile within a factor of 3 (the bed's host
+/// stacks add tail latency to the smallest flows: +75%, +86% and +104% for flows under 10 KB in three
+/// runs; BENCHMARKS.md has one).
+#[test]
+fn marlin_flow_fidelity_matches_the_simulators_slowdowns() {
+    if skip() {
+        return;
+    }
+    let _one = BED.lock().unwrap_or_else(|e| e.into_inner());
+    let (scenario, dir) = bundled("tester/flow_fidelity.toml", "bed-flow-fidelity");
+    let sim = dir.join("sim");
+    let run = Command::new(SLUICE).args(["run", &scenario, "--quiet", "--out"]).arg(&sim).output().unwrap();
+    assert!(run.status.success(), "{}", text(&run));
+    let mut tables = Vec::new();
+    let agrees = (0..2).any(|attempt| {
+        let out = dir.join(format!("udp-{attempt}"));
+        let table = bed_against_sim(&scenario, &[], &sim, &out, "udp");
+        let within = |metric: &str, bound: f64| {
+            let v = compared(&table, metric);
+            (v[1] - v[0]).abs() <= bound * v[0]
+        };
+        let tails = ["<10KB", "10KB-100KB", "100KB-1MB", ">=1MB"].iter().all(|bucket| {
+            let v = compared(&table, &format!("slowdown p99, {bucket}"));
+            v[1] <= 3.0 * v[0] && v[0] <= 3.0 * v[1]
+        });
+        let ok =
+            within("goodput (Mbps)", 0.1) && within("slowdown mean", 0.25) && within("slowdown p50", 0.25) && tails;
+        tables.push(table);
+        ok
+    });
+    assert!(agrees, "the bed's slowdowns against the simulator's:\n{}", tables.join("\n"));
+    eprintln!("{}", tables.join("\n"));
+}
