@@ -42,7 +42,7 @@ impl Write for Wire<'_> {
 /// The first byte chooses: even, the rest is raw bytes after the nonce, as any host may send them; odd,
 /// the rest is message bodies split at 0 bytes, each framed and tagged as the server holding the key
 /// would. Every frame is received until one is refused; none may panic, and an accepted message must
-/// encode to a body that decodes to itself (numbers within a few ulps, see [`same`]).
+/// encode to a body that decodes to itself (numbers within a few ulps).
 pub fn run(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else { return };
     let stream = if mode % 2 == 0 { rest.to_vec() } else { authenticated(rest) };
