@@ -14,10 +14,9 @@ use serde_json::{json, Value};
 use sluice_bed::Bed;
 use sluice_core::{Time, PS_PER_NS};
 use sluice_scenario::Resolved;
-use sluice_workload::UNBOUNDED_SIZE;
 
 use crate::console::Failure;
-use crate::udp_plan::{path_ideal_fct, path_round_trip, Planned, FLOW_LIST_HEADER};
+use crate::udp_plan::{path_round_trip, scenario_flows, Planned, FLOW_LIST_HEADER};
 use crate::udp_scenario::{algorithm_params, sender_options, UDP_FRAMING};
 
 /// The port receivers listen on.
@@ -322,28 +321,11 @@ fn merge_flow_throughput(dir: &Path) -> Result<(), Failure> {
 /// Each sending host's flows, with receivers' addresses and the simulator's flow ids.
 fn plan(real: Real, resolved: &Resolved, bed: &Bed) -> Vec<Vec<Planned>> {
     let mut plans = vec![Vec::new(); bed.hosts.len()];
-    for (id, f) in resolved.flows.iter().enumerate() {
-        let to = format!("{}:{PORT}", bed.hosts[f.dst as usize].ip()).parse().expect("bed addresses are IPv4");
-        let size = (f.size != UNBOUNDED_SIZE).then_some(f.size.max(1));
-        plans[f.src as usize].push(Planned {
-            id: id as u32,
-            src: f.src,
-            dst: f.dst,
-            to,
-            size,
-            start: f.start,
-            stop: f.stop.filter(|_| size.is_none()),
-            ideal_fct: size.map(|s| ideal_fct(real, resolved, f.src, f.dst, s)),
-            group: f.group,
-        });
+    let to = |dst: u32| format!("{}:{PORT}", bed.hosts[dst as usize].ip()).parse().expect("bed addresses are IPv4");
+    for flow in scenario_flows(resolved, real.framing(), to) {
+        plans[flow.src as usize].push(flow);
     }
     plans
-}
-
-/// The simulator's ideal completion time (HPCC artifact definition) with the datapath's framing: the
-/// path's unloaded round trip for a full packet plus the flow's wire bytes at the bottleneck rate.
-fn ideal_fct(real: Real, resolved: &Resolved, src: u32, dst: u32, size: u64) -> Time {
-    path_ideal_fct(resolved, src, dst, size, real.framing())
 }
 
 /// The UDP receiver's options: a receiver-driven algorithm's receiver side runs at host `dst`, with the

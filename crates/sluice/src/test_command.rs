@@ -16,7 +16,7 @@ use sluice_scenario::Resolved;
 use crate::console::{catch_interrupts, interrupted, note, Failure};
 use crate::test_control::{read_key, Channel, ControlError, Message};
 use crate::udp::{send_line, Receiver};
-use crate::udp_plan::{path_ideal_fct, path_round_trip, Planned, FLOW_LIST_HEADER};
+use crate::udp_plan::{path_round_trip, scenario_flows, Planned, FLOW_LIST_HEADER};
 use crate::udp_scenario::{algorithm_params, sender_options, UDP_FRAMING};
 use crate::udp_threads::MAX_THREADS;
 
@@ -204,25 +204,7 @@ fn start_message(resolved: &Resolved, threads: usize) -> Message {
 
 /// Sends every flow of the scenario to `data` with `sluice udp send`'s code, writing its files into `dir`.
 fn send_flows(resolved: &Resolved, data: SocketAddrV4, threads: usize, dir: &Path) -> Result<(), Failure> {
-    let flows: Vec<Planned> = resolved
-        .flows
-        .iter()
-        .enumerate()
-        .map(|(id, f)| {
-            let size = (f.size != sluice_workload::UNBOUNDED_SIZE).then_some(f.size.max(1));
-            Planned {
-                id: id as u32,
-                src: f.src,
-                dst: f.dst,
-                to: data,
-                size,
-                start: f.start,
-                stop: f.stop.filter(|_| size.is_none()),
-                ideal_fct: size.map(|s| path_ideal_fct(resolved, f.src, f.dst, s, UDP_FRAMING)),
-                group: f.group,
-            }
-        })
-        .collect();
+    let flows = scenario_flows(resolved, UDP_FRAMING, |_| data);
     let list = dir.join("flows.csv");
     let text: String = std::iter::once(FLOW_LIST_HEADER.to_string())
         .chain(flows.iter().map(Planned::csv_line))

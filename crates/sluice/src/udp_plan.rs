@@ -79,6 +79,27 @@ pub fn path_ideal_fct(resolved: &Resolved, src: u32, dst: u32, size: u64, framin
     sluice_results::ideal_fct(path_round_trip(resolved, src, dst, framing), wire, path.bottleneck)
 }
 
+/// The scenario's flows as a datapath runs them: each flow to the address `to` gives its receiving host,
+/// sized flows with their ideal completion time under `framing`, streams with their stop.
+pub fn scenario_flows(resolved: &Resolved, framing: (u64, u64), to: impl Fn(u32) -> SocketAddrV4) -> Vec<Planned> {
+    (resolved.flows.iter().enumerate())
+        .map(|(id, f)| {
+            let size = (f.size != sluice_workload::UNBOUNDED_SIZE).then_some(f.size.max(1));
+            Planned {
+                id: id as u32,
+                src: f.src,
+                dst: f.dst,
+                to: to(f.dst),
+                size,
+                start: f.start,
+                stop: f.stop.filter(|_| size.is_none()),
+                ideal_fct: size.map(|s| path_ideal_fct(resolved, f.src, f.dst, s, framing)),
+                group: f.group,
+            }
+        })
+        .collect()
+}
+
 /// `flows` flows of `size` bytes (`None`: streams) to `to`, all starting at once.
 pub fn all_at_once(flows: u32, to: SocketAddrV4, size: Option<u64>) -> Vec<Planned> {
     (0..flows)
