@@ -62,14 +62,44 @@ pub enum Pick {
 /// Drops or marks packets of one flow where they leave the last switch toward their destination host,
 /// as the simulator's `[[fault]]` does by default (Marlin, Arashloo et al., tests faults on the
 /// switch's transmission to the receiver).
+///
+/// Several impairments may name the same flow: each counts every data packet of the flow, and the
+/// first one (in order) that picks a packet decides what happens to it, as the simulator's faults do.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Impairment {
-    /// The flow.
+    /// The flow: its 5-tuple, or with [`Impairment::sluice_flow`] its addresses and protocol (the
+    /// ports are then ignored).
     pub flow: FiveTuple,
+    /// A sluice flow id: the rule picks only UDP packets whose sluice header carries it. The sluice
+    /// UDP transport sends many flows from one socket, so only the id tells them apart.
+    pub sluice_flow: Option<u32>,
     /// What to do.
     pub action: ImpairAction,
     /// Which packets.
     pub pick: Pick,
+}
+
+impl Impairment {
+    /// Whether a frame of `tuple`, carrying a sluice header of flow `sluice` (if any), belongs to the
+    /// impaired flow.
+    pub fn matches(&self, tuple: &FiveTuple, sluice: Option<u32>) -> bool {
+        match self.sluice_flow {
+            None => self.flow == *tuple,
+            Some(id) => {
+                let f = &self.flow;
+                sluice == Some(id) && (f.src, f.dst, f.protocol) == (tuple.src, tuple.dst, tuple.protocol)
+            }
+        }
+    }
+
+    /// Whether `other` picks from the same packets as this rule (the same flow, matched the same way).
+    pub fn same_flow(&self, other: &Impairment) -> bool {
+        match (self.sluice_flow, other.sluice_flow) {
+            (None, None) => self.flow == other.flow,
+            (Some(a), Some(b)) => a == b && self.matches(&other.flow, Some(b)),
+            _ => false,
+        }
+    }
 }
 
 /// Settings every switch of the fabric shares: the simulator's `[switch]` keys the fabric honours.

@@ -44,9 +44,21 @@ pub struct Counters {
 }
 
 /// One impairment rule's state.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Rule {
+    /// Data packets of its flow it has seen leave the last switch.
     seen: u64,
+    /// What it did.
+    stats: ImpairStats,
+}
+
+/// What one impairment did, as the simulator counts a fault's work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImpairStats {
+    /// Packets it dropped.
+    pub dropped: u64,
+    /// Packets it marked CE.
+    pub marked: u64,
 }
 
 /// Which event is next.
@@ -126,7 +138,7 @@ impl Fabric {
         }
         let hosts_by_ip = cfg.hosts.iter().enumerate().map(|(i, h)| (h.ip, i as u32)).collect();
         let seed = cfg.seed;
-        let rules = cfg.impairments.iter().map(|_| Rule { seen: 0 }).collect();
+        let rules = cfg.impairments.iter().map(|_| Rule::default()).collect();
         let sampler = crate::records::Sampler::new(&cfg.sampling, |node, port| port_of[node as usize][port as usize]);
         let tokens = cfg.switch.token_limiter.map(|limits| Limiter::new(limits, ports.len(), seed));
         Fabric {
@@ -156,6 +168,11 @@ impl Fabric {
     /// Fabric-wide counters.
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// What each impairment did, in the order of [`FabricConfig::impairments`].
+    pub fn impairment_stats(&self) -> Vec<ImpairStats> {
+        self.rules.iter().map(|r| r.stats).collect()
     }
 
     /// All ports: switch ports and host links, in node order.
@@ -288,7 +305,12 @@ impl Fabric {
                 class => 7 - class,
             }
         };
-        let impair = self.cfg.impairments.iter().position(|r| r.flow == f.five_tuple()).map(|i| i as u16);
+        let sluice_flow = match f.l4 {
+            L4::Udp { sluice: Some(h), .. } => Some(h.flow),
+            _ => None,
+        };
+        let tuple = f.five_tuple();
+        let impair = self.cfg.impairments.iter().position(|r| r.matches(&tuple, sluice_flow)).map(|i| i as u16);
         let token = matches!(f.l4, L4::Udp { sluice: Some(h), .. } if h.kind == Kind::Token);
         Some(Meta {
             queue: queue.min(last),
@@ -469,30 +491,43 @@ impl Fabric {
         self.ports[p].send(&mut self.pool, t, id, wire);
     }
 
-    /// Applies impairment `rule` to packet `id` leaving `p`; `true` when it dropped the packet.
-    fn impaired(&mut self, p: usize, id: u32, rule: usize) -> bool {
-        let seen = self.rules[rule].seen;
-        self.rules[rule].seen += 1;
-        let picked = match &self.cfg.impairments[rule].pick {
-            Pick::Packets(list) => list.binary_search(&seen).is_ok(),
-            Pick::Fraction(f) => self.impair.next_f64() < *f,
-        };
-        if !picked {
-            return false;
+    /// Applies the impairments of packet `id`'s flow, from rule `first` (the first that names the flow)
+    /// on, to the packet leaving `p`: each counts the packet, the first that picks it decides. `true`
+    /// when one dropped it.
+    fn impaired(&mut self, p: usize, id: u32, first: usize) -> bool {
+        let mut verdict = None;
+        for rule in first..self.rules.len() {
+            if rule != first && !self.cfg.impairments[rule].same_flow(&self.cfg.impairments[first]) {
+                continue;
+            }
+            let seen = self.rules[rule].seen;
+            self.rules[rule].seen += 1;
+            let picked = match &self.cfg.impairments[rule].pick {
+                Pick::Packets(list) => list.binary_search(&seen).is_ok(),
+                Pick::Fraction(f) => self.impair.next_f64() < *f,
+            };
+            if picked && verdict.is_none() {
+                let action = self.cfg.impairments[rule].action;
+                // A mark picks only ECN-capable packets; others pass, and later rules may still act.
+                if action == ImpairAction::Drop || self.pool.meta(id).ect {
+                    verdict = Some((rule, action));
+                }
+            }
         }
-        match self.cfg.impairments[rule].action {
-            ImpairAction::Drop => {
+        match verdict {
+            Some((rule, ImpairAction::Drop)) => {
+                self.rules[rule].stats.dropped += 1;
                 self.counters.impaired_drops += 1;
                 self.drop_at(p, id);
                 true
             }
-            ImpairAction::Mark => {
-                if self.pool.meta(id).ect {
-                    self.mark(p, id);
-                    self.counters.impaired_marks += 1;
-                }
+            Some((rule, ImpairAction::Mark)) => {
+                self.mark(p, id);
+                self.rules[rule].stats.marked += 1;
+                self.counters.impaired_marks += 1;
                 false
             }
+            None => false,
         }
     }
 

@@ -2,7 +2,9 @@
 //! `ACTION PROTO SRC:PORT DST:PORT PICK`, fields separated by spaces, where ACTION is `drop` or `mark`,
 //! PROTO `udp`, `tcp` or a protocol number, and PICK `packets=N[,N...]` (positions among the flow's data
 //! packets, 0 first) or `fraction=F` with F in (0, 1]. Example: `drop udp 10.77.0.1:40000
-//! 10.77.0.3:9000 packets=3,17`.
+//! 10.77.0.3:9000 packets=3,17`. A flow of the sluice UDP transport is named by its addresses and its
+//! flow id instead, since one socket carries many flows: `ACTION sluice SRC DST flow=ID PICK`, as in
+//! `drop sluice 10.77.0.1 10.77.0.3 flow=0 packets=600`.
 
 use std::net::Ipv4Addr;
 use std::str::FromStr;
@@ -45,27 +47,49 @@ fn pick(text: &str) -> Result<Pick, String> {
     Err(format!("`{text}` is neither packets=N[,N...] nor fraction=F"))
 }
 
+fn address(text: &str) -> Result<[u8; 4], String> {
+    text.parse::<Ipv4Addr>().map(|ip| ip.octets()).map_err(|_| format!("`{text}` is not an IPv4 address"))
+}
+
+fn action(text: &str) -> Result<ImpairAction, String> {
+    match text {
+        "drop" => Ok(ImpairAction::Drop),
+        "mark" => Ok(ImpairAction::Mark),
+        other => Err(format!("`{other}` is neither drop nor mark")),
+    }
+}
+
+/// `ACTION sluice SRC DST flow=ID PICK`.
+fn sluice_flow(text: &str, fields: &[&str]) -> Result<Impairment, String> {
+    let [action_text, _, src, dst, id, which] = fields[..] else {
+        return Err(format!("`{text}`: expected ACTION sluice SRC DST flow=ID PICK"));
+    };
+    let id = id.strip_prefix("flow=").ok_or_else(|| format!("`{id}` is not flow=ID"))?;
+    let id: u32 = id.parse().map_err(|_| format!("`{id}` is not a flow id"))?;
+    let flow = FiveTuple { src: address(src)?, dst: address(dst)?, protocol: PROTO_UDP, src_port: 0, dst_port: 0 };
+    Ok(Impairment { flow, sluice_flow: Some(id), action: action(action_text)?, pick: pick(which)? })
+}
+
 impl FromStr for Impairment {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Impairment, String> {
         let fields: Vec<&str> = text.split_whitespace().collect();
-        let [action, proto, src, dst, which] = fields[..] else {
+        if fields.get(1) == Some(&"sluice") {
+            return sluice_flow(text, &fields);
+        }
+        let [action_text, proto, src, dst, which] = fields[..] else {
             return Err(format!("`{text}`: expected ACTION PROTO SRC:PORT DST:PORT PICK"));
         };
-        let action = match action {
-            "drop" => ImpairAction::Drop,
-            "mark" => ImpairAction::Mark,
-            other => return Err(format!("`{other}` is neither drop nor mark")),
-        };
+        let action = action(action_text)?;
         let protocol = match proto {
             "udp" => PROTO_UDP,
             "tcp" => PROTO_TCP,
-            n => n.parse().map_err(|_| format!("`{n}` is not udp, tcp or a protocol number"))?,
+            n => n.parse().map_err(|_| format!("`{n}` is not udp, tcp, sluice or a protocol number"))?,
         };
         let ((src, src_port), (dst, dst_port)) = (endpoint(src)?, endpoint(dst)?);
         let flow = FiveTuple { src, dst, protocol, src_port, dst_port };
-        Ok(Impairment { flow, action, pick: pick(which)? })
+        Ok(Impairment { flow, sluice_flow: None, action, pick: pick(which)? })
     }
 }
 
@@ -83,6 +107,19 @@ mod tests {
         assert_eq!((i.flow.protocol, i.flow.src_port, i.flow.dst_port), (17, 40000, 9000));
         let m: Impairment = "mark 6 10.0.0.1:1 10.0.0.2:2 fraction=0.5".parse().unwrap();
         assert_eq!((m.action, m.flow.protocol, m.pick), (ImpairAction::Mark, 6, Pick::Fraction(0.5)));
+        assert_eq!((i.sluice_flow, m.sluice_flow), (None, None));
+    }
+
+    #[test]
+    fn reads_a_sluice_flow_by_its_id() {
+        let i: Impairment = "drop sluice 10.77.0.1 10.77.0.2 flow=7 packets=600".parse().unwrap();
+        assert_eq!((i.sluice_flow, i.flow.protocol, i.flow.dst), (Some(7), 17, [10, 77, 0, 2]));
+        let mine = FiveTuple { src: [10, 77, 0, 1], dst: [10, 77, 0, 2], protocol: 17, src_port: 4, dst_port: 9 };
+        assert!(i.matches(&mine, Some(7)), "any ports, the same id");
+        assert!(!i.matches(&mine, Some(8)), "another flow of the same socket");
+        assert!(!i.matches(&mine, None), "a UDP packet without a sluice header");
+        let by_tuple: Impairment = "drop udp 10.77.0.1:4 10.77.0.2:9 packets=1".parse().unwrap();
+        assert!(by_tuple.matches(&mine, Some(8)) && !by_tuple.same_flow(&i));
     }
 
     #[test]
@@ -97,6 +134,10 @@ mod tests {
             "drop udp 10.0.0.1:1 10.0.0.2:2 fraction=0",
             "drop udp 10.0.0.1:1 10.0.0.2:2 fraction=NaN",
             "drop udp 10.0.0.1:1 10.0.0.2:2 packets=x",
+            "drop sluice 10.0.0.1 10.0.0.2 packets=1",
+            "drop sluice 10.0.0.1:1 10.0.0.2 flow=1 packets=1",
+            "drop sluice 10.0.0.1 10.0.0.2 flow=-1 packets=1",
+            "drop sluice 10.0.0.1 10.0.0.2 id=1 packets=1",
         ] {
             assert!(bad.parse::<Impairment>().is_err(), "{bad}");
         }

@@ -20,5 +20,5 @@ pub mod scenario;
 pub mod tokens;
 
 pub use config::{FabricConfig, HostAddr, ImpairAction, Impairment, Pick, Sampling, SwitchParams};
-pub use fabric::{Counters, Fabric};
+pub use fabric::{Counters, Fabric, ImpairStats};
 pub use scenario::{fabric_config, Unsupported};

@@ -1,16 +1,22 @@
 //! A fabric's configuration from a resolved sluice scenario: `[topology]`, `[switch]`, `[switch.ecn]`,
-//! `seed` and the port sampling of `[output]`. Every network setting the fabric cannot honour is an
-//! error naming its key; none is ignored. Host-side settings (`[host]`, `[cc]`, `[[workload]]`,
+//! `seed`, the port sampling of `[output]` and `[[fault]]` (as impairments of sluice UDP flows). Every
+//! network setting the fabric cannot honour is an error naming its key; none is ignored. Host-side settings (`[host]`, `[cc]`, `[[workload]]`,
 //! `[plane]`, flow outputs) belong to the datapaths the bed's hosts run, not to the switch.
 
 use std::fmt;
 
 use sluice_core::{format_duration, format_rate, Rate, Time, PS_PER_MS, PS_PER_US};
 use sluice_scenario::Resolved;
-use sluice_sim::config::Scheduler;
+use sluice_sim::config::{FaultAction, FaultKind, Scheduler};
 use sluice_topo::TopologySpec;
 
-use crate::config::{FabricConfig, HostAddr, Sampling, SwitchParams, DEFAULT_SLOTS, IP_MTU, WIRE_OVERHEAD};
+use sluice_wire::frame::FiveTuple;
+use sluice_wire::ipv4::PROTO_UDP;
+
+use crate::config::{
+    FabricConfig, HostAddr, ImpairAction, Impairment, Pick, Sampling, SwitchParams, DEFAULT_SLOTS, IP_MTU,
+    WIRE_OVERHEAD,
+};
 use crate::tokens::TokenLimits;
 
 /// Shortest link delay the fabric emulates: 10 us. A veth and the kernel's receive path take several
@@ -64,12 +70,6 @@ pub fn fabric_config(resolved: &Resolved) -> Result<FabricConfig, Unsupported> {
     if sw.bolt.enabled {
         return Err(unsupported("switch.bolt.enabled", "Bolt's switch logic is not in the software switch"));
     }
-    if !scenario.faults.is_empty() {
-        return Err(unsupported(
-            "fault",
-            "faults name simulator flows; give the bed impairments by 5-tuple instead (`--impair`)",
-        ));
-    }
     if resolved.packet_trace.is_some() {
         return Err(unsupported("output.packet_trace", "the software switch writes no packet trace"));
     }
@@ -91,11 +91,45 @@ pub fn fabric_config(resolved: &Resolved) -> Result<FabricConfig, Unsupported> {
             ip_mtu: IP_MTU,
             token_limiter: token_limits(resolved)?,
         },
-        impairments: Vec::new(),
+        impairments: impairments(resolved)?,
         sampling: Sampling { interval: scenario.output.sample_interval, ports: resolved.throughput_ports.clone() },
         seed: scenario.seed,
         slots: DEFAULT_SLOTS,
     })
+}
+
+/// The `[[fault]]` entries as impairments of the sluice UDP flows they name: the chosen data packets of
+/// a flow, dropped or marked where they leave the last switch toward the flow's receiver, counted as
+/// the simulator counts them. A random fraction of a port's packets, a link going down, or a fault at
+/// any other port than the flow's last hop is an error naming the entry.
+fn impairments(resolved: &Resolved) -> Result<Vec<Impairment>, Unsupported> {
+    let topo = &resolved.topology;
+    let mut rules = Vec::with_capacity(resolved.faults.len());
+    for (index, fault) in resolved.faults.iter().enumerate() {
+        let FaultKind::Packets { flow, packets, action } = &fault.kind else {
+            let why = "the software switch drops or marks chosen packets of a flow (`flow`, `packets`); random \
+                       fractions of a port and links going down run in the simulator";
+            return Err(unsupported(&format!("fault.{index}"), why));
+        };
+        let spec = resolved.flows[*flow as usize];
+        let peer = topo.ports[fault.node as usize][fault.port as usize].peer;
+        if topo.host_of[peer as usize] != Some(spec.dst) {
+            let why = "the software switch acts on a flow's packets where they leave the last switch toward \
+                       its receiver; leave `port` out";
+            return Err(unsupported(&format!("fault.{index}.port"), why));
+        }
+        let (src, dst) = (HostAddr::numbered(spec.src).ip, HostAddr::numbered(spec.dst).ip);
+        rules.push(Impairment {
+            flow: FiveTuple { src, dst, protocol: PROTO_UDP, src_port: 0, dst_port: 0 },
+            sluice_flow: Some(*flow),
+            action: match action {
+                FaultAction::Drop => ImpairAction::Drop,
+                FaultAction::Mark => ImpairAction::Mark,
+            },
+            pick: Pick::Packets(packets.clone()),
+        });
+    }
+    Ok(rules)
 }
 
 /// Ethernet, IPv4, UDP and sluice header bytes of a sluice datagram's frame.

@@ -277,9 +277,10 @@ fn int_records_are_appended_per_switch_hop() {
 fn impairments_drop_and_mark_the_chosen_packets_of_a_flow() {
     let flow = Frame::parse(&udp(0, 2, 200, Ecn::Ect0, 0, 7)).unwrap().five_tuple();
     let rules = vec![
-        Impairment { flow, action: ImpairAction::Drop, pick: Pick::Packets(vec![3, 5]) },
+        Impairment { flow, sluice_flow: None, action: ImpairAction::Drop, pick: Pick::Packets(vec![3, 5]) },
         Impairment {
             flow: Frame::parse(&udp(1, 2, 200, Ecn::Ect0, 0, 8)).unwrap().five_tuple(),
+            sluice_flow: None,
             action: ImpairAction::Mark,
             pick: Pick::Packets(vec![0, 1]),
         },
@@ -299,11 +300,52 @@ fn impairments_drop_and_mark_the_chosen_packets_of_a_flow() {
     assert_eq!((f.counters().impaired_drops, f.counters().impaired_marks), (2, 2));
 }
 
+/// A sluice data frame of flow `flow` from host `src` to host `dst`, ECN-capable unless `ecn` says not.
+fn sluice_flow_frame(src: u32, dst: u32, flow: u32, ecn: Ecn) -> Vec<u8> {
+    let header = SluiceHeader::new(Kind::Data, flow);
+    let mut inner = vec![0u8; 2048];
+    let n = sl::encode(&header, &[], &[1u8; 200], &mut inner).unwrap();
+    build_frame(src, dst, ecn, 0, 5, &inner[..n])
+}
+
+#[test]
+fn rules_on_one_sluice_flow_each_count_its_packets_and_the_first_to_pick_decides() {
+    let rule = |text: &str| text.parse::<Impairment>().unwrap();
+    let rules = vec![
+        rule("drop sluice 10.77.0.1 10.77.0.3 flow=4 packets=2"),
+        rule("mark sluice 10.77.0.1 10.77.0.3 flow=4 packets=2,3,4"),
+        rule("drop sluice 10.77.0.1 10.77.0.3 flow=4 packets=6"),
+    ];
+    let mut f = fabric(TopologySpec::Star { hosts: 3, rate: GBPS, delay: DELAY }, params(), rules);
+    // Flows 4 and 5 share one socket (one 5-tuple); only the id tells them apart.
+    for _ in 0..8 {
+        f.receive(0, 0, &sluice_flow_frame(0, 2, 4, Ecn::Ect0));
+        f.receive(0, 0, &sluice_flow_frame(0, 2, 5, Ecn::Ect0));
+    }
+    let out = run(&mut f, 100_000_000);
+    let of = |flow: u32| {
+        out.iter()
+            .filter(move |o| SluiceHeader::parse(&o.2[42..]).unwrap().flow == flow)
+            .map(|o| Frame::parse(&o.2).unwrap().ip.ecn == Ecn::Ce)
+    };
+    // Packet 2: the drop comes first; 3 and 4 marked; 6 dropped by the third rule, which counted 2 too.
+    assert_eq!(of(4).collect::<Vec<_>>(), [false, false, true, true, false, false]);
+    assert!(of(5).all(|ce| !ce) && of(5).count() == 8, "the socket's other flow passes");
+    let did = f.impairment_stats();
+    assert_eq!(did.iter().map(|s| (s.dropped, s.marked)).collect::<Vec<_>>(), [(1, 0), (0, 2), (1, 0)]);
+    // A mark leaves a packet that is not ECN-capable alone.
+    let rules = vec![rule("mark sluice 10.77.0.1 10.77.0.3 flow=4 packets=0")];
+    let mut f = fabric(TopologySpec::Star { hosts: 3, rate: GBPS, delay: DELAY }, params(), rules);
+    f.receive(0, 0, &sluice_flow_frame(0, 2, 4, Ecn::NotEct));
+    assert_eq!(run(&mut f, 100_000_000).len(), 1);
+    assert_eq!(f.impairment_stats()[0].marked, 0);
+}
+
 #[test]
 fn a_fraction_impairment_is_seeded() {
     let flow = Frame::parse(&udp(0, 2, 200, Ecn::Ect0, 0, 7)).unwrap().five_tuple();
     let count = || {
-        let rule = Impairment { flow, action: ImpairAction::Drop, pick: Pick::Fraction(0.25) };
+        let rule = Impairment { flow, sluice_flow: None, action: ImpairAction::Drop, pick: Pick::Fraction(0.25) };
         let mut f = fabric(TopologySpec::Star { hosts: 3, rate: GBPS, delay: DELAY }, params(), vec![rule]);
         for _ in 0..400 {
             f.receive(0, 0, &udp(0, 2, 200, Ecn::Ect0, 0, 7));

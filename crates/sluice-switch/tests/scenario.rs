@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use sluice_switch::{fabric_config, records, Fabric};
+use sluice_switch::{fabric_config, records, Fabric, ImpairAction, Pick};
 
 const BASE: &str = r#"
 [topology]
@@ -27,8 +27,14 @@ sample_interval = "100us"
 "#;
 
 fn config(sets: &[&str]) -> Result<sluice_switch::FabricConfig, String> {
+    config_with("", sets)
+}
+
+/// The fabric of [`BASE`] with `extra` appended and `sets` applied.
+fn config_with(extra: &str, sets: &[&str]) -> Result<sluice_switch::FabricConfig, String> {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let scenario = sluice_scenario::load_str(BASE, "bed.toml", Path::new("."), &sets).map_err(|e| e.to_string())?;
+    let text = format!("{BASE}{extra}");
+    let scenario = sluice_scenario::load_str(&text, "bed.toml", Path::new("."), &sets).map_err(|e| e.to_string())?;
     let resolved = sluice_scenario::resolve(&scenario).map_err(|e| e.to_string())?;
     fabric_config(&resolved).map_err(|e| e.to_string())
 }
@@ -58,6 +64,43 @@ fn settings_the_fabric_cannot_honour_are_named() {
     for (sets, key) in cases {
         let err = config(sets).expect_err(key);
         assert!(err.starts_with(key), "{sets:?}: {err}");
+    }
+}
+
+#[test]
+fn a_flows_faults_become_impairments_of_its_sluice_packets() {
+    let faults = r#"
+[[fault]]
+kind = "drop"
+flow = 1
+packets = [40, 7]
+[[fault]]
+kind = "mark"
+flow = 0
+packets = [3]
+port = "sw0:p2"
+"#;
+    let c = config_with(faults, &[]).unwrap();
+    let rules: Vec<String> = c.impairments.iter().map(|i| format!("{i:?}")).collect();
+    assert_eq!(c.impairments.len(), 2, "{rules:?}");
+    let (drop, mark) = (&c.impairments[0], &c.impairments[1]);
+    assert_eq!((drop.action, drop.sluice_flow), (ImpairAction::Drop, Some(1)));
+    assert_eq!(drop.pick, Pick::Packets(vec![7, 40]), "positions sorted, as the simulator keeps them");
+    assert_eq!((drop.flow.dst, drop.flow.protocol), ([10, 77, 0, 3], 17), "to host 2 over UDP");
+    assert_eq!((mark.action, mark.sluice_flow), (ImpairAction::Mark, Some(0)));
+    assert_ne!(drop.flow.src, mark.flow.src, "each flow from its own sender");
+}
+
+#[test]
+fn faults_the_switch_cannot_apply_are_named() {
+    let cases = [
+        ("kind = \"drop\"\nport = \"sw0:p2\"\nfraction = 0.1", "`fault.0`"),
+        ("kind = \"link_down\"\nport = \"sw0:p2\"\nfrom = \"1ms\"\nuntil = \"2ms\"", "`fault.0`"),
+        ("kind = \"drop\"\nflow = 0\npackets = [1]\nport = \"sw0:p0\"", "`fault.0.port`"),
+    ];
+    for (fault, key) in cases {
+        let err = config_with(&format!("[[fault]]\n{fault}\n"), &[]).expect_err(key);
+        assert!(err.starts_with(key), "{fault}: {err}");
     }
 }
 

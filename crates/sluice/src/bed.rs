@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use sluice_cc::contract::{self, Capabilities};
 
+use serde_json::{json, Value};
 use sluice_bed::{exclusive, remove_stale, run as run_loop, sockets, unavailable, Bed, Wait};
 use sluice_core::{parse_duration, PS_PER_NS};
 use sluice_scenario::{load, resolve, Resolved};
@@ -130,6 +131,11 @@ fn check_datapath(resolved: &Resolved, datapath: Datapath) -> Result<(), Failure
                    starts flows from a list only";
         return Err(Failure::Error(resolved.scenario.error_at(&key, why).to_string()));
     }
+    if !resolved.faults.is_empty() && datapath == Datapath::Kernel {
+        let why = "the switch picks a fault's packets by their sluice flow id, which only the UDP datapath \
+                   carries; impair kernel TCP flows by 5-tuple (`--impair`)";
+        return Err(Failure::Error(resolved.scenario.error_at("fault.0", why).to_string()));
+    }
     if let Some(mix) = &resolved.mix {
         let why = format!(
             "the bed's hosts run one algorithm, {}; a mix of {} runs in the simulator",
@@ -146,6 +152,17 @@ fn check_datapath(resolved: &Resolved, datapath: Datapath) -> Result<(), Failure
         ));
     }
     contract::check(resolved.algorithm, &datapath.capabilities()).map_err(|m| Failure::Error(m.to_string()))
+}
+
+/// The `faults` section of summary.json, as the simulator writes it: each `[[fault]]` entry's kind and
+/// port (the last hop toward its flow's receiver, where the switch applies it), with the packets it
+/// dropped and marked. The scenario's faults are the fabric's first impairments.
+fn fault_summary(resolved: &Resolved, stats: &[sluice_switch::ImpairStats]) -> Value {
+    let entries = resolved.scenario.faults.iter().zip(&resolved.faults).zip(stats).map(|((spec, at), did)| {
+        let port = &resolved.topology.nodes[at.node as usize].name;
+        json!({"kind": spec.kind, "port": format!("{port}:p{}", at.port), "dropped": did.dropped, "marked": did.marked})
+    });
+    Value::Array(entries.collect())
 }
 
 /// What the workload's waiter hands back: the outcome, the algorithm and the datapath.
@@ -245,7 +262,8 @@ fn run_bed(
     if let Some(waiter) = workload {
         let (outcome, algorithm, real) =
             waiter.join().map_err(|_| Failure::Error("the workload's waiter panicked".into()))?;
-        bed_workload::merge(real, &dir, &algorithm, &outcome, resolved.flows.len() as u64)?;
+        let faults = fault_summary(&resolved, &fabric.impairment_stats());
+        bed_workload::merge(real, &dir, &algorithm, &outcome, resolved.flows.len() as u64, faults)?;
         if interrupted() {
             // The hosts' senders were interrupted too (one process group) and wrote what they had.
             return Err(Failure::Interrupted(format!(

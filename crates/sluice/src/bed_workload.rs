@@ -219,8 +219,16 @@ impl Running {
 
 /// Merges the senders' results into `dir/fct.csv` and `dir/summary.json`. Flows that closed loops
 /// started during the run (ids from `generated` up) are numbered from `generated` in the order they
-/// started, as the simulator numbers them.
-pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome, generated: u64) -> Result<(), Failure> {
+/// started, as the simulator numbers them. `faults` (a JSON array) becomes summary.json's `faults`
+/// section unless it is empty.
+pub fn merge(
+    real: Real,
+    dir: &Path,
+    algorithm: &str,
+    outcome: &Outcome,
+    generated: u64,
+    faults: Value,
+) -> Result<(), Failure> {
     let mut header = None;
     let mut rows: Vec<(u64, String)> = Vec::new();
     let mut totals =
@@ -246,13 +254,16 @@ pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome, generat
     rows.sort();
     let fct: String = std::iter::once(header).chain(rows.into_iter().map(|(_, l)| l)).map(|l| l + "\n").collect();
     fs::write(dir.join("fct.csv"), fct).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
-    let summary = json!({
+    let mut summary = json!({
         "datapath": real.name(),
         "algorithm": algorithm,
         "totals": totals,
         "sender_failures": outcome.failures,
         "partial": crate::console::interrupted(),
     });
+    if faults.as_array().is_some_and(|f| !f.is_empty()) {
+        summary["faults"] = faults;
+    }
     fs::write(dir.join("summary.json"), format!("{summary:#}\n"))
         .map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))
 }

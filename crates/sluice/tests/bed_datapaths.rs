@@ -705,3 +705,103 @@ fn marlin_flow_fidelity_matches_the_simulators_slowdowns() {
     assert!(agrees, "the bed's slowdowns against the simulator's:\n{}", tables.join("\n"));
     eprintln!("{}", tables.join("\n"));
 }
+
+/// One traced variable of flow 0 in `dir/trace.csv`: (time in ns, value), in time order.
+fn traced(dir: &Path, variable: &str) -> Vec<(f64, f64)> {
+    let text = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
+    let rows = text.lines().skip(1).map(|l| l.split(',').collect::<Vec<_>>());
+    let mine = rows.filter(|c| c[1] == "0" && c[2] == variable);
+    mine.map(|c| (c[0].parse().unwrap(), c[3].parse().unwrap())).collect()
+}
+
+/// The cuts of a cwnd trace: (when, before, after).
+fn window_cuts(cwnd: &[(f64, f64)]) -> Vec<(f64, f64, f64)> {
+    cwnd.windows(2).filter(|w| w[1].1 < w[0].1).map(|w| (w[1].0, w[0].1, w[1].1)).collect()
+}
+
+/// What Marlin's section 7.1 asks of one datapath's trace: the window starts at one packet, slow start
+/// ends at ssthresh (64 packets), congestion avoidance grows it by less than a packet per ACK, the two
+/// losses halve it and the marks cut it by alpha / 2 once, and alpha rises only at the marks. Returns
+/// the cuts, or what was wrong.
+fn marlin_shape(dir: &Path, mss: f64) -> Result<Vec<(f64, f64, f64)>, String> {
+    let cwnd = traced(dir, "cwnd");
+    if cwnd.first().map(|c| c.1) != Some(mss) {
+        return Err(format!("the window starts at {:?}, not one packet", cwnd.first()));
+    }
+    let past = cwnd.iter().position(|&(_, c)| c > 64.0 * mss).ok_or("the window never passes ssthresh")?;
+    if cwnd[past - 1].1 != 64.0 * mss || cwnd[past].1 - 64.0 * mss >= mss {
+        return Err(format!("slow start ends at {} and grows to {}", cwnd[past - 1].1, cwnd[past].1));
+    }
+    let cuts = window_cuts(&cwnd);
+    let ratios: Vec<f64> = cuts.iter().map(|c| c.2 / c.1).collect();
+    let shaped = ratios.len() == 3
+        && (0.3..0.6).contains(&ratios[0])
+        && (0.9..1.0).contains(&ratios[1])
+        && (0.3..0.6).contains(&ratios[2]);
+    if !shaped {
+        return Err(format!("cuts {cuts:?}: want a halving, a cut by alpha / 2 and a halving"));
+    }
+    let alpha = traced(dir, "alpha");
+    let rises: Vec<f64> = alpha.windows(2).filter(|w| w[1].1 > w[0].1).map(|w| w[1].0).collect();
+    // The marks reach the sender in the ACKs of one or two windows, within a round trip (8 ms) of B's cut.
+    if rises.is_empty() || rises.iter().any(|&t| (t - cuts[1].0).abs() > 8e6) {
+        return Err(format!("alpha rises at {rises:?}, B's cut at {}", cuts[1].0));
+    }
+    Ok(cuts)
+}
+
+/// The `faults` section of `dir/summary.json` as (dropped, marked) per entry.
+fn fault_counts(dir: &Path) -> Vec<(u64, u64)> {
+    let summary = json(&dir.join("summary.json"));
+    let faults = summary.get("faults").or_else(|| summary["extra"].get("faults")).cloned().unwrap_or_default();
+    let entries = faults.as_array().cloned().unwrap_or_default();
+    entries.iter().map(|f| (f["dropped"].as_u64().unwrap(), f["marked"].as_u64().unwrap())).collect()
+}
+
+/// Marlin's CC correctness test (section 7.1), `scenarios/tester/cc_correctness.toml`: one DCTCP flow
+/// over UDP, the switch dropping two chosen packets and marking a chosen run of ten. The bed's trace
+/// must have the test's shape, and the simulator's of the same file too; they must agree event for
+/// event: the same cuts, the window at each within one packet. After a loss the bed's window sits up to
+/// two packets above the simulator's (three are allowed): a loss halves what is in flight, and the
+/// bed's host stacks lengthen the round trip enough to keep the whole window in flight, where the
+/// simulator's path holds a few packets less (BENCHMARKS.md, "Marlin's tests on the bed").
+#[test]
+fn marlin_cc_correctness_cuts_at_the_same_windows_as_the_simulator() {
+    if skip() {
+        return;
+    }
+    let _one = BED.lock().unwrap_or_else(|e| e.into_inner());
+    let (scenario, dir) = bundled("tester/cc_correctness.toml", "bed-cc-correctness");
+    let sim = dir.join("sim");
+    let run = Command::new(SLUICE).args(["run", &scenario, "--quiet", "--out"]).arg(&sim).output().unwrap();
+    assert!(run.status.success(), "{}", text(&run));
+    let mss = 1416.0;
+    let expected = [(1, 0), (0, 10), (1, 0)];
+    assert_eq!(fault_counts(&sim), expected, "the simulator's faults");
+    let sim_cuts = marlin_shape(&sim, mss).unwrap_or_else(|e| panic!("the simulator's trace: {e}"));
+    let mut report = Vec::new();
+    let agrees = (0..2).any(|attempt| {
+        let out = dir.join(format!("udp-{attempt}"));
+        bed_udp(&scenario, &out);
+        assert_eq!(fault_counts(&out), expected, "the switch's impairments");
+        let cuts = match marlin_shape(&out, mss) {
+            Ok(cuts) => cuts,
+            Err(e) => {
+                report.push(format!("attempt {attempt}: {e}"));
+                return false;
+            }
+        };
+        let pairs: Vec<String> = (cuts.iter().zip(&sim_cuts))
+            .map(|(b, s)| format!("{:.0} -> {:.0} (sim {:.0} -> {:.0})", b.1, b.2, s.1, s.2))
+            .collect();
+        report.push(format!("attempt {attempt}: {}", pairs.join("; ")));
+        cuts.iter().zip(&sim_cuts).all(|(b, s)| (b.1 - s.1).abs() <= mss && (b.2 - s.2).abs() <= 3.0 * mss)
+    });
+    assert!(agrees, "the bed's cuts against the simulator's:\n{}", report.join("\n"));
+    eprintln!("{}", report.join("\n"));
+    if cfg!(feature = "kernel") {
+        // Kernel TCP's packets carry no flow id for the switch to pick them by.
+        let out = Command::new(SLUICE).args(["bed", "run", &scenario, "--datapath", "kernel"]).output().unwrap();
+        assert!(!out.status.success() && text(&out).contains("fault.0"), "{}", text(&out));
+    }
+}
