@@ -12,7 +12,7 @@ use sluice_sim::config::FaultConfig;
 use sluice_sim::config::{EcnThresholds, SwitchConfig};
 use sluice_sim::PacketTraceConfig;
 use sluice_topo::{NodeId, PortNo, RouteProgress, Routes, TopoError, Topology};
-use sluice_workload::{ClosedLoop, FlowSpec, Workload, WorkloadError};
+use sluice_workload::{ClosedLoop, FlowSource, Workload, WorkloadError};
 
 use crate::error::ScenarioError;
 use crate::fault::FaultSpec;
@@ -39,8 +39,9 @@ pub struct Resolved {
     /// defaults follow host 0.
     pub line_rate: Rate,
     /// Every flow of every workload, in the order the workload generator gives them (flow ids are
-    /// positions in this list); for a closed loop, the first flow of each slot.
-    pub flows: Vec<FlowSpec>,
+    /// positions in this order); for a closed loop, the first flow of each slot. Generated as they are
+    /// read, so a large workload is never held whole.
+    pub flows: FlowSource,
     /// The closed-loop workload entries, which start further flows during a run (ids past `flows`).
     pub closed_loops: Vec<ClosedLoop>,
     /// `output.throughput_ports`, as (node id, port number).
@@ -93,6 +94,8 @@ pub fn resolve_with_progress(
         .map_err(|e| param_error(scenario, algorithm.name, e))?;
     check_unused_tables(scenario, line_rate)?;
     let Workload { flows, closed_loops, algorithms: rows } = workload(scenario, &topology)?;
+    // One pass over the flows finds the hosts they use, and counts them for what follows.
+    let endpoints = flow_endpoints(&flows);
     let mix = crate::mix::resolve(scenario, algorithm, &factory, line_rate, &rows)?;
     let ecn = EcnEntries::split(scenario, algorithm.name);
     // Thresholds filled from the algorithm's defaults are its own.
@@ -115,7 +118,7 @@ pub fn resolve_with_progress(
     for (other, other_factory) in mix.iter().flat_map(|m| &m.others) {
         filled.cc.tables.insert(other.name.to_string(), toml::Value::Table(other_factory.resolved()));
     }
-    let routes = topology.routes_to(&flow_endpoints(&flows), routes_progress);
+    let routes = topology.routes_to(&endpoints, routes_progress);
     Ok(Resolved {
         scenario: filled,
         topology,
@@ -134,8 +137,12 @@ pub fn resolve_with_progress(
 
 /// The hosts that packets of `flows` go to: receivers (data) and senders (acknowledgments, switch
 /// notifications, returned headers), sorted, each once.
-fn flow_endpoints(flows: &[FlowSpec]) -> Vec<u32> {
-    let hosts: BTreeSet<u32> = flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+fn flow_endpoints(flows: &FlowSource) -> Vec<u32> {
+    let mut hosts = BTreeSet::new();
+    flows.scan(|f| {
+        hosts.insert(f.src);
+        hosts.insert(f.dst);
+    });
     hosts.into_iter().collect()
 }
 
@@ -174,13 +181,16 @@ pub(crate) fn switch_port(topology: &Topology, port: &PortRef) -> Result<(NodeId
 fn faults(
     s: &Scenario,
     topology: &Topology,
-    flows: &[FlowSpec],
+    flows: &FlowSource,
 ) -> Result<(Vec<FaultSpec>, Vec<FaultConfig>), ScenarioError> {
     let mut specs = Vec::with_capacity(s.faults.len());
     let mut configs = Vec::with_capacity(s.faults.len());
+    let named: Vec<usize> = s.faults.iter().filter_map(|f| f.flow).map(|f| f.min(usize::MAX as u64) as usize).collect();
+    let found = flows.select(&named);
+    let dst_of = |flow: usize| named.iter().position(|&n| n == flow).and_then(|k| found[k]).map_or(0, |f| f.dst);
     for (i, fault) in s.faults.iter().enumerate() {
         let (spec, config) = fault
-            .resolve(topology, flows.len(), |flow| flows[flow].dst)
+            .resolve(topology, flows.len(), dst_of)
             .map_err(|(key, message)| s.error_at(&crate::fault::key(i, &key), message))?;
         specs.push(spec);
         configs.push(config);

@@ -39,7 +39,7 @@ fn main() {
         link: LinkConfig::default(),
         switch,
         host: HostConfig::default(),
-        flows,
+        flows: flows.into(),
         factory,
         needs: alg.needs,
         cnp_interval: 0,

@@ -105,13 +105,20 @@ pub fn fabric_config(resolved: &Resolved) -> Result<FabricConfig, Unsupported> {
 fn impairments(resolved: &Resolved) -> Result<Vec<Impairment>, Unsupported> {
     let topo = &resolved.topology;
     let mut rules = Vec::with_capacity(resolved.faults.len());
+    let named: Vec<usize> = (resolved.faults.iter())
+        .map(|f| match f.kind {
+            FaultKind::Packets { flow, .. } => flow as usize,
+            _ => 0,
+        })
+        .collect();
+    let specs = resolved.flows.select(&named);
     for (index, fault) in resolved.faults.iter().enumerate() {
         let FaultKind::Packets { flow, packets, action } = &fault.kind else {
             let why = "the software switch drops or marks chosen packets of a flow (`flow`, `packets`); random \
                        fractions of a port and links going down run in the simulator";
             return Err(unsupported(&format!("fault.{index}"), why));
         };
-        let spec = resolved.flows[*flow as usize];
+        let spec = specs[index].expect("a fault's flow exists (the scenario's resolution checks it)");
         let peer = topo.ports[fault.node as usize][fault.port as usize].peer;
         if topo.host_of[peer as usize] != Some(spec.dst) {
             let why = "the software switch acts on a flow's packets where they leave the last switch toward \

@@ -1,4 +1,4 @@
-//! Turning workload entries into one deterministic, time-ordered list of flows.
+//! Turning workload entries into one deterministic, time-ordered stream of flows.
 
 use std::path::Path;
 
@@ -7,8 +7,10 @@ use sluice_core::{Rate, Rng, Time};
 use crate::algorithms::{AlgorithmNames, RowAlgorithm};
 use crate::closed_loop::{self, ClosedLoop};
 use crate::count::{count_field, MAX_FLOWS};
+use crate::poisson::PoissonPlan;
 use crate::spec::LongLivedFlow;
-use crate::{flowlist, poisson, WorkloadError, WorkloadSpec};
+use crate::stream::{EntryPlan, FlowSource};
+use crate::{flowlist, WorkloadError, WorkloadSpec};
 
 /// The `size` of a long-lived flow: it has no size and sends until its `stop` time.
 pub const UNBOUNDED_SIZE: u64 = u64::MAX;
@@ -59,20 +61,21 @@ pub struct WorkloadContext<'a> {
 /// during it.
 #[derive(Debug, Clone, Default)]
 pub struct Workload {
-    /// Every flow of the open-loop entries, and the first flow of every closed-loop slot, sorted by
-    /// `(start, src, dst, size, group)`; a flow's id is its index here.
-    pub flows: Vec<FlowSpec>,
+    /// Every flow of the open-loop entries, and the first flow of every closed-loop slot, in the order
+    /// `(start, src, dst, size, group)`; a flow's id is its position. Generated as they are read.
+    pub flows: FlowSource,
     /// The closed-loop entries, in entry order; their later flows get ids past `flows` as they start.
     pub closed_loops: Vec<ClosedLoop>,
     /// The algorithms single flows name ([`FlowSpec::algorithm`]), in order of first appearance.
     pub algorithms: Vec<RowAlgorithm>,
 }
 
-/// Validates and generates every entry, then sorts all flows by `(start, src, dst, size, group)` (a stable
-/// sort, so that flow ids are deterministic). Entry `i` draws from its own random stream
-/// `Rng::named(seed, "workload.{i}")` (Poisson hosts from `workload.{i}.host.{h}`, closed-loop slots from
-/// `workload.{i}.slot.{j}`), so adding an entry or a host does not change the flows of the others. Errors
-/// name the entry.
+/// Validates every entry and plans its flows, in the order `(start, src, dst, size, group)` with ties in
+/// the order each entry generates them, so that flow ids are deterministic. Entry `i` draws from its own
+/// random stream `Rng::named(seed, "workload.{i}")` (Poisson hosts from `workload.{i}.host.{h}`,
+/// closed-loop slots from `workload.{i}.slot.{j}`), so adding an entry or a host does not change the
+/// flows of the others. The flows themselves are generated as they are read ([`FlowSource`]); with
+/// closed loops, one pass here numbers their first flows. Errors name the entry.
 pub fn generate_workload(specs: &[WorkloadSpec], ctx: &WorkloadContext) -> Result<Workload, WorkloadError> {
     if specs.len() > usize::from(u16::MAX) + 1 {
         return Err(WorkloadError::new(format!("{} workload entries; at most 65536 are supported", specs.len())));
@@ -81,37 +84,52 @@ pub fn generate_workload(specs: &[WorkloadSpec], ctx: &WorkloadContext) -> Resul
     for (index, spec) in specs.iter().enumerate() {
         total += counted(spec, ctx, total).map_err(|e| e.with_entry(index))?;
     }
-    let mut flows = Vec::with_capacity(total.min(MAX_FLOWS) as usize);
+    let mut plans = Vec::with_capacity(specs.len());
     let mut closed_loops = Vec::new();
+    let mut first_sizes = Vec::new();
     let mut names = AlgorithmNames::default();
     for (index, spec) in specs.iter().enumerate() {
         if let WorkloadSpec::ClosedLoop { .. } = spec {
             let (first, closed) = closed_loop::generate(spec, index, ctx).map_err(|e| e.with_entry(index))?;
-            flows.extend(first);
+            first_sizes.push(first.iter().map(|f| f.size).collect::<Vec<u64>>());
+            plans.push(EntryPlan::list(first));
             closed_loops.push(closed);
         } else {
-            flows.extend(generate_entry(spec, index, ctx, &mut names).map_err(|e| e.with_entry(index))?);
+            plans.push(plan_entry(spec, index, ctx, &mut names).map_err(|e| e.with_entry(index))?);
         }
     }
-    let first_sizes: Vec<Vec<u64>> = closed_loops.iter().map(|c| first_sizes(&flows, c.group)).collect();
-    flows.sort_by_key(|f| (f.start, f.src, f.dst, f.size, f.group));
-    for (closed, sizes) in closed_loops.iter_mut().zip(&first_sizes) {
-        let ids: Vec<u32> = (0..flows.len() as u32).filter(|&id| flows[id as usize].group == closed.group).collect();
-        closed_loop::number_first_flows(closed, sizes, &ids);
+    let flows = FlowSource::new(plans);
+    if !closed_loops.is_empty() {
+        let ids = first_flow_ids(&flows, &closed_loops, specs.len());
+        for ((closed, sizes), ids) in closed_loops.iter_mut().zip(&first_sizes).zip(&ids) {
+            closed_loop::number_first_flows(closed, sizes, ids);
+        }
     }
     Ok(Workload { flows, closed_loops, algorithms: names.names })
 }
 
-/// The flows of every entry, as [`generate_workload`] gives them; a closed-loop entry contributes the
-/// first flow of each of its slots.
-pub fn generate(specs: &[WorkloadSpec], ctx: &WorkloadContext) -> Result<Vec<FlowSpec>, WorkloadError> {
-    generate_workload(specs, ctx).map(|w| w.flows)
+/// One pass over `flows` (which counts them): the ids of each closed loop's flows (its slots' first
+/// flows), in id order.
+fn first_flow_ids(flows: &FlowSource, loops: &[ClosedLoop], entries: usize) -> Vec<Vec<u32>> {
+    let mut loop_of_group = vec![None; entries];
+    for (k, lp) in loops.iter().enumerate() {
+        loop_of_group[lp.group as usize] = Some(k);
+    }
+    let mut ids = vec![Vec::new(); loops.len()];
+    let mut id = 0u32;
+    flows.scan(|f| {
+        if let Some(k) = loop_of_group[f.group as usize] {
+            ids[k].push(id);
+        }
+        id += 1;
+    });
+    ids
 }
 
-/// The sizes of group `group`'s flows, in generation order (before the sort): a closed loop's first
-/// sizes, slot by slot.
-fn first_sizes(flows: &[FlowSpec], group: u16) -> Vec<u64> {
-    flows.iter().filter(|f| f.group == group).map(|f| f.size).collect()
+/// The flows of every entry, as [`generate_workload`] gives them, in a vector; a closed-loop entry
+/// contributes the first flow of each of its slots.
+pub fn generate(specs: &[WorkloadSpec], ctx: &WorkloadContext) -> Result<Vec<FlowSpec>, WorkloadError> {
+    generate_workload(specs, ctx).map(|w| w.flows.to_vec())
 }
 
 /// Validates `spec` and returns how many flows it generates, refusing counts that would take the
@@ -132,30 +150,38 @@ fn counted(spec: &WorkloadSpec, ctx: &WorkloadContext, before: u64) -> Result<u6
     })
 }
 
-/// The flows of entry `index`, in generation order (`spec` is validated by [`counted`]).
-fn generate_entry(
+/// How entry `index` generates its flows (`spec` is validated by [`counted`]); the random choices an
+/// entry makes once (incast senders, a permutation) are made here.
+fn plan_entry(
     spec: &WorkloadSpec,
     index: usize,
     ctx: &WorkloadContext,
     names: &mut AlgorithmNames,
-) -> Result<Vec<FlowSpec>, WorkloadError> {
+) -> Result<EntryPlan, WorkloadError> {
     let group = index as u16;
     let mut rng = Rng::named(ctx.seed, &format!("workload.{index}"));
     match spec {
-        WorkloadSpec::Poisson { .. } => poisson::generate(spec, index, ctx),
+        WorkloadSpec::Poisson { .. } => Ok(EntryPlan::Poisson(PoissonPlan::new(spec, index, ctx)?)),
         WorkloadSpec::Incast { receiver, senders, sender_list, size, start, period, repeats } => {
-            let senders =
+            let mut senders =
                 sender_list.clone().unwrap_or_else(|| pick_senders(*receiver, *senders, ctx.n_hosts, &mut rng));
-            let rounds: Vec<Time> =
-                (0..*repeats).map(|round| start + period.unwrap_or(0) * Time::from(round)).collect();
-            Ok(incast(&senders, *receiver, *size, &rounds, group))
+            senders.sort_unstable();
+            let (receiver, size, start, period, repeats) = (*receiver, *size, *start, period.unwrap_or(0), *repeats);
+            Ok(EntryPlan::Incast { senders, receiver, size, start, period, repeats, group })
         }
-        WorkloadSpec::Permutation { size, start } => Ok(permutation(ctx.n_hosts, *size, *start, group, &mut rng)),
+        WorkloadSpec::Permutation { size, start } => {
+            let targets = derangement(ctx.n_hosts, &mut rng);
+            Ok(EntryPlan::Permutation { targets, size: *size, start: *start, group })
+        }
         WorkloadSpec::AllToAll { size, start, hosts } => {
-            Ok(all_to_all(&participants(hosts, ctx.n_hosts), *size, *start, group))
+            let mut hosts = participants(hosts, ctx.n_hosts);
+            hosts.sort_unstable();
+            Ok(EntryPlan::AllToAll { hosts, size: *size, start: *start, group })
         }
-        WorkloadSpec::LongLived { flows } => long_lived(flows, index, names),
-        WorkloadSpec::FlowList { path } => flowlist::read(path, ctx.base_dir, ctx.n_hosts, index, names),
+        WorkloadSpec::LongLived { flows } => Ok(EntryPlan::list(long_lived(flows, index, names)?)),
+        WorkloadSpec::FlowList { path } => {
+            Ok(EntryPlan::list(flowlist::read(path, ctx.base_dir, ctx.n_hosts, index, names)?))
+        }
         WorkloadSpec::ClosedLoop { .. } => unreachable!("closed loops are generated by closed_loop::generate"),
     }
 }
@@ -177,19 +203,6 @@ fn pick_senders(receiver: u32, count: Option<u32>, n_hosts: u32, rng: &mut Rng) 
     others
 }
 
-/// One flow from every sender to `receiver` in every round.
-fn incast(senders: &[u32], receiver: u32, size: u64, rounds: &[Time], group: u16) -> Vec<FlowSpec> {
-    let flows =
-        rounds.iter().flat_map(|&t| senders.iter().map(move |&src| FlowSpec::sized(src, receiver, size, t, group)));
-    flows.collect()
-}
-
-/// One flow from every host to its image under a random derangement.
-fn permutation(n_hosts: u32, size: u64, start: Time, group: u16, rng: &mut Rng) -> Vec<FlowSpec> {
-    let targets = derangement(n_hosts, rng).into_iter().enumerate();
-    targets.map(|(src, dst)| FlowSpec::sized(src as u32, dst, size, start, group)).collect()
-}
-
 /// A uniformly random derangement of `0..n` (`n >= 2`): Fisher-Yates shuffles until no host maps to itself
 /// (about e = 2.7 tries on average).
 fn derangement(n: u32, rng: &mut Rng) -> Vec<u32> {
@@ -203,12 +216,6 @@ fn derangement(n: u32, rng: &mut Rng) -> Vec<u32> {
             return targets;
         }
     }
-}
-
-/// One flow from every host of `hosts` to every other.
-fn all_to_all(hosts: &[u32], size: u64, start: Time, group: u16) -> Vec<FlowSpec> {
-    let pairs = hosts.iter().flat_map(|&src| hosts.iter().map(move |&dst| (src, dst)));
-    pairs.filter(|(src, dst)| src != dst).map(|(src, dst)| FlowSpec::sized(src, dst, size, start, group)).collect()
 }
 
 /// The long-lived flows of entry `index`, numbering the algorithms they name in `names`.

@@ -7,8 +7,9 @@
 //!   permutation, all-to-all, long-lived flows, closed loops, or an explicit flow list).
 //! * [`generate`] validates the entries against the topology ([`WorkloadContext`]) and returns the flows
 //!   ([`FlowSpec`]) sorted by start time; the same seed always gives the same flows.
-//! * [`generate_workload`] adds the [`ClosedLoop`]s, which start further flows during a run as flows
-//!   complete.
+//! * [`generate_workload`] gives the flows as a [`FlowSource`], which generates them in order as they are
+//!   read (memory follows the hosts, not the flows), and adds the [`ClosedLoop`]s, which start further
+//!   flows during a run as flows complete.
 
 #![warn(missing_docs)]
 
@@ -22,6 +23,7 @@ mod generator;
 mod poisson;
 mod sizes;
 mod spec;
+mod stream;
 
 pub use algorithms::RowAlgorithm;
 pub use cdf::{builtin_names, SizeCdf, DCTCP_PACKET_BYTES};
@@ -32,3 +34,4 @@ pub use flowlist::parse_flow_list;
 pub use generator::{generate, generate_workload, FlowSpec, Workload, WorkloadContext, UNBOUNDED_SIZE};
 pub use sizes::FlowSizes;
 pub use spec::{Destinations, LongLivedFlow, WorkloadSpec};
+pub use stream::{FlowSource, FlowStream};

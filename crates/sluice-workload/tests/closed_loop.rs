@@ -40,7 +40,7 @@ fn n_cast_one_gives_every_slot_a_first_flow_at_start() {
     assert_eq!(srcs, [1, 2, 3, 4].iter().flat_map(|&s| [s; 5]).collect::<Vec<u32>>());
     let mut ids: Vec<u32> = lp.slots.iter().map(|s| s.first_flow).collect();
     for s in &lp.slots {
-        let f = &w.flows[s.first_flow as usize];
+        let f = &w.flows.to_vec()[s.first_flow as usize];
         assert_eq!((f.src, f.dst), (s.src, s.dst));
     }
     ids.sort_unstable();
@@ -55,7 +55,7 @@ fn each_slot_draws_from_its_own_stream() {
     for j in 0..4 {
         let mut rng = Rng::named(7, &format!("workload.0.slot.{j}"));
         let first = cdf.sample(&mut rng);
-        assert_eq!(w.flows[w.closed_loops[0].slots[j].first_flow as usize].size, first, "slot {j}");
+        assert_eq!(w.flows.to_vec()[w.closed_loops[0].slots[j].first_flow as usize].size, first, "slot {j}");
         let later: Vec<u64> = (0..5).map(|_| cdf.sample(&mut rng)).collect();
         let drawn: Vec<u64> = (0..5).map(|_| w.closed_loops[0].next_size(j)).collect();
         assert_eq!(drawn, later, "slot {j}");
@@ -78,7 +78,7 @@ fn closed_loops_mix_with_other_entries_and_keep_their_numbering() {
     assert_eq!(a.flows.len(), 2 + 36);
     let lp = &a.closed_loops[0];
     assert_eq!(lp.group, 1);
-    assert!(lp.slots.iter().all(|s| a.flows[s.first_flow as usize].group == 1));
+    assert!(lp.slots.iter().all(|s| a.flows.to_vec()[s.first_flow as usize].group == 1));
     let b = run(&[incast, closed(3, None, None)], 4, 2).unwrap();
     assert_eq!(a.flows, b.flows, "the same seed gives the same flows");
     let firsts = |w: &Workload| w.closed_loops[0].slots.iter().map(|s| s.first_flow).collect::<Vec<u32>>();

@@ -107,13 +107,13 @@ fn run_flows(resolved: &Resolved) -> u64 {
     (resolved.flows.len() as u64).saturating_add(later)
 }
 
-/// Per-flow memory: the generated flow, the simulator's input copy and its `Flow`, and the result row.
-/// Controllers and receiver state live only while a flow is active and are left out. Calibrated: a
-/// Poisson memcached load on `quickstart.toml` grows peak RSS by 939 B per flow (320.5 MiB at 325 K flows,
-/// 611.0 MiB at 650 K), against about 990 B per flow here (with the flows' queued starts).
+/// Per-flow memory: the simulator's `Flow`, made when the flow starts, and the result row. The
+/// workload's flows are generated as the run reaches them, so their descriptions are not held;
+/// controllers and receiver state live only while a flow is active and are left out. Calibrated: a
+/// Poisson memcached load on `quickstart.toml` grows peak RSS by about 1,295 B per flow (441.5 MB at
+/// 325 K flows, 862.1 MB at 650 K), against 1,336 B per flow here.
 fn flow_bytes(resolved: &Resolved) -> u64 {
-    // Two copies of the generated flow: the resolved scenario's and the simulator input's.
-    let per_flow = 2 * size_of::<sluice_workload::FlowSpec>() + FLOW_BYTES + size_of::<sluice_results::FlowRecord>();
+    let per_flow = FLOW_BYTES + size_of::<sluice_results::FlowRecord>();
     run_flows(resolved).saturating_mul(per_flow as u64)
 }
 
@@ -121,9 +121,9 @@ fn flow_bytes(resolved: &Resolved) -> u64 {
 /// events at the moment, so the entries that need memory are those pending at the peak. Every busy
 /// link direction has about one packet arrival pending per serialization time along its propagation
 /// delay (plus the one being sent); counted for every direction and doubled for the buffers' growth
-/// slack, which covers the links that are idle at the peak. Flow starts wait in the overflow heap, one
-/// entry per flow, and a long-lived flow's stop one more. The pending entries can never exceed the run's
-/// `events`, which bounds the estimate of a large network with little traffic.
+/// slack, which covers the links that are idle at the peak. The workload's flow starts are not queued
+/// ahead (they arrive one at a time). The pending entries can never exceed the run's `events`, which
+/// bounds the estimate of a large network with little traffic.
 fn event_bytes(resolved: &Resolved, events: u64) -> u64 {
     let s = &resolved.scenario;
     let entry = EVENT_ENTRY_BYTES as f64;
@@ -138,7 +138,7 @@ fn event_bytes(resolved: &Resolved, events: u64) -> u64 {
         })
         .sum();
     let wheel = SLOTS as f64 * entry + 2.0 * entry * pending.min(events as f64);
-    (wheel + 2.0 * entry * resolved.flows.len() as f64) as u64
+    wheel as u64
 }
 
 /// Per-port memory: the topology's two copies of each port and the simulator's port with its state.
@@ -187,12 +187,15 @@ impl Traffic {
     fn of(resolved: &Resolved) -> Traffic {
         let s = &resolved.scenario;
         let limit = s.simulation.duration.unwrap_or(s.simulation.time_limit);
-        let end = s.simulation.duration.unwrap_or_else(|| drain_time(resolved, limit).min(limit));
         let mtu = s.link.mtu.max(1) as u64;
         let (mut data_packets, mut data_hops, mut ack_hops, mut links) = (0u64, 0u64, 0u64, 0u64);
+        let mut load = HostLoad::new(resolved.topology.num_hosts() as usize);
+        // One pass over the flows (they are generated as they are read).
         for f in &resolved.flows {
             let hops = path_hops(resolved, f.src, f.dst);
-            let packets = flow_bytes_sent(f, resolved.line_rate, limit).div_ceil(mtu).max(1);
+            let bytes = flow_bytes_sent(&f, resolved.line_rate, limit);
+            load.add(&f, bytes);
+            let packets = bytes.div_ceil(mtu).max(1);
             let acks = packets.div_ceil(s.host.ack_every_packets.max(1) as u64);
             data_packets = data_packets.saturating_add(packets);
             data_hops = data_hops.saturating_add(packets.saturating_mul(hops));
@@ -216,24 +219,38 @@ impl Traffic {
         let wire = (s.link.mtu + s.link.header_bytes) as u64;
         let per_hop = nic.delay + sluice_core::serialization_ps(wire, nic.rate.max(1));
         let base_rtt = (2.0 * mean_hops * per_hop as f64) as Time;
+        let end = s.simulation.duration.unwrap_or_else(|| load.drain_time(resolved).min(limit));
         Traffic { end, data_packets, packet_hops: data_hops.saturating_add(ack_hops), base_rtt }
     }
 }
 
-/// When a run without a fixed duration is expected to end: after the last start, once the busiest host
-/// has sent or received all its bytes at its NIC rate.
-fn drain_time(resolved: &Resolved, limit: Time) -> Time {
-    let hosts = resolved.topology.num_hosts() as usize;
-    let (mut sent, mut received) = (vec![0u64; hosts], vec![0u64; hosts]);
-    for f in &resolved.flows {
-        let bytes = flow_bytes_sent(f, resolved.line_rate, limit);
-        sent[f.src as usize] = sent[f.src as usize].saturating_add(bytes);
-        received[f.dst as usize] = received[f.dst as usize].saturating_add(bytes);
+/// The bytes each host sends and receives, and the last start.
+struct HostLoad {
+    sent: Vec<u64>,
+    received: Vec<u64>,
+    last_start: Time,
+}
+
+impl HostLoad {
+    fn new(hosts: usize) -> HostLoad {
+        HostLoad { sent: vec![0; hosts], received: vec![0; hosts], last_start: 0 }
     }
-    let busiest = sent.iter().chain(&received).max().copied().unwrap_or(0);
-    let loops_end = resolved.closed_loops.iter().map(|c| c.end).max().unwrap_or(0);
-    let last_start = resolved.flows.iter().map(|f| f.start).max().unwrap_or(0).max(loops_end);
-    last_start.saturating_add(sluice_core::serialization_ps(busiest, resolved.line_rate.max(1)))
+
+    /// Flow `f`, which sends `bytes`.
+    fn add(&mut self, f: &sluice_workload::FlowSpec, bytes: u64) {
+        self.sent[f.src as usize] = self.sent[f.src as usize].saturating_add(bytes);
+        self.received[f.dst as usize] = self.received[f.dst as usize].saturating_add(bytes);
+        self.last_start = self.last_start.max(f.start);
+    }
+
+    /// When a run without a fixed duration is expected to end: after the last start (of a flow or a
+    /// closed loop's window), once the busiest host has sent or received all its bytes at its NIC rate.
+    fn drain_time(&self, resolved: &Resolved) -> Time {
+        let busiest = self.sent.iter().chain(&self.received).max().copied().unwrap_or(0);
+        let loops_end = resolved.closed_loops.iter().map(|c| c.end).max().unwrap_or(0);
+        let last_start = self.last_start.max(loops_end);
+        last_start.saturating_add(sluice_core::serialization_ps(busiest, resolved.line_rate.max(1)))
+    }
 }
 
 /// Payload bytes a flow sends: its size, or for a long-lived flow its NIC rate until it stops (or the

@@ -24,7 +24,9 @@ pub fn group_summary(resolved: &Resolved, output: &SimOutput, buckets: &Buckets)
     let names: Vec<&str> =
         std::iter::once(resolved.algorithm.name).chain(mix.others.iter().map(|(a, _)| a.name)).collect();
     let total: u64 = output.flows.iter().map(|f| f.received).sum();
-    let of_flow: Vec<u8> = output.flows.iter().map(|f| algorithm_of(resolved, mix, f)).collect();
+    // Records come in id order, the workload's flows first, as the workload streams them.
+    let mut named = resolved.flows.iter().map(|spec| spec.algorithm);
+    let of_flow: Vec<u8> = output.flows.iter().map(|f| algorithm_of(mix, f, named.next().unwrap_or(0))).collect();
     let mut means = Vec::with_capacity(mix.of_workload.len());
     let groups: Vec<serde_json::Value> = groups(mix, &output.flows, &of_flow)
         .into_iter()
@@ -80,9 +82,9 @@ pub fn group_summary(resolved: &Resolved, output: &SimOutput, buckets: &Buckets)
 }
 
 /// The index of the algorithm flow `f` ran among the run's (0: `cc.algorithm`, `k`: `mix.others[k - 1]`):
-/// the one it names itself, else its entry's. Flows a closed loop started during the run name none.
-fn algorithm_of(resolved: &Resolved, mix: &Mix, f: &FlowRecord) -> u8 {
-    let named = resolved.flows.get(f.id as usize).map_or(0, |spec| spec.algorithm);
+/// the one it names itself (`named`, 0 for none), else its entry's. Flows a closed loop started during the
+/// run name none.
+fn algorithm_of(mix: &Mix, f: &FlowRecord, named: u16) -> u8 {
     match named {
         0 => mix.of_workload.get(f.group as usize).copied().unwrap_or(0),
         k => mix.of_row[k as usize - 1],

@@ -24,10 +24,10 @@ pub enum Event {
     PortFree { node: u32, port: u16 },
     /// A PFC frame reaches `node`'s port `port`: pause or resume queue `queue` of that port.
     Pfc { node: u32, port: u16, queue: u8, pause: bool },
-    /// Flow `flow` starts.
+    /// The workload's next flow start or long-lived flow's stop is due (the run's arrivals say which).
+    Arrival,
+    /// Flow `flow`, started by a closed loop during the run, starts.
     FlowStart { flow: u32 },
-    /// Long-lived flow `flow` stops offering new data.
-    FlowStop { flow: u32 },
     /// Host `host` has a paced flow due.
     HostWake { host: u32 },
     /// A CC timer of `flow`; stale when `gen` no longer matches.
@@ -153,5 +153,11 @@ impl Core {
     #[inline]
     pub fn schedule(&mut self, at: Time, event: Event) {
         self.queue.push(at.max(self.now), event);
+    }
+
+    /// Schedules `event` at absolute time `at` (not before now), ahead of every event already scheduled
+    /// for that time.
+    pub fn schedule_first(&mut self, at: Time, event: Event) {
+        self.queue.push_front(at.max(self.now), event);
     }
 }

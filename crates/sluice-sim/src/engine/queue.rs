@@ -104,7 +104,10 @@ impl<T: Copy> EventQueue<T> for RadixQueue<T> {
 #[derive(Debug)]
 pub struct HeapQueue<T> {
     heap: std::collections::BinaryHeap<HeapEntry<T>>,
+    /// The last sequence number given; equal times pop in sequence order.
     seq: u64,
+    /// The last sequence number given to an entry pushed to the front.
+    front: u64,
 }
 
 #[derive(Debug)]
@@ -133,14 +136,23 @@ impl<T> Ord for HeapEntry<T> {
 
 impl<T> Default for HeapQueue<T> {
     fn default() -> Self {
-        HeapQueue { heap: std::collections::BinaryHeap::new(), seq: 0 }
+        HeapQueue { heap: std::collections::BinaryHeap::new(), seq: FIRST_SEQ, front: FIRST_SEQ }
     }
 }
+
+/// The sequence number entries count up from, and entries pushed to the front count down from.
+const FIRST_SEQ: u64 = u64::MAX / 2;
 
 impl<T> HeapQueue<T> {
     /// The smallest pending time.
     pub fn peek_time(&self) -> Option<Time> {
         self.heap.peek().map(|e| e.time)
+    }
+
+    /// Adds `item` at `time` ahead of every entry already pending at that time.
+    pub fn push_front(&mut self, time: Time, item: T) {
+        self.front -= 1;
+        self.heap.push(HeapEntry { time, seq: self.front, item });
     }
 }
 
@@ -307,6 +319,35 @@ impl<T: Copy> WheelQueue<T> {
         self.sorted = false;
         self.migrate();
         true
+    }
+}
+
+impl<T: Copy> WheelQueue<T> {
+    /// Adds `item` at `time` ahead of every entry already pending at that time (entries pushed at that
+    /// time later still go after it); `time` must not be earlier than the current slot.
+    pub fn push_front(&mut self, time: Time, item: T) {
+        debug_assert!(time >= self.base, "event at {time} scheduled before the current slot {}", self.base);
+        if time >= self.horizon() {
+            self.overflow.push_front(time, item);
+            return;
+        }
+        let slot = ((time >> SLOT_BITS) as usize) & (SLOTS - 1);
+        let entries = &mut self.slots[slot];
+        if entries.capacity() == 0 {
+            if let Some(buffer) = self.spare.pop() {
+                *entries = buffer;
+            }
+        }
+        // The slot being consumed is sorted: go before its equal times. Any other slot is sorted (stably)
+        // when the cursor reaches it, so the first place is ahead of them.
+        let at = if slot == self.cursor && self.sorted {
+            self.head + entries[self.head..].partition_point(|e| e.0 < time)
+        } else {
+            0
+        };
+        entries.insert(at, (time, item));
+        self.occupied[slot / 64] |= 1 << (slot % 64);
+        self.in_wheel += 1;
     }
 }
 

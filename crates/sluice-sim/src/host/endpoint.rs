@@ -19,8 +19,8 @@ use sluice_core::{serialization_ps, Rate, Time};
 use crate::config::EndpointConfig;
 use crate::engine::packet::Packet;
 use crate::engine::{Core, Event, HostModelEvent};
-use crate::transport::flow::Flow;
 use crate::transport::receiver::{self, Processing};
+use crate::transport::table::FlowTable;
 use crate::transport::{HostEnv, HostIo};
 
 /// One packet in the processing queue.
@@ -161,7 +161,7 @@ impl Processing for Endpoint {
 
 /// The processing queue `e` of host `io` finished its head packet: the next one starts, and the
 /// controllers of the packets that moved hear of it.
-pub fn on_done(io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], e: &mut Endpoint) {
+pub fn on_done(io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, e: &mut Endpoint) {
     let mut crossed = Vec::new();
     let head = e.pop(&mut crossed);
     let queue_bytes = e.bytes;
@@ -184,7 +184,7 @@ pub fn on_done(io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], e: &mut Endpo
 
 /// The per-stream sampling period of host `io`'s processing queue `e` ended: every sampled stream's
 /// controller hears of it.
-pub fn on_sample(io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], e: &mut Endpoint) {
+pub fn on_sample(io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, e: &mut Endpoint) {
     let counts = std::mem::take(&mut e.counts);
     e.sampling = !counts.is_empty();
     let now = io.core.now;

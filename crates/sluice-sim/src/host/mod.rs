@@ -23,11 +23,50 @@ use crate::net::port::Port;
 use crate::transport::cc;
 use crate::transport::flow::{Flow, SendState};
 use crate::transport::receiver;
+use crate::transport::table::FlowTable;
 use crate::transport::token::{self, TokenHost};
 use crate::transport::{self, window};
 use crate::transport::{HostEnv, HostIo};
 
 /// A host.
+/// A host's sending flows in id order: the workload's flows as they start (in id order), then the flows
+/// closed loops start during the run (whose ids come after every workload flow's).
+#[derive(Debug, Default)]
+pub(crate) struct Senders {
+    generated: Vec<u32>,
+    later: Vec<u32>,
+}
+
+impl Senders {
+    /// A workload flow started.
+    pub(crate) fn push_generated(&mut self, id: u32) {
+        self.generated.push(id);
+    }
+
+    /// A closed loop started a flow.
+    pub(crate) fn push_later(&mut self, id: u32) {
+        self.later.push(id);
+    }
+
+    /// How many there are.
+    pub(crate) fn len(&self) -> usize {
+        self.generated.len() + self.later.len()
+    }
+
+    /// The `i`-th in id order.
+    pub(crate) fn get(&self, i: usize) -> u32 {
+        match self.generated.get(i) {
+            Some(&id) => id,
+            None => self.later[i - self.generated.len()],
+        }
+    }
+
+    /// All of them, in id order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.generated.iter().chain(&self.later).copied()
+    }
+}
+
 #[derive(Debug)]
 pub struct Host {
     /// Node id in the topology.
@@ -38,7 +77,7 @@ pub struct Host {
     pacing: BinaryHeap<Reverse<(Time, u32)>>,
     wake_at: Time,
     /// The flows this host sends.
-    pub(crate) senders: Vec<u32>,
+    pub(crate) senders: Senders,
     /// This host's CC plane.
     pub(crate) plane: HostPlane,
     /// Draws the host's transmit jitter.
@@ -60,7 +99,7 @@ impl Host {
             ready: VecDeque::new(),
             pacing: BinaryHeap::new(),
             wake_at: Time::MAX,
-            senders: Vec::new(),
+            senders: Senders::default(),
             plane: HostPlane::default(),
             rng: sluice_core::Rng::named(seed, &format!("host.{node}")),
             tokens: None,
@@ -70,13 +109,13 @@ impl Host {
     }
 
     /// Queues flow `id` for sending if it has something to send.
-    pub fn activate(&mut self, flows: &mut [Flow], id: u32, now: Time, mtu: u32) {
+    pub fn activate(&mut self, flows: &mut FlowTable, id: u32, now: Time, mtu: u32) {
         transport::activate(&mut self.ready, &mut flows[id as usize], id, now, mtu);
     }
 
     /// Sends the next packet if the NIC is free: control first, then one data packet from the next ready
     /// flow in round-robin order.
-    pub fn try_send(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+    pub fn try_send(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable) {
         if !self.nic.idle(core.now) {
             if self.has_work() {
                 self.nic.wake_when_free(core, self.node, 0);
@@ -104,7 +143,7 @@ impl Host {
     }
 
     /// A pacing wake-up fired.
-    pub fn on_wake(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+    pub fn on_wake(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable) {
         if self.wake_at <= core.now {
             self.wake_at = Time::MAX;
         }
@@ -112,13 +151,13 @@ impl Host {
     }
 
     /// The NIC finished a packet.
-    pub fn on_port_free(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) {
+    pub fn on_port_free(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable) {
         self.nic.free_pending = false;
         self.try_send(core, env, flows);
     }
 
     /// A PFC frame from the ToR arrived.
-    pub fn on_pfc(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], queue: u8, pause: bool) {
+    pub fn on_pfc(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable, queue: u8, pause: bool) {
         self.nic.set_paused(core.now, queue, pause);
         if !pause {
             self.try_send(core, env, flows);
@@ -126,7 +165,7 @@ impl Host {
     }
 
     /// Moves paced flows whose time has come back to the ready list.
-    fn release_paced(&mut self, now: Time, flows: &mut [Flow]) {
+    fn release_paced(&mut self, now: Time, flows: &mut FlowTable) {
         while let Some(Reverse((t, id))) = self.pacing.peek().copied() {
             if t > now {
                 break;
@@ -155,7 +194,7 @@ impl Host {
         true
     }
 
-    fn send_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow]) -> bool {
+    fn send_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable) -> bool {
         if self.nic.paused & (1 << env.data_queue) != 0 {
             return false;
         }
@@ -200,7 +239,7 @@ impl Host {
     }
 
     /// A packet addressed to this host arrived.
-    pub fn receive(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32) {
+    pub fn receive(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable, pkt: u32) {
         if let Some(bus) = self.bus.as_deref_mut() {
             if bus.intercept(core, self.node, &self.nic, env.data_queue, pkt) {
                 return;
@@ -245,7 +284,7 @@ impl Host {
 
     /// A token-transport timer of this host fired: flow `id`'s (the sender's or the receiver's), or the
     /// token pacer's.
-    pub fn on_token_event(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], event: TokenEvent) {
+    pub fn on_token_event(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable, event: TokenEvent) {
         let (mut io, tokens) = self.tokens(core);
         let kick = match event {
             TokenEvent::Pace { .. } => tokens.on_token_pace(&mut io, env, flows),
@@ -261,7 +300,7 @@ impl Host {
     }
 
     /// A step of this host's plane channel, or a flow's fold deadline.
-    pub fn on_plane_event(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], event: PlaneEvent) {
+    pub fn on_plane_event(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable, event: PlaneEvent) {
         let mut io =
             HostIo { core, node: self.node, nic: &mut self.nic, ready: &mut self.ready, channel: &mut self.plane };
         if let Some(id) = plane::on_event(&mut io, env, flows, &self.senders, event) {
@@ -270,14 +309,20 @@ impl Host {
     }
 
     /// A CC timer of flow `id` fired (armed as generation `gen`).
-    pub fn on_cc_timer(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32, timer: u8, gen: u32) {
+    pub fn on_cc_timer(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable, id: u32, timer: u8, gen: u32) {
         if plane::on_cc_timer(&mut self.io(core), env, &mut flows[id as usize], id, timer, gen) {
             self.after_decisions(core, env, flows, id);
         }
     }
 
     /// A step of one of this host's models (endpoint processing queue, host interconnect).
-    pub fn on_host_model_event(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], event: HostModelEvent) {
+    pub fn on_host_model_event(
+        &mut self,
+        core: &mut Core,
+        env: &HostEnv,
+        flows: &mut FlowTable,
+        event: HostModelEvent,
+    ) {
         match event {
             HostModelEvent::EndpointDone { .. } | HostModelEvent::EndpointSample { .. } => {
                 let (mut io, Some(e)) = self.endpoint(core) else { return };
@@ -303,9 +348,9 @@ impl Host {
     }
 
     /// Hands a host congestion signal to this host's sending flows whose algorithms bind HOST.
-    fn signal_host(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], signal: HostSignal) {
+    fn signal_host(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable, signal: HostSignal) {
         for i in 0..self.senders.len() {
-            let id = self.senders[i];
+            let id = self.senders.get(i);
             let f = &mut flows[id as usize];
             if f.started && f.finish.is_none() && f.driver.events().contains(Events::HOST) {
                 cc::on_host(&mut self.io(core), env, f, id, signal);
@@ -338,14 +383,14 @@ impl Host {
     }
 
     /// Stream `id` of a token algorithm stopped; this host receives it.
-    pub fn token_stream_stopped(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+    pub fn token_stream_stopped(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable, id: u32) {
         let (mut io, tokens) = self.tokens(core);
         if tokens.stream_stopped(&mut io, env, flows, id) {
             self.try_send(core, env, flows);
         }
     }
 
-    fn receive_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], pkt: u32, p: &Packet) {
+    fn receive_data(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable, pkt: u32, p: &Packet) {
         core.counters.bytes_delivered += p.payload as u64;
         if flows[p.flow as usize].rd.is_some() {
             let (mut io, tokens) = self.tokens(core);
@@ -374,7 +419,7 @@ impl Host {
     }
 
     /// The RTO check of flow `id` fired.
-    pub fn on_rto(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+    pub fn on_rto(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable, id: u32) {
         let f = &mut flows[id as usize];
         if !window::on_rto(&mut self.io(core), env, f, id) {
             return;
@@ -388,19 +433,19 @@ impl Host {
     }
 
     /// Queues flow `id` if decisions opened its window or pacing, and sends if the NIC is free.
-    pub(crate) fn after_decisions(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+    pub(crate) fn after_decisions(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable, id: u32) {
         self.activate(flows, id, core.now, env.link.mtu);
         self.try_send(core, env, flows);
     }
 
     /// Flow `id` starts: its controller is created by the caller; this queues it.
-    pub fn start_flow(&mut self, core: &mut Core, env: &HostEnv, flows: &mut [Flow], id: u32) {
+    pub fn start_flow(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable, id: u32) {
         self.activate(flows, id, core.now, env.link.mtu);
         self.try_send(core, env, flows);
     }
 
     /// SRPT at the sender: the ready flow with the fewest bytes left goes first.
-    fn srpt_first(&mut self, flows: &[Flow]) {
+    fn srpt_first(&mut self, flows: &FlowTable) {
         let left = |i: u32| {
             let f = &flows[i as usize];
             (f.size.saturating_sub(f.snd_nxt), i)

@@ -5,8 +5,10 @@
 use sluice_plane::HostChannel;
 
 use crate::engine::PlaneEvent;
+use crate::host::Senders;
 use crate::transport::cc::{self, channel_event};
 use crate::transport::flow::Flow;
+use crate::transport::table::FlowTable;
 use crate::transport::{HostEnv, HostIo};
 
 /// A host's plane: its end of the offload channel.
@@ -14,7 +16,13 @@ pub type HostPlane = HostChannel;
 
 /// A step of host `io`'s plane channel, or a flow's fold deadline (`senders` are the host's sending
 /// flows). Returns the flow whose decisions may have opened its window or pacing, for the host to queue.
-pub fn on_event(io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], senders: &[u32], event: PlaneEvent) -> Option<u32> {
+pub fn on_event(
+    io: &mut HostIo,
+    env: &HostEnv,
+    flows: &mut FlowTable,
+    senders: &Senders,
+    event: PlaneEvent,
+) -> Option<u32> {
     match event {
         PlaneEvent::Flush { flow } => flush(io, env, flows, flow),
         PlaneEvent::Batch { .. } => {
@@ -47,19 +55,19 @@ pub fn on_cc_timer(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, timer:
 }
 
 /// Flow `id`'s fold deadline passed.
-fn flush(io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32) -> Option<u32> {
+fn flush(io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) -> Option<u32> {
     cc::drive(io, env, &mut flows[id as usize], id, |d, dp| d.on_flush(dp)).then_some(id)
 }
 
 /// The plane's batching changed how many ACKs each report folds (offload mode).
-fn stretch_flows(flows: &mut [Flow], senders: &[u32], stretch: u32) {
-    for &id in senders {
+fn stretch_flows(flows: &mut FlowTable, senders: &Senders, stretch: u32) {
+    for id in senders.iter() {
         flows[id as usize].driver.set_stretch(stretch);
     }
 }
 
 /// The plane core finished a message: the algorithm handles it and its decisions head back.
-fn core_done(io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], senders: &[u32]) {
+fn core_done(io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, senders: &Senders) {
     if let Some(message) = io.channel.on_core_done() {
         let f = &mut flows[message.flow as usize];
         if f.finish.is_none() {
@@ -75,7 +83,7 @@ fn core_done(io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], senders: &[u32]
 }
 
 /// Decisions reached the datapath.
-fn decision(io: &mut HostIo, env: &HostEnv, flows: &mut [Flow]) -> Option<u32> {
+fn decision(io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable) -> Option<u32> {
     let (id, d) = io.channel.take_decision()?;
     let f = &mut flows[id as usize];
     if f.finish.is_some() {

@@ -6,11 +6,12 @@ use sluice_core::{serialization_ps, Time};
 use sluice_topo::{NodeKind, Routes, Topology};
 use sluice_workload::FlowSpec;
 
+use super::arrivals::Arrivals;
 use super::closed_loop::{Loops, SIZE_SAMPLE};
 use super::{FlowAlgorithm, NodeRef, Observe, SimInput, Simulation};
 use crate::config::{EcnThresholds, LinkConfig, RdEnv, SwitchConfig};
 use crate::engine::trace::PacketTracer;
-use crate::engine::{Core, Event};
+use crate::engine::Core;
 use crate::host::Host;
 use crate::net::fault::PortFaults;
 use crate::net::port::Port;
@@ -19,10 +20,11 @@ use crate::net::switch::Switch;
 use crate::net::tokens::TokenSwitch;
 use crate::net::Fabric;
 use crate::transport::flow::{Flow, FlowTrace};
+use crate::transport::table::FlowTable;
 use crate::transport::token::TokenHost;
 
 impl Simulation {
-    /// Builds the network and schedules every flow's start.
+    /// Builds the network; the workload's flows arrive as the run reaches their starts.
     pub fn new(input: SimInput) -> Simulation {
         let SimInput {
             topology,
@@ -101,6 +103,7 @@ impl Simulation {
             let ports: Vec<usize> = topology.ports.iter().map(Vec::len).collect();
             core.packet_trace = Some(Box::new(PacketTracer::new(config, &ports, flows.len())));
         }
+        let generated = u32::try_from(flows.len()).expect("flow ids fit in 32 bits (the workload bounds them)");
         let maker = FlowMaker {
             topology: &topology,
             routes: &routes,
@@ -110,19 +113,25 @@ impl Simulation {
             group_algorithm: &group_algorithm,
             row_algorithm: &row_algorithm,
         };
-        let mut flows = build_flows(&maker, &flows, &mut core);
-        let mut rd_sizes: Vec<u64> = flows.iter().filter(|f| f.stop.is_none()).map(|f| f.size).collect();
-        rd_sizes.extend(closed_loops.iter().flat_map(|c| c.size_sample(seed, SIZE_SAMPLE)));
-        let loops = Loops::new(closed_loops, &mut flows);
-        for (id, f) in flows.iter().enumerate() {
-            hosts[f.src as usize].senders.push(id as u32);
-        }
-        let rd = token_transport.map(|t| setup_tokens(t, &link, &flows, &rd_sizes, &mut hosts, &mut switches, seed));
+        let rd = token_transport.map(|t| {
+            // Homa's cutoffs and overcommitment follow every flow's size, and a sample of what closed loops
+            // will draw; the token pacer, the longest base round trip.
+            let mut sizes: Vec<u64> = flows.iter().filter(|f| f.stop.is_none()).map(|f| f.size.max(1)).collect();
+            sizes.extend(closed_loops.iter().flat_map(|c| c.size_sample(seed, SIZE_SAMPLE)));
+            let base_rtt = flows.iter().map(|f| maker.path(&f).base_rtt).max().unwrap_or(0);
+            setup_tokens(t, &link, base_rtt, &sizes, &mut hosts, &mut switches, seed)
+        });
+        let loops = Loops::new(closed_loops);
+        let first_flows = loops.first_flows();
+        let arrivals = Arrivals::new(&flows);
+        arrivals.schedule_next(&mut core);
         let mut sim = Simulation {
             core,
             switches,
             hosts,
-            flows,
+            flows: FlowTable::new(generated),
+            arrivals,
+            first_flows,
             node_ref,
             topology,
             routes,
@@ -155,19 +164,6 @@ fn ecn_for(switch: &SwitchConfig, rate: sluice_core::Rate) -> EcnThresholds {
     }
 }
 
-/// Creates flow state with each flow's path figures, and schedules starts and stops.
-fn build_flows(maker: &FlowMaker, descs: &[FlowSpec], core: &mut Core) -> Vec<Flow> {
-    let mut flows = Vec::with_capacity(descs.len());
-    for (i, d) in descs.iter().enumerate() {
-        flows.push(maker.make(i as u32, d));
-        core.schedule(d.start, Event::FlowStart { flow: i as u32 });
-        if let Some(stop) = d.stop {
-            core.schedule(stop, Event::FlowStop { flow: i as u32 });
-        }
-    }
-    flows
-}
-
 /// What making a flow's state reads: the network, packet sizes, what to record, and which algorithm
 /// each workload entry's flows, and each algorithm single flows name, run.
 pub(super) struct FlowMaker<'a> {
@@ -181,23 +177,30 @@ pub(super) struct FlowMaker<'a> {
 }
 
 impl FlowMaker<'_> {
-    /// The state of flow `id` described by `d`, with its path figures and its algorithm's settings.
-    pub(super) fn make(&self, id: u32, d: &FlowSpec) -> Flow {
+    /// The path figures of flow `d`.
+    pub(super) fn path(&self, d: &FlowSpec) -> PathFigures {
         let link = self.link;
         let packet_wire = (link.mtu + link.header_bytes) as u64;
-        let size = if d.stop.is_some() { u64::MAX / 4 } else { d.size.max(1) };
-        let mut f = Flow::new(d.src, d.dst, size, d.start, d.stop, d.group);
         let path = self.topology.path_profile(self.routes, d.src, d.dst);
         let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(packet_wire, *r)).sum();
         let ack_per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(link.control_bytes as u64, *r)).sum();
-        let base = 2 * path.prop_delay + per_hop;
-        f.base_rtt = base + ack_per_hop;
-        f.hops = path.switches;
+        let ideal_base = 2 * path.prop_delay + per_hop;
+        PathFigures { ideal_base, base_rtt: ideal_base + ack_per_hop, hops: path.switches, bottleneck: path.bottleneck }
+    }
+
+    /// The state of flow `id` described by `d`, with its path figures and its algorithm's settings.
+    pub(super) fn make(&self, id: u32, d: &FlowSpec) -> Flow {
+        let link = self.link;
+        let size = if d.stop.is_some() { u64::MAX / 4 } else { d.size.max(1) };
+        let mut f = Flow::new(d.src, d.dst, size, d.start, d.stop, d.group);
+        let path = self.path(d);
+        f.base_rtt = path.base_rtt;
+        f.hops = path.hops;
         // A long-lived flow has no size and so no ideal completion time.
         if d.stop.is_none() {
             let packets = d.size.max(1).div_ceil(link.mtu as u64);
             let wire_bytes = d.size.max(1).saturating_add(packets.saturating_mul(link.header_bytes as u64));
-            f.ideal_fct = sluice_results::ideal_fct(base, wire_bytes, path.bottleneck);
+            f.ideal_fct = sluice_results::ideal_fct(path.ideal_base, wire_bytes, path.bottleneck);
         }
         if self.observe.trace_flows.contains(&id) {
             let recorder = FlowTrace::new(self.observe.trace_interval);
@@ -217,20 +220,32 @@ impl FlowMaker<'_> {
     }
 }
 
+/// A flow's path figures.
+pub(super) struct PathFigures {
+    /// Twice the propagation delay plus one full packet's serialization at every hop: the ideal
+    /// completion time's base (HPCC artifact definition).
+    pub(super) ideal_base: Time,
+    /// The idle round trip: `ideal_base` and an acknowledgment's serialization at every hop.
+    pub(super) base_rtt: Time,
+    /// Switches on the path.
+    pub(super) hops: u32,
+    /// The slowest link's rate.
+    pub(super) bottleneck: sluice_core::Rate,
+}
+
 /// Builds the run's transport settings and the per-host and per-switch state.
 /// `sizes` are the run's flow sizes (with a sample of those closed loops will draw), which Homa's
-/// cutoffs and overcommitment follow.
+/// cutoffs and overcommitment follow; `base_rtt` is the longest base round trip of the run's flows.
 fn setup_tokens(
     transport: TokenTransport,
     link: &LinkConfig,
-    flows: &[Flow],
+    base_rtt: Time,
     sizes: &[u64],
     hosts: &mut [Host],
     switches: &mut [Switch],
     seed: u64,
 ) -> RdEnv {
     let line_rate = hosts.first().map_or(0, |h| h.nic.rate);
-    let base_rtt = flows.iter().map(|f| f.base_rtt).max().unwrap_or(0);
     let env = RdEnv::new(transport, link.mtu, sizes, line_rate, base_rtt);
     for h in hosts.iter_mut() {
         h.tokens = Some(Box::new(TokenHost::new(&env, h.node, seed)));

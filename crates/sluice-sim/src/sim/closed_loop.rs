@@ -5,10 +5,11 @@
 
 use sluice_workload::{ClosedLoop, FlowSpec};
 
+use super::arrivals::FirstFlows;
 use super::build::FlowMaker;
 use crate::engine::{Core, Event};
 use crate::host::Host;
-use crate::transport::flow::Flow;
+use crate::transport::table::FlowTable;
 
 /// How many sizes of each closed loop's distribution the token transport sees when it sets Homa's
 /// cutoffs and overcommitment, in place of the sizes the loop will draw during the run.
@@ -18,27 +19,32 @@ pub(super) const SIZE_SAMPLE: usize = 10_000;
 #[derive(Debug, Default)]
 pub(super) struct Loops {
     loops: Vec<ClosedLoop>,
-    /// Slot id (a flow's [`Flow::slot`]) -> (loop, slot within it).
+    /// Slot id (a flow's [`crate::transport::flow::Flow::slot`]) -> (loop, slot within it).
     slots: Vec<(u32, u32)>,
 }
 
 impl Loops {
-    /// Numbers the slots of `loops` and marks each slot's first flow in `flows` with its slot.
-    pub(super) fn new(loops: Vec<ClosedLoop>, flows: &mut [Flow]) -> Loops {
+    /// Numbers the slots of `loops`.
+    pub(super) fn new(loops: Vec<ClosedLoop>) -> Loops {
         let mut slots = Vec::new();
         for (l, lp) in loops.iter().enumerate() {
-            for (j, slot) in lp.slots.iter().enumerate() {
-                flows[slot.first_flow as usize].slot = Some(slots.len() as u32);
-                slots.push((l as u32, j as u32));
-            }
+            slots.extend((0..lp.slots.len()).map(|j| (l as u32, j as u32)));
         }
         Loops { loops, slots }
     }
 
+    /// Each slot's first flow and the slot, sorted by flow id: the workload's flows that start a slot.
+    pub(super) fn first_flows(&self) -> FirstFlows {
+        let slots = self.loops.iter().flat_map(|lp| &lp.slots);
+        let mut first: FirstFlows = slots.enumerate().map(|(id, slot)| (slot.first_flow, id as u32)).collect();
+        first.sort_unstable();
+        first
+    }
+
     /// Starts the next flow of every slot whose flow finished during the event just handled, unless the
-    /// slot's loop has ended. Each new flow is made like the flows built before the run, joins its
-    /// sender's flows, and starts now.
-    pub(super) fn refill(&mut self, core: &mut Core, maker: &FlowMaker, flows: &mut Vec<Flow>, hosts: &mut [Host]) {
+    /// slot's loop has ended. Each new flow is made like the workload's flows, joins its sender's flows,
+    /// and starts now.
+    pub(super) fn refill(&mut self, core: &mut Core, maker: &FlowMaker, flows: &mut FlowTable, hosts: &mut [Host]) {
         let mut freed = std::mem::take(&mut core.freed_slots);
         for &slot in &freed {
             let (l, j) = self.slots[slot as usize];
@@ -49,11 +55,11 @@ impl Loops {
             let size = lp.next_size(j as usize);
             let (src, dst) = (lp.slots[j as usize].src, lp.slots[j as usize].dst);
             let spec = FlowSpec { src, dst, size, start: core.now, stop: None, group: lp.group, algorithm: 0 };
-            let id = flows.len() as u32;
+            let id = flows.ids() as u32;
             let mut flow = maker.make(id, &spec);
             flow.slot = Some(slot);
-            flows.push(flow);
-            hosts[src as usize].senders.push(id);
+            flows.push_later(flow);
+            hosts[src as usize].senders.push_later(id);
             if !core.flow_src.is_empty() {
                 core.flow_src.push(src);
             }

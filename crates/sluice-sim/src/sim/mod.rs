@@ -3,6 +3,7 @@
 //! loop that hands each event to the element it concerns; `report` samples throughput during the run and
 //! turns the elements' state into records at its end.
 
+mod arrivals;
 mod build;
 mod closed_loop;
 mod report;
@@ -15,7 +16,7 @@ use sluice_core::Time;
 use sluice_plane::{PlaneConfig, PlaneCounters};
 use sluice_results::{FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
 use sluice_topo::{Routes, Topology};
-use sluice_workload::{ClosedLoop, FlowSpec};
+use sluice_workload::{ClosedLoop, FlowSource};
 
 use crate::config::{FaultConfig, HostConfig, LinkConfig, SwitchConfig};
 use crate::engine::trace::PacketTraceConfig;
@@ -23,7 +24,7 @@ use crate::engine::Core;
 use crate::host::Host;
 use crate::net::switch::Switch;
 use crate::stats::{Counters, FaultStats};
-use crate::transport::flow::Flow;
+use crate::transport::table::FlowTable;
 use report::Sampler;
 
 /// What to record beyond per-flow completion times.
@@ -68,8 +69,8 @@ pub struct SimInput {
     pub switch: SwitchConfig,
     /// Host settings.
     pub host: HostConfig,
-    /// Flows.
-    pub flows: Vec<FlowSpec>,
+    /// The workload's flows, which the run takes from the source as it reaches their starts.
+    pub flows: FlowSource,
     /// The CC algorithm.
     pub factory: Arc<dyn Factory>,
     /// What the algorithm needs from the datapath.
@@ -92,7 +93,7 @@ pub struct SimInput {
     pub mix: Vec<FlowAlgorithm>,
     /// Per workload entry: 0 for the run's algorithm, `k` for `mix[k - 1]`.
     pub group_algorithm: Vec<u8>,
-    /// For flows that name their own algorithm ([`FlowSpec::algorithm`] `j >= 1`): entry `j - 1` is 0 for
+    /// For flows that name their own algorithm ([`sluice_workload::FlowSpec::algorithm`] `j >= 1`): entry `j - 1` is 0 for
     /// the run's algorithm, `k` for `mix[k - 1]`.
     pub row_algorithm: Vec<u8>,
     /// The closed-loop workload entries, whose slots start a new flow each time one of their flows
@@ -170,7 +171,12 @@ pub struct Simulation {
     core: Core,
     switches: Vec<Switch>,
     hosts: Vec<Host>,
-    flows: Vec<Flow>,
+    /// The flows that have started (or are starting).
+    flows: FlowTable,
+    /// The workload's flows still to start, and long-lived flows' stops.
+    arrivals: arrivals::Arrivals,
+    /// The workload's flows that start a closed-loop slot, with the slot.
+    first_flows: arrivals::FirstFlows,
     node_ref: Vec<NodeRef>,
     topology: Topology,
     routes: Routes,

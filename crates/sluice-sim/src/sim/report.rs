@@ -5,12 +5,14 @@ use sluice_core::Time;
 use sluice_plane::PlaneCounters;
 use sluice_results::{BytesKind, FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
 
+use super::build::FlowMaker;
 use super::{NodeRef, Observe, SimOutput, Simulation};
 use crate::engine::Event;
 use crate::host::Host;
 use crate::net::port::Port;
 use crate::net::switch::Switch;
 use crate::transport::flow::Flow;
+use crate::transport::table::FlowTable;
 
 #[derive(Debug, Default)]
 pub(super) struct Sampler {
@@ -24,7 +26,7 @@ pub(super) struct Sampler {
 /// What [`Sampler::take`] reads: the observed flows and ports and the nodes they live in.
 pub(super) struct Sampled<'a> {
     pub(super) observe: &'a Observe,
-    pub(super) flows: &'a [Flow],
+    pub(super) flows: &'a FlowTable,
     pub(super) switches: &'a [Switch],
     pub(super) hosts: &'a [Host],
     pub(super) node_ref: &'a [NodeRef],
@@ -34,9 +36,10 @@ impl Sampler {
     /// Appends one sample at `now` to every series: the bytes counted since the previous sample.
     pub(super) fn take(&mut self, now: Time, of: &Sampled) {
         for (i, f) in of.observe.throughput_flows.iter().enumerate() {
-            let flow = &of.flows[*f as usize];
-            // A receiver-driven flow's sender hears only of the last byte: count what the receiver has.
-            let acked = if flow.rd.is_some() { flow.rcv_nxt.max(flow.snd_una) } else { flow.snd_una };
+            // A flow that has not started has delivered nothing. A receiver-driven flow's sender hears
+            // only of the last byte: count what the receiver has.
+            let acked =
+                of.flows.get(*f).map_or(0, |f| if f.rd.is_some() { f.rcv_nxt.max(f.snd_una) } else { f.snd_una });
             self.series[i].samples.push((now, acked - self.last_flow_bytes[i]));
             self.last_flow_bytes[i] = acked;
         }
@@ -107,8 +110,8 @@ impl Simulation {
     pub(super) fn finish(mut self, hit_time_limit: bool) -> SimOutput {
         let end = self.core.now;
         self.sample_last_partial_interval(end);
+        let (flows, traces) = self.flow_records();
         let names = |n: u32| self.topology.nodes[n as usize].name.clone();
-        let flows = self.flows.iter().enumerate().map(|(i, f)| flow_record(i, f)).collect();
         let mut ports = Vec::new();
         let mut switches = Vec::new();
         for sw in &self.switches {
@@ -119,7 +122,6 @@ impl Simulation {
             let avg = if end == 0 { 0.0 } else { area as f64 / end as f64 };
             switches.push(SwitchRecord { node: names(sw.node), max_buffer: sw.buffer.max, avg_buffer: avg });
         }
-        let traces = collect_traces(&self.flows);
         let mut plane_counters = PlaneCounters::default();
         for h in &self.hosts {
             plane_counters.add(&h.plane.counters);
@@ -163,6 +165,40 @@ impl Simulation {
     }
 }
 
+impl Simulation {
+    /// Every flow's record and every traced flow's trace, in id order: the flows made during the run, and
+    /// the workload's flows that never started (made now, one at a time, as they would have been).
+    fn flow_records(&mut self) -> (Vec<FlowRecord>, Vec<sluice_results::FlowTrace>) {
+        let maker = FlowMaker {
+            topology: &self.topology,
+            routes: &self.routes,
+            link: &self.link,
+            observe: &self.observe,
+            algorithms: &self.algorithms,
+            group_algorithm: &self.group_algorithm,
+            row_algorithm: &self.row_algorithm,
+        };
+        let mut records = Vec::with_capacity(self.flows.ids() as usize);
+        let mut traces = Vec::new();
+        let mut add = |id: u32, f: &Flow| {
+            records.push(flow_record(id as usize, f));
+            if let Some(t) = &f.trace {
+                traces.push(t.to_trace(id as u64));
+            }
+        };
+        for (id, f) in self.flows.generated_made().iter().enumerate() {
+            add(id as u32, f);
+        }
+        for (id, spec) in self.arrivals.not_started() {
+            add(id, &maker.make(id, &spec));
+        }
+        for (id, f) in self.flows.later() {
+            add(id, f);
+        }
+        (records, traces)
+    }
+}
+
 fn flow_record(id: usize, f: &Flow) -> FlowRecord {
     let delivered = if f.rd.is_some() { f.rcv_nxt.max(f.snd_una) } else { f.snd_una };
     FlowRecord {
@@ -199,13 +235,4 @@ fn port_record(node: &str, port: u16, peer: String, p: &Port, end: Time) -> Port
         pfc_pauses_sent: p.stats.pauses_sent,
         pfc_paused_time: paused,
     }
-}
-
-fn collect_traces(flows: &[Flow]) -> Vec<sluice_results::FlowTrace> {
-    let mut out = Vec::new();
-    for (i, f) in flows.iter().enumerate() {
-        let Some(t) = &f.trace else { continue };
-        out.push(t.to_trace(i as u64));
-    }
-    out
 }

@@ -3,6 +3,7 @@
 
 use sluice_cc::{CongestionControl, Factory, FlowInfo};
 
+use super::arrivals::{Arrival, Arrivals, FirstFlows};
 use super::build::FlowMaker;
 use super::report::{Sampled, Sampler};
 use super::{FlowAlgorithm, NodeRef, Observe, Progress, SimOutput, Simulation};
@@ -13,6 +14,7 @@ use crate::host::Host;
 use crate::net::switch::Switch;
 use crate::net::Fabric;
 use crate::transport::flow::Flow;
+use crate::transport::table::FlowTable;
 use crate::transport::HostEnv;
 
 impl Simulation {
@@ -51,6 +53,9 @@ impl Simulation {
             switches: &mut self.switches,
             hosts: &mut self.hosts,
             flows: &mut self.flows,
+            arrivals: &mut self.arrivals,
+            maker: &maker,
+            first_flows: &self.first_flows,
             samples: &mut self.samples,
             node_ref: &self.node_ref,
             observe: &self.observe,
@@ -70,7 +75,7 @@ impl Simulation {
             if !parts.core.freed_slots.is_empty() {
                 self.loops.refill(parts.core, &maker, parts.flows, parts.hosts);
             }
-            let total = parts.flows.len() as u64;
+            let total = parts.flows.ids();
             if until_done && parts.core.counters.flows_finished == total {
                 break;
             }
@@ -86,7 +91,7 @@ impl Simulation {
         if self.stop.duration.is_some() {
             self.core.now = self.core.now.max(end);
         }
-        let hit_time_limit = until_done && past_end && self.core.counters.flows_finished < self.flows.len() as u64;
+        let hit_time_limit = until_done && past_end && self.core.counters.flows_finished < self.flows.ids();
         Ok(self.finish(hit_time_limit))
     }
 }
@@ -96,7 +101,10 @@ struct Parts<'a> {
     core: &'a mut Core,
     switches: &'a mut [Switch],
     hosts: &'a mut [Host],
-    flows: &'a mut Vec<Flow>,
+    flows: &'a mut FlowTable,
+    arrivals: &'a mut Arrivals,
+    maker: &'a FlowMaker<'a>,
+    first_flows: &'a FirstFlows,
     samples: &'a mut Sampler,
     node_ref: &'a [NodeRef],
     observe: &'a Observe,
@@ -106,12 +114,67 @@ struct Parts<'a> {
 }
 
 impl Parts<'_> {
+    /// The workload's next arrival is due: a starting flow's state is made (with its closed-loop slot, if
+    /// it is a slot's first flow) and joins its sender's flows, then it starts as any flow does; a stop
+    /// stops its flow. Then the arrival after it is queued.
+    fn arrive(&mut self, env: &HostEnv) {
+        let Some((_, arrival)) = self.arrivals.pop() else { return };
+        self.arrivals.schedule_next(self.core);
+        match arrival {
+            Arrival::Start(id, spec) => {
+                let mut flow = self.maker.make(id, &spec);
+                let first = self.first_flows.binary_search_by_key(&id, |&(flow, _)| flow);
+                flow.slot = first.ok().map(|at| self.first_flows[at].1);
+                let made = self.flows.push_generated(flow);
+                debug_assert_eq!(made, id, "the workload's flows arrive in id order");
+                self.hosts[spec.src as usize].senders.push_generated(id);
+                self.start_flow(id, env);
+            }
+            Arrival::Stop(id) => self.stop_flow(id, env),
+        }
+    }
+
+    /// Flow `flow` starts: its controller is made and started, and its host takes it on.
+    fn start_flow(&mut self, flow: u32, env: &HostEnv) {
+        let core = &mut *self.core;
+        let flows = &mut *self.flows;
+        let src = flows[flow as usize].src as usize;
+        let line_rate = self.hosts[src].nic.rate;
+        let factory = &*self.algorithms[flows[flow as usize].algorithm as usize].factory;
+        let f = &mut flows[flow as usize];
+        let info = f.info(flow, self.link, line_rate, core.now);
+        let cc = start_flow_state(core, line_rate, factory, f, &info);
+        crate::transport::cc::start(&mut self.hosts[src].io(core), env, f, flow, cc, &info);
+        if let Some(rd) = env.rd {
+            let f = &mut flows[flow as usize];
+            crate::transport::token::attach(f, flow, self.factory, self.link, line_rate, core.now, rd);
+            self.hosts[src].start_token_flow(core, env, f, flow);
+        }
+        self.hosts[src].start_flow(core, env, flows, flow);
+    }
+
+    /// Long-lived flow `flow` stops offering new data.
+    fn stop_flow(&mut self, flow: u32, env: &HostEnv) {
+        let core = &mut *self.core;
+        let flows = &mut *self.flows;
+        let f = &mut flows[flow as usize];
+        f.size = f.max_sent.max(f.snd_una);
+        if f.snd_una >= f.size && f.finish.is_none() {
+            f.finish(core);
+        }
+        if f.rd.is_some() {
+            let dst = f.dst as usize;
+            self.hosts[dst].token_stream_stopped(core, env, flows, flow);
+        }
+    }
+
     /// Hands `event` to the element it concerns.
     #[inline(always)]
     fn dispatch(&mut self, event: Event, fabric: &Fabric, env: &HostEnv) {
         let core = &mut *self.core;
-        let flows = self.flows.as_mut_slice();
+        let flows = &mut *self.flows;
         match event {
+            Event::Arrival => self.arrive(env),
             Event::Arrive { node, port, pkt } => match self.node_ref[node as usize] {
                 NodeRef::Switch(s) => self.switches[s as usize].receive(core, fabric, port, pkt),
                 NodeRef::Host(h) => self.hosts[h as usize].receive(core, env, flows, pkt),
@@ -128,32 +191,7 @@ impl Parts<'_> {
                 let NodeRef::Host(h) = self.node_ref[host as usize] else { unreachable!("wake for a switch") };
                 self.hosts[h as usize].on_wake(core, env, flows);
             }
-            Event::FlowStart { flow } => {
-                let src = flows[flow as usize].src as usize;
-                let line_rate = self.hosts[src].nic.rate;
-                let factory = &*self.algorithms[flows[flow as usize].algorithm as usize].factory;
-                let f = &mut flows[flow as usize];
-                let info = f.info(flow, self.link, line_rate, core.now);
-                let cc = start_flow_state(core, line_rate, factory, f, &info);
-                crate::transport::cc::start(&mut self.hosts[src].io(core), env, f, flow, cc, &info);
-                if let Some(rd) = env.rd {
-                    let f = &mut flows[flow as usize];
-                    crate::transport::token::attach(f, flow, self.factory, self.link, line_rate, core.now, rd);
-                    self.hosts[src].start_token_flow(core, env, f, flow);
-                }
-                self.hosts[src].start_flow(core, env, flows, flow);
-            }
-            Event::FlowStop { flow } => {
-                let f = &mut flows[flow as usize];
-                f.size = f.max_sent.max(f.snd_una);
-                if f.snd_una >= f.size && f.finish.is_none() {
-                    f.finish(core);
-                }
-                if f.rd.is_some() {
-                    let dst = f.dst as usize;
-                    self.hosts[dst].token_stream_stopped(core, env, flows, flow);
-                }
-            }
+            Event::FlowStart { flow } => self.start_flow(flow, env),
             Event::CcTimer { flow, id, gen } => {
                 let src = flows[flow as usize].src as usize;
                 self.hosts[src].on_cc_timer(core, env, flows, flow, id, gen);

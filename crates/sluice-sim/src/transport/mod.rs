@@ -5,6 +5,7 @@
 pub mod cc;
 pub mod flow;
 pub mod receiver;
+pub mod table;
 pub mod token;
 pub mod window;
 

@@ -22,6 +22,7 @@ use crate::engine::packet::{
 };
 use crate::engine::{Event, TokenEvent};
 use crate::transport::flow::{Flow, SendState};
+use crate::transport::table::FlowTable;
 use crate::transport::window;
 use crate::transport::{HostEnv, HostIo};
 
@@ -390,7 +391,7 @@ impl TokenHost {
     /// request and unscheduled data may all have been lost, and then the receiver does not know of it);
     /// a flow that stopped its tokens early but still has data and no credit asks for tokens again
     /// (ns2-xpass `handle_sender_retransmit`).
-    pub fn on_tx_check(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32) -> bool {
+    pub fn on_tx_check(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) -> bool {
         let timeout = env.rd.expect("rd run").transport.tx_timeout;
         let f = &mut flows[id as usize];
         let Some(rd) = f.rd.as_deref_mut() else { return false };
@@ -458,7 +459,7 @@ impl TokenHost {
     /// the packet goes again at once on the grant it already used. csg-htsim's sender (`NdpSrc::processRTS`)
     /// waits for a pull unless it expects none; here the receiver counts the packet as still in flight,
     /// so no pull would come for it.
-    fn returned(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], p: &Packet) {
+    fn returned(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, p: &Packet) {
         let f = &mut flows[p.flow as usize];
         let Some(rd) = f.rd.as_deref_mut() else { return };
         if f.finish.is_some() || p.seq < f.snd_una || f.rtx.contains(&p.seq) {
@@ -510,7 +511,7 @@ impl TokenHost {
     }
 
     /// A request to send reached this (receiving) host.
-    pub fn receive_request(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], p: &Packet) {
+    pub fn receive_request(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, p: &Packet) {
         let id = p.flow;
         let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
         if std::mem::replace(&mut rd.request_seen, true) {
@@ -540,7 +541,7 @@ impl TokenHost {
     /// A request of flow `id` the receiver already had: the receiver acknowledges what it has, so that
     /// the sender stops asking (Homa's BUSY answer to a RESEND; for a finished flow, its last ACK
     /// again), and tops up the grants of an unfinished flow.
-    fn request_again(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32) {
+    fn request_again(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) {
         let f = &mut flows[id as usize];
         let ack = env.control_packet(Kind::Ack, id, f.src, f.rcv_nxt);
         io.queue_control(env, ack);
@@ -553,7 +554,7 @@ impl TokenHost {
     /// packet is left to carry the end, so the receiver acknowledges the stream's last byte at once (its
     /// sender's stop is known here without a message) and its controller stops. The UDP datapath sends
     /// the stop as a request to send with the final size.
-    pub fn stream_stopped(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32) -> bool {
+    pub fn stream_stopped(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) -> bool {
         let f = &flows[id as usize];
         if f.finish.is_some() || f.rcv_nxt < f.size || f.rd.as_deref().is_none_or(|r| r.done || !r.known) {
             return false;
@@ -565,7 +566,7 @@ impl TokenHost {
     }
 
     /// The receiver learns of flow `id` (its request or first packet): starts its controller.
-    fn learn(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32) {
+    fn learn(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) {
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
         if rd.known {
@@ -585,7 +586,7 @@ impl TokenHost {
     }
 
     /// A data packet (or trimmed header, or probe) of a receiver-driven flow reached its receiver.
-    pub fn receive_data(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], pkt: u32, p: &Packet) {
+    pub fn receive_data(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, pkt: u32, p: &Packet) {
         let id = p.flow;
         if p.rd & RD_BOUNCED != 0 {
             return self.returned(io, env, flows, p);
@@ -727,7 +728,7 @@ impl TokenHost {
     }
 
     /// Applies a receiver controller's decisions for flow `id`.
-    fn apply(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32, d: &RxDecisions) {
+    fn apply(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32, d: &RxDecisions) {
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
         // The receiver's controller holds a token algorithm's state: it is what a trace shows.
@@ -768,7 +769,7 @@ impl TokenHost {
     }
 
     /// Whether flow `id` may get another token now (not done or stopped, volume control, SRPT rank).
-    fn may_grant(&self, env: &HostEnv, flows: &[Flow], id: u32) -> bool {
+    fn may_grant(&self, env: &HostEnv, flows: &FlowTable, id: u32) -> bool {
         let transport = &env.rd.expect("rd run").transport;
         let f = &flows[id as usize];
         let rd = f.rd.as_deref().expect("rd flow");
@@ -786,7 +787,7 @@ impl TokenHost {
     }
 
     /// Flow `id`'s SRPT rank among this receiver's unfinished flows (0 = fewest bytes left).
-    fn rank(&self, flows: &[Flow], id: u32) -> usize {
+    fn rank(&self, flows: &FlowTable, id: u32) -> usize {
         let left = |i: u32| {
             let f = &flows[i as usize];
             (f.size.saturating_sub(f.rd.as_deref().map_or(0, |r| r.received)), i)
@@ -796,7 +797,7 @@ impl TokenHost {
     }
 
     /// Issues one token of flow `id` if allowed; the NIC's token pacer sends it. Returns whether it did.
-    fn issue(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32) -> bool {
+    fn issue(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) -> bool {
         if !self.may_grant(env, flows, id) {
             return false;
         }
@@ -819,7 +820,7 @@ impl TokenHost {
     }
 
     /// Tops flow `id`'s outstanding grants up to its token window.
-    fn refill(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32) {
+    fn refill(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) {
         let k = env.rd.expect("rd run").token_bytes;
         loop {
             let rd = flows[id as usize].rd.as_deref().expect("rd flow");
@@ -832,7 +833,7 @@ impl TokenHost {
     }
 
     /// Sends queued tokens as the NIC's token pacer allows.
-    fn pace(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow]) {
+    fn pace(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable) {
         let renv = env.rd.expect("rd run");
         let gap = if renv.transport.host_limiter { renv.token_gap(io.nic.rate, env.link.header_bytes) } else { 0 };
         loop {
@@ -858,13 +859,13 @@ impl TokenHost {
     }
 
     /// The token pacer's wake-up.
-    pub fn on_token_pace(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow]) -> bool {
+    pub fn on_token_pace(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable) -> bool {
         self.pace_pending = false;
         self.pace(io, env, flows);
         true
     }
 
-    fn send_token(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32) {
+    fn send_token(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) {
         let renv = env.rd.expect("rd run");
         let rank = if renv.transport.srpt { self.rank(flows, id) } else { 0 };
         let f = &mut flows[id as usize];
@@ -887,7 +888,7 @@ impl TokenHost {
     }
 
     /// Flow `id`'s rate-based token generator fired.
-    pub fn on_token_tick(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32, gen: u32) -> bool {
+    pub fn on_token_tick(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32, gen: u32) -> bool {
         let rd = flows[id as usize].rd.as_deref().expect("rd flow");
         if rd.tick_gen != gen || rd.token_rate == 0 || rd.done {
             return false;
@@ -907,7 +908,7 @@ impl TokenHost {
         &mut self,
         io: &mut HostIo,
         env: &HostEnv,
-        flows: &mut [Flow],
+        flows: &mut FlowTable,
         id: u32,
         timer: u8,
         gen: u32,
@@ -925,7 +926,7 @@ impl TokenHost {
         true
     }
 
-    fn arm_check(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32) {
+    fn arm_check(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) {
         let timeout = env.rd.expect("rd run").transport.rx_timeout;
         let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
         if timeout > 0 && !rd.check_pending {
@@ -940,7 +941,7 @@ impl TokenHost {
     /// The receiver's loss check of flow `id`: after `rx_timeout` without arrivals while grants or
     /// unscheduled bytes are outstanding, it asks for the next missing packet and forgets the grants that
     /// brought nothing (ToCC's token retransmission).
-    pub fn on_rx_check(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32) -> bool {
+    pub fn on_rx_check(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) -> bool {
         let timeout = env.rd.expect("rd run").transport.rx_timeout;
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
@@ -981,7 +982,7 @@ impl TokenHost {
     }
 
     /// Flow `id` delivered everything: its receiver stops, and flows ranked behind it may get grants.
-    fn receiver_done(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut [Flow], id: u32) {
+    fn receiver_done(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) {
         let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
         rd.done = true;
         rd.rx = None;

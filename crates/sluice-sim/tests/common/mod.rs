@@ -105,7 +105,7 @@ impl Run {
             link: self.link,
             switch,
             host: self.host,
-            flows: self.flows,
+            flows: self.flows.into(),
             factory,
             needs: algorithm.needs,
             cnp_interval,
