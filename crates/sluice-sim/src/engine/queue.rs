@@ -454,6 +454,38 @@ mod tests {
         assert!(wheel.is_empty());
     }
 
+    /// An entry pushed to the front pops before the entries already pending at its time; entries pushed
+    /// at that time afterwards pop after it. So in a slot not yet reached, in the slot being read, and
+    /// beyond the horizon (through the overflow heap).
+    #[test]
+    fn an_entry_pushed_to_the_front_goes_ahead_of_its_time() {
+        let far = (SLOTS as Time + 5) << SLOT_BITS;
+        for at in [3 << SLOT_BITS, far] {
+            let mut wheel = WheelQueue::new();
+            let mut heap = HeapQueue::default();
+            for (time, item) in [(at, 1), (at + 1, 2), (at, 3)] {
+                wheel.push(time, item);
+                heap.push(time, item);
+            }
+            wheel.push_front(at, 0);
+            heap.push_front(at, 0);
+            wheel.push(at, 4);
+            heap.push(at, 4);
+            let order = vec![(at, 0), (at, 1), (at, 3), (at, 4), (at + 1, 2)];
+            assert_eq!(drain(&mut wheel), order, "wheel, time {at}");
+            assert_eq!(drain(&mut heap), order, "heap, time {at}");
+        }
+        // The slot being read: its earlier entries are gone, its equal times wait behind the new one.
+        let mut wheel = WheelQueue::new();
+        for item in 0..4 {
+            wheel.push(100 + item as Time / 2, item);
+        }
+        assert_eq!(wheel.pop(), Some((100, 0)));
+        wheel.push_front(100, 9);
+        wheel.push_front(101, 8);
+        assert_eq!(drain(&mut wheel), vec![(100, 9), (100, 1), (101, 8), (101, 2), (101, 3)]);
+    }
+
     #[test]
     fn equal_times_pop_in_push_order_when_pushed_at_the_current_time() {
         let mut q = RadixQueue::new();

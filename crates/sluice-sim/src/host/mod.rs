@@ -352,7 +352,7 @@ impl Host {
         for i in 0..self.senders.len() {
             let id = self.senders.get(i);
             let f = &mut flows[id as usize];
-            if f.started && f.finish.is_none() && f.driver.events().contains(Events::HOST) {
+            if f.started && f.finish.is_none() && f.events().contains(Events::HOST) {
                 cc::on_host(&mut self.io(core), env, f, id, signal);
                 self.after_decisions(core, env, flows, id);
             }

@@ -62,7 +62,9 @@ fn flush(io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) -> Opti
 /// The plane's batching changed how many ACKs each report folds (offload mode).
 fn stretch_flows(flows: &mut FlowTable, senders: &Senders, stretch: u32) {
     for id in senders.iter() {
-        flows[id as usize].driver.set_stretch(stretch);
+        if let Some(driver) = flows[id as usize].driver.as_deref_mut() {
+            driver.set_stretch(stretch);
+        }
     }
 }
 

@@ -99,3 +99,45 @@ impl Arrivals {
         first.into_iter().chain(self.stream.by_ref().enumerate().map(move |(k, f)| (after + k as u32, f)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(start: Time, stop: Option<Time>) -> FlowSpec {
+        FlowSpec { src: 0, dst: 1, size: 1000, start, stop, group: 0, algorithm: 0 }
+    }
+
+    /// Starts come in id order; a stop goes before a later flow's start of its time, and a flow's start
+    /// before its own stop: the order of the queue when every start and stop was pushed before the run.
+    #[test]
+    fn arrivals_come_in_time_then_flow_then_start_before_stop_order() {
+        let source = FlowSource::from(vec![flow(10, Some(30)), flow(30, None), flow(30, Some(30)), flow(40, None)]);
+        let mut arrivals = Arrivals::new(&source);
+        let mut order = Vec::new();
+        while let Some((time, arrival)) = arrivals.pop() {
+            order.push(match arrival {
+                Arrival::Start(id, f) => {
+                    assert_eq!(f.start, time);
+                    (time, id, "start")
+                }
+                Arrival::Stop(id) => (time, id, "stop"),
+            });
+        }
+        let expected =
+            [(10, 0, "start"), (30, 0, "stop"), (30, 1, "start"), (30, 2, "start"), (30, 2, "stop"), (40, 3, "start")];
+        assert_eq!(order, expected);
+        assert_eq!(arrivals.due, Time::MAX);
+    }
+
+    #[test]
+    fn the_flows_a_run_never_reached_keep_their_ids() {
+        let source = FlowSource::from((0..5).map(|i| flow(10 * i, None)).collect::<Vec<_>>());
+        let mut arrivals = Arrivals::new(&source);
+        arrivals.pop();
+        arrivals.pop();
+        let rest: Vec<(u32, Time)> = arrivals.not_started().map(|(id, f)| (id, f.start)).collect();
+        assert_eq!(rest, [(2, 20), (3, 30), (4, 40)]);
+        assert_eq!(arrivals.due, Time::MAX);
+    }
+}

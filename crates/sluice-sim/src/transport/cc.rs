@@ -120,8 +120,9 @@ pub fn maybe_probe(io: &mut HostIo, env: &HostEnv, requested: &mut bool, id: u32
     io.queue_control(env, probe);
 }
 
-/// Runs `call` on flow `id`'s driver with its host as the datapath.
-pub fn drive<R>(
+/// Runs `call` on flow `id`'s driver with its host as the datapath; a flow that has not started or has
+/// finished has no driver, and `call` does not run (it returns the default).
+pub fn drive<R: Default>(
     io: &mut HostIo,
     env: &HostEnv,
     f: &mut Flow,
@@ -129,12 +130,14 @@ pub fn drive<R>(
     call: impl FnOnce(&mut FlowDriver, &mut SimPath) -> R,
 ) -> R {
     let Flow { driver, cwnd, rate, probe_requested, trace, dst, .. } = f;
+    let Some(driver) = driver.as_deref_mut() else { return R::default() };
     let mut dp = SimPath { io, env, id, dst: *dst, cwnd, rate, probe_requested, trace };
     call(driver, &mut dp)
 }
 
 /// Starts flow `id`'s algorithm; its start decisions take effect at once.
 pub fn start(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, cc: Box<dyn CongestionControl>, info: &FlowInfo) {
+    f.driver = Some(Box::default());
     drive(io, env, f, id, |d, dp| d.start(cc, info, dp));
 }
 

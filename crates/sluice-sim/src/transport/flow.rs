@@ -66,9 +66,10 @@ pub struct Flow {
     pub rate: Rate,
     /// Earliest time the pacer lets the next packet go.
     pub next_tx: Time,
-    /// The flow's algorithm with its plane state (fold, trigger, filters, timers); the algorithm is
-    /// released when the flow finishes.
-    pub driver: sluice_plane::FlowDriver,
+    /// The flow's algorithm with its plane state (fold, trigger, filters, timers), from its start to its
+    /// finish: a finished flow's late signals reach no algorithm, and its state (most of a flow's
+    /// memory) is released.
+    pub driver: Option<Box<sluice_plane::FlowDriver>>,
     /// An RTO check is scheduled.
     pub rto_pending: bool,
     /// Last time the ACK point advanced (or the flow started or timed out).
@@ -145,7 +146,7 @@ impl Flow {
             cwnd: u64::MAX,
             rate: 0,
             next_tx: 0,
-            driver: sluice_plane::FlowDriver::default(),
+            driver: None,
             rto_pending: false,
             last_progress: start,
             finish: None,
@@ -200,10 +201,18 @@ impl Flow {
             core.counters.rd.tokens_wasted += rd.held_tokens();
         }
         self.finish = Some(core.now);
-        self.driver.finish();
+        self.driver = None;
+        // Nothing is resent once everything is acknowledged.
+        self.rtx = VecDeque::new();
         if let Some(slot) = self.slot {
             core.freed_slots.push(slot);
         }
+    }
+
+    /// The handlers the flow's algorithm binds (none before its start and after its finish).
+    #[inline]
+    pub fn events(&self) -> sluice_cc::Events {
+        self.driver.as_ref().map_or_else(sluice_cc::Events::default, |d| d.events())
     }
 
     /// Payload bytes of the packet starting at `seq`.

@@ -29,9 +29,9 @@ fn data_packet(core: &mut Core, env: &HostEnv, f: &mut Flow, id: u32) -> (u32, u
     let (seq, payload, retransmit) = f.take_next_seq(env.link.mtu);
     let wire = payload + env.link.header_bytes;
     let mut flags = if f.ect { FLAG_ECT } else { 0 };
-    if f.driver.events().contains(Events::PACKET_FLAGS) {
+    if f.events().contains(Events::PACKET_FLAGS) {
         let bytes_left = if f.stop.is_some() { u64::MAX } else { f.size.saturating_sub(seq) };
-        if let Some(cc) = f.driver.cc_mut() {
+        if let Some(cc) = f.driver.as_deref_mut().and_then(|d| d.cc_mut()) {
             flags |= (cc.packet_flags(seq, bytes_left) & PATH_FLAGS_MASK) << PATH_SHIFT;
         }
     }
@@ -57,7 +57,7 @@ fn sent(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, (payload, wire): 
     }
     f.next_tx =
         if f.rate >= io.nic.rate { core.now } else { core.now + sluice_core::serialization_ps(wire as u64, f.rate) };
-    if f.driver.events().contains(Events::TX) {
+    if f.events().contains(Events::TX) {
         let sent = Sent {
             bytes: payload as u64,
             packets: 1,
@@ -180,8 +180,8 @@ pub fn receive_ack(io: &mut HostIo, env: &HostEnv, f: &mut Flow, pkt: u32, p: &P
     let newly = advance(now, f, p.seq);
     crate::transport::token::heard(f);
     let ece = p.flags & FLAG_ECE != 0;
-    let cnp = ece && f.cnp && f.cnp_interval == 0 && f.driver.events().contains(Events::CNP);
-    if f.driver.events().contains(Events::ACK) || cnp {
+    let cnp = ece && f.cnp && f.cnp_interval == 0 && f.events().contains(Events::CNP);
+    if f.events().contains(Events::ACK) || cnp {
         let mut int = [IntHop::default(); MAX_INT_HOPS];
         let hops = io.core.arena.int(pkt);
         int[..hops.len()].copy_from_slice(hops);
@@ -212,7 +212,7 @@ pub fn receive_nack(io: &mut HostIo, env: &HostEnv, f: &mut Flow, p: &Packet) {
         LossRecovery::GoBackN => go_back(f, p.seq),
         LossRecovery::Selective => queue_holes(f, p.sack, env.link.mtu),
     };
-    if lost && f.driver.events().contains(Events::LOSS) {
+    if lost && f.events().contains(Events::LOSS) {
         let loss = Loss { kind: LossKind::Nack, count: 1, in_flight: f.in_flight(), snd_nxt: f.snd_nxt };
         cc::on_loss(io, env, f, p.flow, &loss);
     }
@@ -242,7 +242,7 @@ pub fn on_rto(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32) -> bool {
     f.rtx.clear();
     f.rtx_high = f.snd_una;
     f.next_tx = core.now;
-    if f.driver.events().contains(Events::LOSS) {
+    if f.events().contains(Events::LOSS) {
         let loss = Loss { kind: LossKind::Timeout, count: 1, in_flight: f.max_sent - f.snd_una, snd_nxt: f.snd_nxt };
         cc::on_loss(io, env, f, id, &loss);
     }
@@ -254,18 +254,18 @@ pub fn on_rto(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32) -> bool {
 pub fn receive_signal(io: &mut HostIo, env: &HostEnv, f: &mut Flow, p: &Packet) {
     match p.kind {
         Kind::ProbeAck => {
-            if f.finish.is_none() && f.driver.events().contains(Events::PROBE) {
+            if f.finish.is_none() && f.events().contains(Events::PROBE) {
                 let rtt = io.core.now - p.sent_at;
                 cc::on_probe(io, env, f, p.flow, rtt);
             }
         }
         Kind::Cnp => {
-            if f.finish.is_none() && f.driver.events().contains(Events::CNP) {
+            if f.finish.is_none() && f.events().contains(Events::CNP) {
                 cc::on_cnp(io, env, f, p.flow);
             }
         }
         Kind::Notify => {
-            if f.finish.is_none() && f.started && f.driver.events().contains(Events::FEEDBACK) {
+            if f.finish.is_none() && f.started && f.events().contains(Events::FEEDBACK) {
                 let fb = Feedback::QueueNotification {
                     queue: p.seq,
                     link_rate: p.sack,
@@ -276,7 +276,7 @@ pub fn receive_signal(io: &mut HostIo, env: &HostEnv, f: &mut Flow, p: &Packet) 
             }
         }
         Kind::Signal => {
-            if f.finish.is_none() && f.started && f.driver.events().contains(Events::FEEDBACK) {
+            if f.finish.is_none() && f.started && f.events().contains(Events::FEEDBACK) {
                 let origin = SignalOrigin::Switch(p.sack as u32);
                 let fb = Feedback::Signal { value: p.seq, origin, at: p.delivered, sent_at: p.sent_at };
                 cc::on_feedback(io, env, f, p.flow, fb);
@@ -291,7 +291,7 @@ pub fn receive_signal(io: &mut HostIo, env: &HostEnv, f: &mut Flow, p: &Packet) 
 #[cold]
 fn path_signal(io: &mut HostIo, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
     let Some(value) = io.core.arena.signal(pkt) else { return };
-    if f.finish.is_none() && f.driver.events().contains(Events::FEEDBACK) {
+    if f.finish.is_none() && f.events().contains(Events::FEEDBACK) {
         let origin = SignalOrigin::Path(p.signal_hops);
         let fb = Feedback::Signal { value, origin, at: io.core.now, sent_at: p.sent_at };
         cc::on_feedback(io, env, f, p.flow, fb);
