@@ -50,20 +50,27 @@ impl PoissonPlan {
     /// A cursor over the entry's flows, sorted by `(start, src, dst, size)` (ties in generation order:
     /// host by host in the entry's order, each host's flows in turn), drawn as they are needed.
     pub(crate) fn cursor(&self) -> PoissonCursor {
-        let hosts = self.hosts.iter().enumerate().map(|(position, &host)| HostArrivals {
-            rng: Rng::named(self.seed, &format!("workload.{}.host.{host}", self.index)),
+        let hosts = (0..self.hosts.len()).map(|position| self.arrivals(position)).collect();
+        let mut cursor = PoissonCursor { hosts, queue: BinaryHeap::new() };
+        for position in 0..cursor.hosts.len() {
+            cursor.refill(self, position);
+        }
+        cursor
+    }
+
+    /// The arrivals of the host at `position`, before its first flow: its own random stream,
+    /// `workload.{entry}.host.{host}`.
+    fn arrivals(&self, position: usize) -> HostArrivals {
+        let name = format!("workload.{}.host.{}", self.index, self.hosts[position]);
+        HostArrivals {
+            rng: Rng::named(self.seed, &name),
             elapsed: 0.0,
             ahead: None,
             drawn: 0,
             queued: 0,
             done: false,
             position,
-        });
-        let mut cursor = PoissonCursor { hosts: hosts.collect(), queue: BinaryHeap::new() };
-        for position in 0..cursor.hosts.len() {
-            cursor.refill(self, position);
         }
-        cursor
     }
 
     /// Draws the next flow of the host at `position`: for each flow the host's stream gives, in order,
@@ -92,10 +99,7 @@ impl PoissonPlan {
     pub(crate) fn drawn(&self) -> Vec<FlowSpec> {
         let mut flows = Vec::new();
         for position in 0..self.hosts.len() {
-            let mut host = self.cursor().hosts.swap_remove(position);
-            // A fresh host: the cursor above drew its first batch already.
-            host.rng = Rng::named(self.seed, &format!("workload.{}.host.{}", self.index, self.hosts[position]));
-            (host.elapsed, host.done) = (0.0, false);
+            let mut host = self.arrivals(position);
             while let Some(f) = self.draw(&mut host) {
                 flows.push(f);
             }

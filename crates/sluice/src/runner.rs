@@ -75,8 +75,9 @@ pub fn simulation_input(resolved: &Resolved) -> SimInput {
 /// busy fraction of the sending hosts' plane cores.
 fn plane_summary(resolved: &Resolved, output: &SimOutput) -> serde_json::Value {
     let c = &output.plane;
-    // Only hosts that send run flows' controllers; the others' plane cores stay idle.
-    let senders: std::collections::BTreeSet<u32> = resolved.flows.iter().map(|f| f.src).collect();
+    // Only hosts that send run flows' controllers; the others' plane cores stay idle. (The records'
+    // senders are the workload's: a closed loop's later flows leave from its slots' hosts.)
+    let senders: std::collections::BTreeSet<u32> = output.flows.iter().map(|f| f.src).collect();
     let hosts = senders.len().max(1) as f64;
     let sim_time = output.run.sim_time.max(1) as f64;
     let mut value = serde_json::to_value(c).unwrap_or_default();
