@@ -52,6 +52,8 @@ def one_run(args, flows, threads, out):
     send = [args.binary, "udp", "send", "--to", to, "--flows", str(flows), "--threads", str(threads),
             "--duration", args.duration, "--mtu", str(args.mtu), "--line-rate", args.line_rate,
             "--algorithm", args.algorithm, "--out", os.path.join(out, "send")]
+    if args.quantum is not None:
+        send += ["--quantum", str(args.quantum)]
     if args.trace:
         send += ["--trace-all", "--trace-interval", "0ns"]
     sent = subprocess.run(send, capture_output=True, text=True)
@@ -93,6 +95,8 @@ def main():
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--algorithm", default="dctcp")
     p.add_argument("--mtu", type=int, default=1084)
+    p.add_argument("--quantum", type=int,
+                   help="packets a flow sends a turn (sluice udp send --quantum; default: the sender's)")
     p.add_argument("--line-rate", default="100Gbps")
     p.add_argument("--trace", action="store_true",
                    help="trace every flow's every change (--trace-all --trace-interval 0ns): adds trace rows/s "

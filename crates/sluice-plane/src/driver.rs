@@ -161,6 +161,11 @@ impl FlowDriver {
         self.events
     }
 
+    /// The algorithm, for datapaths that look at its state without running it (cache prefetching).
+    pub fn cc(&self) -> Option<&(dyn CongestionControl + 'static)> {
+        self.cc.as_deref()
+    }
+
     /// The algorithm, for datapath hooks outside the plane (per-packet flags).
     pub fn cc_mut(&mut self) -> Option<&mut (dyn CongestionControl + 'static)> {
         self.cc.as_deref_mut()

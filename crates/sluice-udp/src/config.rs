@@ -41,6 +41,12 @@ pub struct TransportConfig {
     /// that owns one of several sender threads of a host gets its share of the host's line rate, while its
     /// algorithms are still told the host's. Default `None` (the line rate).
     pub nic_rate: Option<Rate>,
+    /// Packets a flow sends in a row when its turn in the round-robin ready queue comes, window and
+    /// pacing allowing, before the next flow's turn. Default 2: Linux fq's default quantum of two MTUs
+    /// (net/sched/sch_fq.c, `2 * psched_mtu`). Besides matching the kernel's per-flow bursts, a turn of
+    /// two packets finds the flow's state in cache for the second, which counts at tens of thousands of
+    /// flows (BENCHMARKS.md, "many flows").
+    pub quantum: u32,
 }
 
 impl Default for TransportConfig {
@@ -55,6 +61,7 @@ impl Default for TransportConfig {
             wheel_tick: PS_PER_US,
             burst: 4 * PS_PER_US,
             nic_rate: None,
+            quantum: 2,
         }
     }
 }
@@ -95,6 +102,9 @@ impl TransportConfig {
         }
         if self.ack_every_packets == 0 {
             return Err("ack_every_packets must be at least 1".into());
+        }
+        if self.quantum == 0 {
+            return Err("quantum must be at least 1 packet".into());
         }
         if self.wheel_tick == 0 {
             return Err("wheel_tick must be positive".into());

@@ -5,11 +5,11 @@
 //! ([`crate::io`]) and in tests over an in-memory link.
 //!
 //! Scheduling: control packets (ACKs, CNPs, tokens) go before data; flows that may send wait in a
-//! round-robin ready queue; a flow held back by its pacing rate sleeps on the timing wheel until its next
+//! round-robin ready queue, each sending up to [`TransportConfig::quantum`] packets a turn; a flow held back by its pacing rate sleeps on the timing wheel until its next
 //! send time, one held back by its window until an ACK opens it, one of a receiver-driven algorithm
 //! until a token comes ([`crate::token`]). The host's own line rate paces everything.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use sluice_cc::{Ack, CongestionControl, Decisions, Events, Factory, FlowInfo, IntHop, Loss, LossKind, Needs, Sent};
@@ -20,7 +20,9 @@ use sluice_wire::sluice::{encode, Flags, IntRecord, Kind, SluiceHeader, SluicePa
 use sluice_wire::{Ecn, WireError};
 
 use crate::config::{TransportConfig, ETHERNET_BYTES, INT_HOPS_RESERVED, IP_UDP_BYTES};
-use crate::receiver::{Arrival as Landed, Receiver};
+use crate::flow_index::FlowIndex;
+use crate::prefetch::prefetch;
+use crate::receiver::{Arrival as Landed, Receiver, Receivers};
 use crate::sender::{Next, Sender};
 use crate::token::{RxLink, TokenCounters, TokenHooks, TokenReceiver, TokenSend, TokenSender, TokenTimer};
 use crate::trace_ring::{FlowTracer, TapCounters, TraceStream};
@@ -30,6 +32,13 @@ use crate::PeerId;
 /// Flows a receiver keeps state for at most (more are refused and counted): bounds what spoofed
 /// flow ids can make it allocate.
 pub const MAX_RECEIVE_FLOWS: usize = 1 << 20;
+/// How many turns ahead in the ready queue the endpoint prefetches flows' state: a turn takes a few
+/// hundred nanoseconds at 65,536 flows, a miss to memory about one hundred.
+const PREFETCH_TURNS: usize = 4;
+/// Flows sending from which the endpoint prefetches: below, their state stays in cache between turns
+/// and the hints only cost (measured with the `many_flows` example: 4-8% more time per packet at 4,096
+/// flows, 7-13% less at 16,384 and 22% less at 65,536).
+const PREFETCH_FROM_FLOWS: usize = 8192;
 /// INT records an ACK carries back at most.
 const MAX_ACK_HOPS: usize = INT_HOPS_RESERVED as usize;
 /// Zeroes sent as payload (its content does not matter; its length does).
@@ -208,11 +217,13 @@ pub struct Endpoint {
     /// A receiver's CNP spacing (DCQCN paper: 50 us).
     cnp_interval: Time,
     flows: Vec<SendFlow>,
-    slot_of: HashMap<u32, u32>,
-    receivers: HashMap<(PeerId, u32), Receiver>,
+    slot_of: FlowIndex,
+    receivers: Receivers,
     wheel: Wheel<Timer>,
     expired: Vec<Timer>,
     ready: VecDeque<u32>,
+    /// The flow whose turn it is at the head of the ready queue, and the packets it sent in the turn.
+    turn: (u32, u32),
     control: VecDeque<Control>,
     nic_free: Time,
     active: usize,
@@ -329,11 +340,12 @@ impl Endpoint {
             plane,
             cnp_interval: 50 * sluice_core::PS_PER_US,
             flows: Vec::new(),
-            slot_of: HashMap::new(),
-            receivers: HashMap::new(),
+            slot_of: FlowIndex::default(),
+            receivers: Receivers::default(),
             wheel: Wheel::new(config.wheel_tick, now),
             expired: Vec::new(),
             ready: VecDeque::new(),
+            turn: (u32::MAX, 0),
             control: VecDeque::new(),
             nic_free: now,
             active: 0,
@@ -395,7 +407,7 @@ impl Endpoint {
 
     /// Starts sending `spec` at `now`; refused when its id is taken.
     pub fn open(&mut self, spec: FlowSpec, now: Time) -> Result<(), String> {
-        if self.slot_of.contains_key(&spec.id) {
+        if self.slot_of.get(spec.id).is_some() {
             return Err(format!("flow {} is open already", spec.id));
         }
         let int_hops = spec.needs.int;
@@ -508,7 +520,7 @@ impl Endpoint {
 
     /// Payload bytes flow `id` has had acknowledged cumulatively, if this endpoint sends it.
     pub fn acknowledged(&self, id: u32) -> Option<u64> {
-        let slot = *self.slot_of.get(&id)?;
+        let slot = self.slot_of.get(id)?;
         Some(self.flows[slot as usize].sender.snd_una)
     }
 
@@ -531,7 +543,7 @@ impl Endpoint {
 
     /// Ends stream `id` (a sized flow goes on): it delivers what it has sent and then finishes.
     pub fn stop_stream(&mut self, id: u32) {
-        if let Some(&slot) = self.slot_of.get(&id) {
+        if let Some(slot) = self.slot_of.get(id) {
             self.stop_slot(slot);
         }
     }
@@ -583,6 +595,37 @@ impl Endpoint {
         }
     }
 
+    /// Brings into cache the state that `datagram` from `peer`, due to be handled soon, will touch: its
+    /// flow's struct, or with `deep` (a later call, when the struct has come) what the struct points to.
+    /// A hint that changes nothing; it does nothing while the flows' state fits the caches.
+    pub fn prefetch_for(&self, peer: PeerId, datagram: &[u8], deep: bool) {
+        if self.active.max(self.receivers.len()) < PREFETCH_FROM_FLOWS {
+            return;
+        }
+        let Ok(h) = SluiceHeader::parse(datagram) else { return };
+        match h.kind {
+            Kind::Ack | Kind::Cnp => {
+                let Some(slot) = self.slot_of.get(h.flow) else { return };
+                let f = &self.flows[slot as usize];
+                match deep {
+                    false => prefetch(f),
+                    true => {
+                        f.sender.prefetch();
+                        if let Some(cc) = f.driver.cc() {
+                            prefetch(cc);
+                        }
+                    }
+                }
+            }
+            Kind::Data if !deep => {
+                if let Some(r) = self.receivers.get(&(peer, h.flow)) {
+                    prefetch(r);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Runs everything due by `now`: pacing delays, retransmission timeouts, the algorithms' timers
     /// and report deadlines.
     pub fn advance(&mut self, now: Time) {
@@ -621,6 +664,12 @@ impl Endpoint {
         let horizon = now + self.config.burst;
         while self.nic_free <= horizon {
             let slot = self.ready.pop_front()?;
+            if self.active >= PREFETCH_FROM_FLOWS {
+                self.prefetch_ahead();
+            }
+            if self.turn.0 != slot {
+                self.turn = (slot, 0);
+            }
             let f = &mut self.flows[slot as usize];
             f.in_ready = false;
             if f.ended {
@@ -705,7 +754,7 @@ impl Endpoint {
             };
             self.drive(now, slot, |d, dp| d.on_sent(&sent, dp));
         }
-        self.wake(slot);
+        self.requeue(slot);
         transmit
     }
 
@@ -721,7 +770,7 @@ impl Endpoint {
         let len = encode(&header, &[], &[], buf).expect("buffers hold an MTU");
         let transmit = Transmit { peer: f.peer, len, ecn: Ecn::NotEct };
         self.pace(now, slot, len);
-        self.wake(slot);
+        self.requeue(slot);
         transmit
     }
 
@@ -746,7 +795,7 @@ impl Endpoint {
         }
         let ce = ecn == Ecn::Ce;
         self.counters.ce_received += ce as u64;
-        let r = self.receivers.entry(key).or_default();
+        let r = self.receivers.get_or_default(key);
         let Some(arrival) = r.on_data(h.seq, h.payload_len, ce, now) else {
             self.counters.out_of_window += 1;
             return Err(Refused::OutOfWindow);
@@ -779,7 +828,7 @@ impl Endpoint {
 
     /// The flow slot an ACK or CNP from `peer` for `flow` belongs to.
     fn sending_slot(&mut self, peer: PeerId, flow: u32) -> Result<u32, Refused> {
-        let Some(&slot) = self.slot_of.get(&flow) else {
+        let Some(slot) = self.slot_of.get(flow) else {
             self.counters.unknown_flow += 1;
             return Err(Refused::UnknownFlow);
         };
@@ -999,7 +1048,7 @@ impl Endpoint {
             self.counters.too_many_flows += 1;
             return Err(Refused::TooManyFlows);
         }
-        let r = self.receivers.entry(key).or_default();
+        let r = self.receivers.get_or_default(key);
         let mut hooks = Hooks { wheel: &mut self.wheel, control: &mut self.control };
         let before = hooks.control.len();
         let result = call(tokens, &mut hooks, r, &mut self.counters);
@@ -1076,6 +1125,38 @@ impl Endpoint {
         let f = &mut self.flows[slot as usize];
         if !f.in_ready && !f.ended {
             f.in_ready = true;
+            self.ready.push_back(slot);
+        }
+    }
+
+    /// Brings the state of the flows a few turns ahead in the ready queue into cache, in two steps: a
+    /// flow's own struct first, and a turn later what it points to (its scoreboard and its algorithm).
+    fn prefetch_ahead(&self) {
+        if let Some(&slot) = self.ready.get(PREFETCH_TURNS) {
+            prefetch(&self.flows[slot as usize]);
+        }
+        if let Some(&slot) = self.ready.get(PREFETCH_TURNS / 2) {
+            let f = &self.flows[slot as usize];
+            f.sender.prefetch();
+            if let Some(cc) = f.driver.cc() {
+                prefetch(cc);
+            }
+        }
+    }
+
+    /// Puts flow `slot`, which just sent, back in the ready queue: at the head while its turn lasts (a
+    /// quantum of packets), else at the tail for the next turn.
+    fn requeue(&mut self, slot: u32) {
+        let f = &mut self.flows[slot as usize];
+        if f.in_ready || f.ended {
+            return;
+        }
+        f.in_ready = true;
+        self.turn.1 += 1;
+        if self.turn.0 == slot && self.turn.1 < self.config.quantum {
+            self.ready.push_front(slot);
+        } else {
+            self.turn = (u32::MAX, 0);
             self.ready.push_back(slot);
         }
     }

@@ -14,6 +14,9 @@ use crate::endpoint::Endpoint;
 use crate::io::{RecvBatch, SendBatch, Socket};
 use crate::PeerId;
 
+/// How many datagrams ahead of the one it handles the loop prefetches flow state.
+const PREFETCH_AHEAD: usize = 4;
+
 /// What the socket loop did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IoCounters {
@@ -45,6 +48,9 @@ pub struct UdpHost {
     pub endpoint: Endpoint,
     peers: Vec<SocketAddrV4>,
     peer_ids: HashMap<SocketAddrV4, PeerId>,
+    /// The peer of the previous datagram: a batch mostly comes from one peer, and this spares hashing
+    /// its address for each datagram.
+    last_peer: Option<(SocketAddrV4, PeerId)>,
     epoch: Instant,
     send: SendBatch,
     recv: RecvBatch,
@@ -68,6 +74,7 @@ impl UdpHost {
             endpoint,
             peers: Vec::new(),
             peer_ids: HashMap::new(),
+            last_peer: None,
             epoch,
             send: SendBatch::default(),
             io: IoCounters::default(),
@@ -91,12 +98,15 @@ impl UdpHost {
 
     /// The peer id of `addr`, numbering it if new.
     pub fn peer(&mut self, addr: SocketAddrV4) -> PeerId {
-        if let Some(&id) = self.peer_ids.get(&addr) {
+        if let Some((_, id)) = self.last_peer.filter(|(last, _)| *last == addr) {
             return id;
         }
-        let id = self.peers.len() as PeerId;
-        self.peers.push(addr);
-        self.peer_ids.insert(addr, id);
+        let next = self.peers.len() as PeerId;
+        let id = *self.peer_ids.entry(addr).or_insert(next);
+        if id == next {
+            self.peers.push(addr);
+        }
+        self.last_peer = Some((addr, id));
         id
     }
 
@@ -136,6 +146,8 @@ impl UdpHost {
         self.io.recv_calls += 1;
         let now = self.now();
         for k in 0..n {
+            self.prefetch(k + PREFETCH_AHEAD, false);
+            self.prefetch(k + PREFETCH_AHEAD / 2, true);
             let (_, from, _) = self.recv.get(k);
             let peer = self.peer(from);
             let (bytes, _, tos) = self.recv.get(k);
@@ -143,6 +155,16 @@ impl UdpHost {
             let _ = self.endpoint.handle(now, peer, Ecn::from_bits(tos), bytes);
         }
         Ok(n)
+    }
+
+    /// Asks the endpoint to bring datagram `k`'s flow state into cache (see [`Endpoint::prefetch_for`]).
+    fn prefetch(&mut self, k: usize, deep: bool) {
+        if k < self.recv.len() {
+            let (_, from, _) = self.recv.get(k);
+            let peer = self.peer(from);
+            let (bytes, _, _) = self.recv.get(k);
+            self.endpoint.prefetch_for(peer, bytes, deep);
+        }
     }
 
     fn transmit(&mut self, now: Time) -> io::Result<usize> {

@@ -4,6 +4,8 @@
 //!
 //! Layers, lowest first:
 //! - [`config`]: transport settings.
+//! - [`flow_index`]: flow ids to slots, an array while ids are dense.
+//! - [`prefetch`]: cache prefetch hints for the state of the flows served next.
 //! - [`wheel`]: the timing wheel that paces flows and runs their timers.
 //! - [`receiver`]: one flow's receiving state and ACK policy.
 //! - [`sender`]: one flow's sending state: scoreboard, loss detection, RTT estimate.
@@ -15,8 +17,10 @@
 
 pub mod config;
 pub mod endpoint;
+pub mod flow_index;
 pub mod host;
 pub mod io;
+pub mod prefetch;
 pub mod receiver;
 pub mod sender;
 pub mod token;

@@ -5,6 +5,9 @@
 use sluice_core::{Time, PS_PER_NS};
 use sluice_wire::sluice::{Flags, Kind, SluiceHeader};
 
+use crate::flow_index::FlowIndex;
+use crate::PeerId;
+
 /// Ranges above the in-order point at most (more are refused as out of window, which bounds the
 /// state a misbehaving peer can make a receiver keep).
 const MAX_RANGES: usize = 1024;
@@ -198,6 +201,77 @@ impl Receiver {
             }
         }
         self.ranges.drain(..reached);
+    }
+}
+
+/// The flows a host receives, by peer and flow id, in the order their first packets came: each data
+/// packet finds its flow through two array reads while peers and ids are dense ([`FlowIndex`]).
+#[derive(Debug, Default)]
+pub struct Receivers {
+    /// Position in `flows` by peer.
+    peers: FlowIndex,
+    /// Slot in `states` by flow id, one index a peer.
+    flows: Vec<FlowIndex>,
+    keys: Vec<(PeerId, u32)>,
+    states: Vec<Receiver>,
+}
+
+impl Receivers {
+    /// The slot of flow `key`.
+    fn slot(&self, key: &(PeerId, u32)) -> Option<u32> {
+        let peer = self.peers.get(key.0)?;
+        self.flows[peer as usize].get(key.1)
+    }
+
+    /// The state of flow `key`.
+    pub fn get(&self, key: &(PeerId, u32)) -> Option<&Receiver> {
+        Some(&self.states[self.slot(key)? as usize])
+    }
+
+    /// Whether flow `key` has state.
+    pub fn contains_key(&self, key: &(PeerId, u32)) -> bool {
+        self.slot(key).is_some()
+    }
+
+    /// Flows held.
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Whether no flow is held.
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// The state of flow `key`, made fresh if it had none.
+    pub fn get_or_default(&mut self, key: (PeerId, u32)) -> &mut Receiver {
+        let slot = match self.slot(&key) {
+            Some(slot) => slot,
+            None => self.add(key),
+        };
+        &mut self.states[slot as usize]
+    }
+
+    fn add(&mut self, key: (PeerId, u32)) -> u32 {
+        let peer = match self.peers.get(key.0) {
+            Some(peer) => peer,
+            None => {
+                let peer = self.flows.len() as u32;
+                self.peers.insert(key.0, peer);
+                self.flows.push(FlowIndex::default());
+                peer
+            }
+        };
+        let slot = self.states.len() as u32;
+        self.flows[peer as usize].insert(key.1, slot);
+        self.keys.push(key);
+        self.states.push(Receiver::default());
+        slot
+    }
+
+    /// Every flow with its state, in the order they came.
+    pub fn iter(&self) -> impl Iterator<Item = (&(PeerId, u32), &Receiver)> + '_ {
+        self.keys.iter().zip(&self.states)
     }
 }
 

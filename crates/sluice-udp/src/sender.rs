@@ -216,6 +216,13 @@ impl Sender {
         true
     }
 
+    /// Asks the CPU to bring the scoreboard into cache (see [`crate::prefetch`]).
+    pub fn prefetch(&self) {
+        let (front, back) = self.flight.as_slices();
+        crate::prefetch::prefetch(front);
+        crate::prefetch::prefetch(back);
+    }
+
     /// Packets queued for resending.
     pub fn queued_resends(&self) -> usize {
         self.rtx.len()

@@ -23,7 +23,7 @@ use sluice_core::{serialization_ps, Rate, Rng, Time, PS_PER_NS};
 use sluice_results::{FlowTrace, TraceRecorder};
 use sluice_wire::sluice::{Flags, Kind, SluiceHeader};
 
-use crate::receiver::{Arrival as Landed, Receiver};
+use crate::receiver::{Arrival as Landed, Receiver, Receivers};
 use crate::sender::{Next, Sender};
 use crate::PeerId;
 
@@ -946,13 +946,7 @@ impl TokenReceiver {
     }
 
     /// A timer of the token transport fired; `receivers` holds the flows' reassembly state.
-    pub fn on_timer(
-        &mut self,
-        hooks: &mut dyn TokenHooks,
-        timer: TokenTimer,
-        receivers: &HashMap<RxKey, Receiver>,
-        now: Time,
-    ) {
+    pub fn on_timer(&mut self, hooks: &mut dyn TokenHooks, timer: TokenTimer, receivers: &Receivers, now: Time) {
         match timer {
             TokenTimer::Pace => {
                 self.pace_pending = false;

@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 use sluice_results::{mean, percentile, round6, FlowRecord};
 use sluice_scenario::Resolved;
-use sluice_sim::SimOutput;
 use sluice_workload::ClosedLoop;
 
 /// The loops' figures, or `None` when the run has no closed loop (the summary then stays as it was).
@@ -22,17 +21,19 @@ use sluice_workload::ClosedLoop;
 /// `goodput_gbps` (its delivered bytes from its start to its last completion), and for its finished
 /// flows `fct_ns`, `fair_share_fct_ns` and `slowdown_vs_fair_share` (each `avg`, `p50`, `p99`). The last
 /// is not held at 1: a flow that ran while fewer slots were busy (after the window) beats its fair share.
-pub fn closed_loop_summary(resolved: &Resolved, output: &SimOutput) -> Option<Value> {
+/// `flows` are the run's records: the simulator's, or a UDP sender's (`sluice test --peer`, where one
+/// host sends every slot's flows).
+pub fn closed_loop_summary(resolved: &Resolved, flows: &[FlowRecord]) -> Option<Value> {
     if resolved.closed_loops.is_empty() {
         return None;
     }
-    let loops: Vec<Value> = resolved.closed_loops.iter().map(|lp| one_loop(resolved, output, lp)).collect();
+    let loops: Vec<Value> = resolved.closed_loops.iter().map(|lp| one_loop(resolved, flows, lp)).collect();
     Some(Value::Array(loops))
 }
 
-fn one_loop(resolved: &Resolved, output: &SimOutput, lp: &ClosedLoop) -> Value {
+fn one_loop(resolved: &Resolved, flows: &[FlowRecord], lp: &ClosedLoop) -> Value {
     let shares = FairShares::of(lp);
-    let flows: Vec<&FlowRecord> = output.flows.iter().filter(|f| f.group == lp.group).collect();
+    let flows: Vec<&FlowRecord> = flows.iter().filter(|f| f.group == lp.group).collect();
     let finished: Vec<&FlowRecord> = flows.iter().copied().filter(|f| f.finish.is_some()).collect();
     let fct: Vec<f64> = finished.iter().map(|f| f.fct().unwrap_or(0) as f64).collect();
     let fair: Vec<f64> = finished.iter().map(|f| shares.fair_fct(resolved, f)).collect();

@@ -194,7 +194,7 @@ pub fn run_scenario_until(
     if !output.faults.is_empty() {
         summary.extra.insert("faults".into(), fault_summary(resolved, &output));
     }
-    if let Some(loops) = crate::closed_loop_summary::closed_loop_summary(resolved, &output) {
+    if let Some(loops) = crate::closed_loop_summary::closed_loop_summary(resolved, &output.flows) {
         summary.extra.insert("closed_loops".into(), loops);
     }
     if let Some(trace) = trace_summary(resolved, &output) {

@@ -124,16 +124,7 @@ fn refuse_for_peer(resolved: &Resolved) -> Result<(), Failure> {
             a.name
         )));
     }
-    sluice_cc::contract::check(a, &sluice_cc::contract::Capabilities::UDP)
-        .map_err(|m| Failure::Error(m.to_string()))?;
-    if !resolved.closed_loops.is_empty() {
-        return Err(Failure::Error(
-            "closed-loop workloads run on the bed (`sluice test SCENARIO` without --peer), where each host keeps \
-             its own slots"
-                .into(),
-        ));
-    }
-    Ok(())
+    sluice_cc::contract::check(a, &sluice_cc::contract::Capabilities::UDP).map_err(|m| Failure::Error(m.to_string()))
 }
 
 fn with_peer(args: &TestArgs, resolved: &Resolved, peer: &str, dir: &Path) -> Result<(), Failure> {
@@ -202,7 +193,9 @@ fn start_message(resolved: &Resolved, threads: usize) -> Message {
     }
 }
 
-/// Sends every flow of the scenario to `data` with `sluice udp send`'s code, writing its files into `dir`.
+/// Sends every flow of the scenario to `data` with `sluice udp send`'s code, writing its files into `dir`
+/// next to the resolved scenario. Every host's closed-loop slots run here, each starting its next flow
+/// when its flow completes.
 fn send_flows(resolved: &Resolved, data: SocketAddrV4, threads: usize, dir: &Path) -> Result<(), Failure> {
     let flows = scenario_flows(resolved, UDP_FRAMING, |_| data);
     let list = dir.join("flows.csv");
@@ -211,9 +204,15 @@ fn send_flows(resolved: &Resolved, data: SocketAddrV4, threads: usize, dir: &Pat
         .map(|l| l + "\n")
         .collect();
     std::fs::write(&list, text).map_err(|e| Failure::Error(format!("{}: {e}", list.display())))?;
+    let scenario = dir.join("scenario.resolved.toml");
+    std::fs::write(&scenario, sluice_scenario::resolved_toml_at(resolved, dir))
+        .map_err(|e| Failure::Error(format!("{}: {e}", scenario.display())))?;
     let mut line =
         vec!["--flow-list".to_string(), list.display().to_string(), "--out".into(), dir.display().to_string()];
     line.extend(["--threads".into(), threads.to_string()]);
+    if !resolved.closed_loops.is_empty() {
+        line.extend(["--closed-loops".into(), scenario.display().to_string()]);
+    }
     line.extend(sender_options(resolved, &flows));
     send_line(&line)
 }

@@ -15,11 +15,13 @@ use sluice_core::{Time, PS_PER_S};
 use sluice_plane::{PlaneConfig, PlaneCounters};
 use sluice_results::csv::{write_fct_csv, write_throughput_csv, write_trace_csv};
 use sluice_results::{ideal_fct, FlowRecord};
+use sluice_scenario::Resolved;
 use sluice_udp::config::{ETHERNET_BYTES, IP_UDP_BYTES};
 use sluice_udp::io::Socket;
 use sluice_udp::{Endpoint, FlowResult, TokenCounters, TransportConfig, TransportCounters};
 
-use crate::udp_loops::SenderLoops;
+use crate::closed_loop_summary::closed_loop_summary;
+use crate::udp_loops::{number_in_start_order, SenderLoops};
 use crate::udp_plan::{all_at_once, read_flow_list, Planned};
 use crate::udp_threads::{
     number_peers, peak_resident_bytes, run_receivers, run_senders, sender_sockets, shard, SendSetup, StreamedTrace,
@@ -128,6 +130,10 @@ pub struct SendArgs {
     /// Send one ACK per this many data packets.
     #[arg(long, default_value_t = 1)]
     ack_every: u32,
+    /// Packets a flow sends in a row when its turn comes (window and pacing allowing), as Linux fq's
+    /// quantum; 1 is strict packet-by-packet round robin.
+    #[arg(long, default_value_t = TransportConfig::default().quantum)]
+    quantum: u32,
     /// A flow with no acknowledgment for this long ends with an error.
     #[arg(long, default_value = "1s")]
     peer_timeout: String,
@@ -163,9 +169,10 @@ pub struct SendArgs {
     /// Send one datagram per message, without UDP GSO (to measure what it brings).
     #[arg(long)]
     no_offloads: bool,
-    /// Run the closed-loop slots of host --host of this resolved scenario: each starts its next flow
-    /// when its flow in the flow list (or a later one) completes.
-    #[arg(long, value_name = "SCENARIO", requires_all = ["flow_list", "host"])]
+    /// Run the closed-loop slots of host --host of this resolved scenario (every host's slots without
+    /// --host, as a two-machine test sends every flow from one host): each starts its next flow when
+    /// its flow in the flow list (or a later one) completes.
+    #[arg(long, value_name = "SCENARIO", requires = "flow_list")]
     closed_loops: Option<PathBuf>,
     /// The scenario's index of the host this sender runs on (with --closed-loops).
     #[arg(long, requires = "closed_loops")]
@@ -404,6 +411,7 @@ fn send(args: SendArgs) -> Result<(), Failure> {
         line_rate: option("line-rate", &args.line_rate, parse_rate)?,
         base_rtt: option("base-rtt", &args.base_rtt, parse_duration)?,
         ack_every_packets: args.ack_every,
+        quantum: args.quantum,
         peer_timeout: option("peer-timeout", &args.peer_timeout, parse_duration)?,
         rto_min: option("rto-min", &args.rto_min, parse_duration)?,
         ..TransportConfig::default()
@@ -426,13 +434,13 @@ fn send(args: SendArgs) -> Result<(), Failure> {
     let limit =
         args.duration.as_deref().map(|d| option("duration", d, parse_duration)).transpose()?.unwrap_or(default_limit);
     let (receivers, peers) = number_peers(&plan);
-    let loops = match (&args.closed_loops, args.host) {
-        (Some(path), Some(index)) => {
+    let loops = match &args.closed_loops {
+        Some(path) => {
             let framing = (config.payload_bytes(0) as u64, per_packet_bytes());
-            let loaded = SenderLoops::load(path, index, &plan, &peers, framing);
+            let loaded = SenderLoops::load(path, args.host, &plan, &peers, framing);
             Some(loaded.map_err(|e| Failure::Error(format!("--closed-loops {}: {e}", path.display())))?)
         }
-        _ => None,
+        None => None,
     };
     let trace_interval = option("trace-interval", &args.trace_interval, parse_duration)?;
     let sample_interval = option("sample-interval", &args.sample_interval, parse_duration)?;
@@ -442,6 +450,9 @@ fn send(args: SendArgs) -> Result<(), Failure> {
     if args.trace_ring == 0 {
         return Err(Failure::Error("--trace-ring 0: a ring holds at least one record".into()));
     }
+    // A sender of every host's slots is the only one: its later flows are numbered as the simulator's.
+    let renumber_from = loops.as_ref().filter(|_| args.host.is_none()).map(SenderLoops::first_id);
+    let loop_scenario = loops.as_ref().map(SenderLoops::scenario);
     let shards = shard(&plan, &peers, threads, loops);
     let sockets =
         sender_sockets(address("bind", &args.bind)?, shards.len(), !args.no_offloads).map_err(Failure::Error)?;
@@ -471,10 +482,13 @@ fn send(args: SendArgs) -> Result<(), Failure> {
     let total = merged(outcomes);
     let trace_rows = streamed.map(|t| t.finish(total.is_ok()).map_err(Failure::Error)).transpose()?;
     let mut total = total?;
+    if let Some(first) = renumber_from {
+        number_in_start_order(&mut total.later, &mut total.results, first);
+    }
     let mut plan = plan;
     plan.append(&mut total.later);
     total.traces.sort_by_key(sluice_results::FlowTrace::flow);
-    report(&args, &total, &per_thread, config, &plan, trace_rows)
+    report(&args, &total, &per_thread, config, &plan, trace_rows, loop_scenario.as_deref())
 }
 
 /// Wire bytes of a packet beyond its payload: the sluice header, UDP, IPv4 and Ethernet.
@@ -556,6 +570,7 @@ fn report(
     config: TransportConfig,
     plan: &[Planned],
     trace_rows: Option<u64>,
+    loop_scenario: Option<&Resolved>,
 ) -> Result<(), Failure> {
     let results = &total.results;
     let partial = crate::console::interrupted();
@@ -575,7 +590,7 @@ fn report(
         records.sort_by_key(|r| r.id);
         let mut fct = Vec::new();
         write_fct_csv(&mut fct, &records).map_err(|e| Failure::Error(e.to_string()))?;
-        let summary = json!({
+        let mut summary = json!({
             "datapath": "udp",
             "algorithm": args.algorithm,
             "partial": partial,
@@ -602,6 +617,10 @@ fn report(
                 "ring_records": args.trace_ring,
             })),
         });
+        // Completion times next to the ideal under fair sharing, as the simulator reports them.
+        if let Some(loops) = loop_scenario.and_then(|r| closed_loop_summary(r, &records)) {
+            summary["closed_loops"] = loops;
+        }
         fs::create_dir_all(dir).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
         write_new(&dir.join("fct.csv"), std::str::from_utf8(&fct).expect("CSV is UTF-8"))?;
         if !total.traces.is_empty() {

@@ -41,11 +41,12 @@ pub struct SenderLoops {
 }
 
 impl SenderLoops {
-    /// The slots of `host` in the resolved scenario at `path`. Their first flows must be in `plan`,
-    /// whose peers `peers` gives; `framing` is (payload, per-packet bytes) of a full packet.
+    /// The slots of `host` in the resolved scenario at `path` (`None`: every host's slots, for a sender
+    /// that sends every flow of the scenario, as a two-machine test does). Their first flows must be in
+    /// `plan`, whose peers `peers` gives; `framing` is (payload, per-packet bytes) of a full packet.
     pub fn load(
         path: &Path,
-        host: u32,
+        host: Option<u32>,
         plan: &[Planned],
         peers: &[PeerId],
         framing: (u64, u64),
@@ -55,9 +56,10 @@ impl SenderLoops {
         let loops = resolved.closed_loops.clone();
         let mut running = HashMap::new();
         let mut slot_peers = HashMap::new();
+        let position: HashMap<u32, usize> = plan.iter().enumerate().map(|(k, f)| (f.id, k)).collect();
         for (l, lp) in loops.iter().enumerate() {
-            for (j, slot) in lp.slots.iter().enumerate().filter(|(_, s)| s.src == host) {
-                let Some(k) = plan.iter().position(|f| f.id == slot.first_flow) else {
+            for (j, slot) in lp.slots.iter().enumerate().filter(|(_, s)| host.is_none_or(|h| s.src == h)) {
+                let Some(&k) = position.get(&slot.first_flow) else {
                     return Err(format!(
                         "the flow list has no flow {}, the first of closed-loop slot {j}",
                         slot.first_flow
@@ -68,7 +70,7 @@ impl SenderLoops {
             }
         }
         let generated = resolved.flows.len() as u32;
-        let next_id = generated.saturating_add(host.saturating_mul(IDS_PER_HOST));
+        let next_id = generated.saturating_add(host.unwrap_or(0).saturating_mul(IDS_PER_HOST));
         Ok(SenderLoops {
             resolved: Arc::new(resolved),
             loops,
@@ -78,6 +80,16 @@ impl SenderLoops {
             framing,
             later: Vec::new(),
         })
+    }
+
+    /// The resolved scenario the slots come from.
+    pub fn scenario(&self) -> Arc<Resolved> {
+        self.resolved.clone()
+    }
+
+    /// The id of the first flow these slots start.
+    pub fn first_id(&self) -> u32 {
+        self.next_id
     }
 
     /// These slots split over `shards` sender threads: each slot goes with its first flow, to the shard
@@ -133,6 +145,23 @@ impl SenderLoops {
     }
 }
 
+/// Numbers the flows that closed loops started (`later`, and their `results`) from `first` on in the
+/// order they started (ties by their ids), as the simulator numbers them: for a sender that ran every
+/// host's slots, whose threads took ids from separate ranges.
+pub fn number_in_start_order(later: &mut [Planned], results: &mut [FlowResult], first: u32) {
+    let mut order: Vec<(Time, u32)> = later.iter().map(|f| (f.start, f.id)).collect();
+    order.sort_unstable();
+    let new_id: HashMap<u32, u32> = order.iter().enumerate().map(|(k, &(_, id))| (id, first + k as u32)).collect();
+    for f in later.iter_mut() {
+        f.id = new_id[&f.id];
+    }
+    for r in results.iter_mut() {
+        if let Some(&id) = new_id.get(&r.id) {
+            r.id = id;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,7 +193,7 @@ mod tests {
     fn split_gives_each_slot_to_its_first_flows_shard_and_each_shard_its_own_ids() {
         let (path, plan) = host1();
         assert_eq!(plan.len(), 5, "five slots on host 1");
-        let loops = SenderLoops::load(&path, 1, &plan, &[0; 5], (1000, 84)).unwrap();
+        let loops = SenderLoops::load(&path, Some(1), &plan, &[0; 5], (1000, 84)).unwrap();
         let base = loops.next_id;
         let shard_of = |id: u32| plan.iter().position(|f| f.id == id).unwrap() % 2;
         let parts = loops.split(2, shard_of);

@@ -18,6 +18,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
 use std::time::Duration;
 
+mod common;
+
+use common::fct_rows;
+
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 /// Payload bytes of a 1500-byte packet over the bytes it takes on the wire (Ethernet 14, IP 20, UDP 8,
 /// sluice 56): the goodput a saturated 100 Mbps link gives.
@@ -490,27 +494,7 @@ fn closed_loop_slots_run_the_simulators_sizes_back_to_back_over_udp() {
     let (sim_rows, udp_rows) = (fct_rows(&sim), fct_rows(&bed));
     let ids: Vec<u64> = udp_rows.iter().map(|r| r.0).collect();
     assert_eq!(ids, (0..udp_rows.len() as u64).collect::<Vec<u64>>(), "ids numbered without gaps");
-    for src in [0, 1] {
-        let pair = |rows: &[(u64, u32, u64, f64, Option<f64>)]| -> Vec<(u64, f64, Option<f64>)> {
-            let mut mine: Vec<_> = rows.iter().filter(|r| r.1 == src).map(|r| (r.2, r.3, r.4)).collect();
-            mine.sort_by(|a, b| a.1.total_cmp(&b.1));
-            mine
-        };
-        let (s, u) = (pair(&sim_rows), pair(&udp_rows));
-        assert!(u.len() > 20, "host {src}: {} flows in 300 ms of 16 KB mean", u.len());
-        let n = s.len().min(u.len());
-        let sizes = |v: &[(u64, f64, Option<f64>)]| v[..n].iter().map(|f| f.0).collect::<Vec<u64>>();
-        assert_eq!(sizes(&s), sizes(&u), "host {src}: the slot's sizes in the simulator's order");
-        for w in u.windows(2) {
-            let finish = w[0].2.expect("every flow finished");
-            assert!(
-                w[1].1 >= finish && w[1].1 - finish < 1e6,
-                "host {src}: next start {} after finish {finish}",
-                w[1].1
-            );
-        }
-        assert!(u.iter().all(|f| f.1 < 300e6), "host {src}: no start after the window");
-    }
+    common::check_closed_loop_slots(&sim_rows, &udp_rows, &[0, 1], 20, 300e6);
     let refused = |args: &[&str], key: &str| {
         let out = Command::new(SLUICE).arg("bed").arg("run").arg(&scenario).args(args).output().unwrap();
         assert!(!out.status.success() && text(&out).contains(key), "{args:?}: {}", text(&out));
@@ -535,27 +519,6 @@ fn bed_udp(scenario: &str, out: &Path) {
     let bed =
         Command::new(SLUICE).args(["bed", "run", scenario, "--datapath", "udp", "--out"]).arg(out).output().unwrap();
     assert!(bed.status.success(), "{}", text(&bed));
-}
-
-/// fct.csv rows as (id, src, size, start_ns, finish_ns).
-fn fct_rows(dir: &Path) -> Vec<(u64, u32, u64, f64, Option<f64>)> {
-    let text = std::fs::read_to_string(dir.join("fct.csv")).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (id, src, size, start, finish) = (col("id"), col("src"), col("size_bytes"), col("start_ns"), col("finish_ns"));
-    lines
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (
-                f[id].parse().unwrap(),
-                f[src].parse().unwrap(),
-                f[size].parse().unwrap(),
-                f[start].parse().unwrap(),
-                f[finish].parse().ok(),
-            )
-        })
-        .collect()
 }
 
 /// Marlin's flow-scheduling test (section 7.2), `scenarios/tester/flow_scheduling.toml` over UDP: 16 flows

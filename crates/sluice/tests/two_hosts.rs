@@ -9,6 +9,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::thread::sleep;
 use std::time::Duration;
 
+mod common;
+
+use common::fct_rows;
+
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
 /// Two senders of 1 MB each to a third host, DCTCP; a plain network marks nothing, so DCTCP runs on
@@ -101,16 +105,23 @@ fn check_results(out: &Path) {
     assert_eq!(receiver["flows"], 2, "{receiver}");
 }
 
-#[test]
-fn a_test_runs_between_two_hosts_that_share_a_key() {
-    let dir = scratch("two-hosts-loopback");
-    let key = key_file(&dir, "key", "a shared key of the two hosts\n");
+/// Runs the scenario in `dir` between a server and a client on loopback with two sender threads; returns
+/// the results' folder and the server's output once the test succeeded.
+fn over_loopback(dir: &Path) -> (PathBuf, Output) {
+    let key = key_file(dir, "key", "a shared key of the two hosts\n");
     let bind = format!("127.0.0.1:{}", free_port());
     let server = serve(&[], &bind, &key);
     let out = dir.join("out");
-    let test = client(&[], &dir, &bind, &key, &out, &["--threads", "2"]);
+    let test = client(&[], dir, &bind, &key, &out, &["--threads", "2"]);
     let served = server.wait_with_output().unwrap();
     assert!(test.status.success(), "{}\nserver: {}", text(&test), text(&served));
+    (out, served)
+}
+
+#[test]
+fn a_test_runs_between_two_hosts_that_share_a_key() {
+    let dir = scratch("two-hosts-loopback");
+    let (out, served) = over_loopback(&dir);
     assert!(served.status.success(), "{}", text(&served));
     assert!(text(&served).contains("received 2000000 bytes in 2 flows"), "{}", text(&served));
     check_results(&out);
@@ -148,6 +159,51 @@ fn a_host_without_the_key_cannot_start_a_test_and_garbage_is_refused_with_a_reas
     let loose = Command::new(SLUICE).args(["test", "serve", "--key"]).arg(&world).output().unwrap();
     assert_eq!(loose.status.code(), Some(2));
     assert!(text(&loose).contains("chmod 600"), "{}", text(&loose));
+}
+
+/// Closed loops between two hosts: the scenario's two senders keep one web-search flow each (sizes
+/// scaled to 1%) toward the third host for 300 ms, all sent from the test's host on two threads. Each
+/// slot draws the simulator's sizes in the simulator's order and starts its next flow when its flow
+/// completes; the later flows are numbered in start order after the generated ones, as the simulator's.
+#[test]
+fn closed_loops_run_between_two_hosts_as_in_the_simulator() {
+    let dir = scratch("two-hosts-closed-loop");
+    let closed = SCENARIO.replace(
+        "kind = \"incast\"\nreceiver = 2\nsenders = 2\nsize = \"1MB\"\n",
+        "kind = \"closed_loop\"\ncdf = \"websearch\"\nsize_scale = 0.01\nflows_per_pair = 1\nreceivers = [2]\n\
+         duration = \"300ms\"\n",
+    );
+    assert_ne!(closed, SCENARIO, "the shared scenario's workload changed");
+    fs::write(dir.join("two_hosts.toml"), closed).unwrap();
+    let sim = dir.join("sim");
+    let run =
+        Command::new(SLUICE).arg("run").arg(dir.join("two_hosts.toml")).args(["--quiet", "--out"]).arg(&sim).output();
+    let run = run.unwrap();
+    assert!(run.status.success(), "{}", text(&run));
+    let (out, _) = over_loopback(&dir);
+    assert!(out.join("scenario.resolved.toml").exists(), "the resolved scenario beside the results");
+    let (sim_rows, udp_rows) = (fct_rows(&sim), fct_rows(&out));
+    let ids: Vec<u64> = udp_rows.iter().map(|r| r.0).collect();
+    assert_eq!(ids, (0..udp_rows.len() as u64).collect::<Vec<u64>>(), "ids numbered without gaps");
+    let starts: Vec<f64> = udp_rows[2..].iter().map(|r| r.3).collect();
+    assert!(starts.windows(2).all(|w| w[0] <= w[1]), "later flows numbered in start order: {starts:?}");
+    common::check_closed_loop_slots(&sim_rows, &udp_rows, &[0, 1], 20, 300e6);
+    // The simulator's summary keeps it under `extra`; the UDP sender's summary is flat.
+    let loops = |dir: &Path, pointer: &str| -> serde_json::Value {
+        let summary: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+        summary.pointer(pointer).cloned().unwrap_or_default()
+    };
+    let (sim_loop, udp_loop) = (loops(&sim, "/extra/closed_loops/0"), loops(&out, "/closed_loops/0"));
+    assert_eq!(udp_loop["slots"], 2, "{udp_loop}");
+    assert_eq!(udp_loop["flows"], udp_rows.len(), "{udp_loop}");
+    assert_eq!(udp_loop["finished"], udp_rows.len(), "{udp_loop}");
+    for key in ["fct_ns", "fair_share_fct_ns", "slowdown_vs_fair_share"] {
+        for stat in ["avg", "p50", "p99"] {
+            let (s, u) = (sim_loop[key][stat].as_f64().unwrap(), udp_loop[key][stat].as_f64().unwrap());
+            assert!(u > 0.0 && s > 0.0, "{key}.{stat}: simulator {s}, udp {u}");
+        }
+    }
 }
 
 /// Whether this process may create network namespaces; in CI it must.
