@@ -1,4 +1,5 @@
-//! A plain-text table of a [`Summary`] for the terminal (fits in 100 columns).
+//! A plain-text table of a [`Summary`] for the terminal (fits in 100 columns unless a value is wider than
+//! its column, which then widens).
 
 use std::fmt::Write;
 
@@ -30,12 +31,19 @@ const COLUMNS: [(&str, usize); 9] = [
 pub fn render_table(summary: &Summary) -> String {
     let rows: Vec<&BucketStats> = summary.buckets.iter().chain([&summary.overall]).collect();
     let label_width = rows.iter().map(|b| b.label.len()).max().unwrap_or(0).max(SIZE_HEADER.len());
+    let cells: Vec<Vec<String>> = rows.iter().map(|b| bucket_cells(b)).collect();
+    // A column widens for a value longer than it, so that neighbours never run together.
+    let widths: Vec<usize> = COLUMNS
+        .iter()
+        .enumerate()
+        .map(|(k, (_, width))| cells.iter().map(|row| row[k].len() + 1).fold(*width, usize::max))
+        .collect();
     let mut out = String::from(TITLE);
     out.push('\n');
     let header: Vec<String> = COLUMNS.iter().map(|(name, _)| name.to_string()).collect();
-    push_row(&mut out, label_width, SIZE_HEADER, &header);
-    for bucket in rows {
-        push_row(&mut out, label_width, &bucket.label, &bucket_cells(bucket));
+    push_row(&mut out, label_width, &widths, SIZE_HEADER, &header);
+    for (bucket, row) in rows.iter().zip(&cells) {
+        push_row(&mut out, label_width, &widths, &bucket.label, row);
     }
     out.push('\n');
     for (name, value) in total_lines(summary) {
@@ -49,9 +57,9 @@ fn ps(ns: f64) -> Time {
     (ns * 1e3).round() as Time
 }
 
-fn push_row(out: &mut String, label_width: usize, label: &str, cells: &[String]) {
+fn push_row(out: &mut String, label_width: usize, widths: &[usize], label: &str, cells: &[String]) {
     let _ = write!(out, "{label:<label_width$}");
-    for ((_, width), cell) in COLUMNS.iter().zip(cells) {
+    for (width, cell) in widths.iter().zip(cells) {
         let _ = write!(out, "{cell:>width$}");
     }
     out.push('\n');
@@ -198,6 +206,18 @@ mod tests {
         assert!(text.contains("unfinished     20 of 1000 flows (10 never started)"), "{text}");
         assert!(text.contains("over 10.000 ms simulated"), "{text}");
         assert!(text.contains("2.50 s wall (49382716 events/s)"), "{text}");
+    }
+
+    #[test]
+    fn slowdowns_wider_than_their_column_stay_apart() {
+        let mut s = summary();
+        let stats = s.overall.slowdown.as_mut().unwrap();
+        (stats.avg, stats.p50, stats.p95) = (33_275.16, 33_376.3, 59_790.12);
+        let text = render_table(&s);
+        let all = text.lines().find(|l| l.starts_with("all ")).unwrap();
+        assert!(all.contains(" 33275.16 33376.30 59790.12 "), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[2..7].iter().all(|l| l.len() == lines[1].len()), "still aligned: {text}");
     }
 
     #[test]

@@ -206,6 +206,38 @@ fn closed_loops_run_between_two_hosts_as_in_the_simulator() {
     }
 }
 
+/// Marlin's comprehensive test (section 7.5), `scenarios/tester/comprehensive.toml`, between two hosts
+/// over loopback with DCTCP and DCQCN: 65,536 closed-loop slots, each of which starts a flow at once and
+/// its next when that one completes. Every slot runs (65,536 flows or more, all finished, none failed),
+/// and the closed-loop summary puts their completion times next to the ideal under fair sharing.
+#[test]
+fn marlins_comprehensive_test_keeps_65536_closed_loop_flows_between_two_hosts() {
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/tester/comprehensive.toml");
+    for algorithm in ["dctcp", "dcqcn"] {
+        let dir = scratch(&format!("two-hosts-comprehensive-{algorithm}"));
+        let text = fs::read_to_string(&scenario)
+            .unwrap()
+            .replace("algorithm = \"dctcp\"", &format!("algorithm = \"{algorithm}\""));
+        fs::write(dir.join("two_hosts.toml"), text).unwrap();
+        let (out, _) = over_loopback(&dir);
+        let summary: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["algorithm"], algorithm, "{summary}");
+        assert_eq!(summary["failed"], 0, "{summary}");
+        let loops = &summary["closed_loops"][0];
+        assert_eq!(loops["slots"], 65_536, "{loops}");
+        let flows = loops["flows"].as_u64().unwrap();
+        assert!(flows > 65_536, "{algorithm}: every slot started a flow and some a second: {loops}");
+        assert_eq!(loops["finished"], flows, "{loops}");
+        for stat in ["avg", "p50", "p99"] {
+            let fair = loops["fair_share_fct_ns"][stat].as_f64().unwrap();
+            let measured = loops["fct_ns"][stat].as_f64().unwrap();
+            assert!(fair > 0.0 && measured > 0.0, "{algorithm} {stat}: {loops}");
+        }
+        assert_eq!(fct_rows(&out).len() as u64, flows, "a row per flow");
+    }
+}
+
 /// Whether this process may create network namespaces; in CI it must.
 fn namespaces_allowed() -> bool {
     let uid = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
