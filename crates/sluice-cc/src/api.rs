@@ -97,6 +97,12 @@ pub struct Ack<'a> {
     /// Of the folded ACKs, the duplicate ones: those that acknowledged nothing new (DACKs, the
     /// endpoint-congestion signal of Chong and Krishnan). `acks - dup_acks` incremented the ACK point (IACKs).
     pub dup_acks: u32,
+    /// Of the folded ACKs, those that revealed reordering: each answers a data packet sent before the
+    /// packet an earlier ACK answered, so that packet was overtaken on its way (or its ACK was). A resent
+    /// packet leaves later than what it follows and counts only when it is overtaken itself. On kernel
+    /// TCP, the reorderings the kernel detected (`tcp_sock.reord_seen`). The out-of-order signal of
+    /// CCP's datapaths (Narayan et al. SIGCOMM'18, `Ack.packets_misordered`).
+    pub reordered: u32,
 }
 
 impl Ack<'_> {
@@ -130,6 +136,7 @@ impl Ack<'_> {
             first_at: at,
             path_flags: 0,
             dup_acks: (acked_bytes == 0) as u32,
+            reordered: 0,
         }
     }
 }

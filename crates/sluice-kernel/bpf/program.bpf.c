@@ -17,7 +17,7 @@ char _license[] SEC("license") = "GPL";
 #define SLP_TAPE 768
 #define SLP_REGS 32
 #define SLP_STACK 16
-#define SLP_FIELDS 44
+#define SLP_FIELDS 45
 
 /* Tape instructions (sluice_kernel::program::Kind). */
 enum {

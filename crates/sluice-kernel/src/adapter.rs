@@ -167,6 +167,7 @@ impl FlowAdapter {
         self.mss = r.mss.max(1);
         self.srtt_us = r.srtt_us;
         counters.signals += r.losses as u64 + r.rtos as u64 + r.acks as u64;
+        counters.reordered += if r.acks > 0 { r.reorders as u64 } else { 0 };
         let urgency = urgency_of(r);
         let mss = self.mss;
         let mut dp = KernelPath { now, line_rate, config: plane, counters, answer: &mut self.answer };
@@ -272,8 +273,9 @@ fn fold_report(fold: &mut Fold, r: &Report, mss: u32, now: Time) {
         first_at: r.first_ns.saturating_mul(1000),
         path_flags: 0,
         // The BPF fold does not count ACKs that acknowledged nothing new; kernel TCP turns them
-        // into its own loss and reordering signals, which arrive above as `Loss`.
+        // into its own loss signal, which arrives above as `Loss`, and its reordering detections.
         dup_acks: 0,
+        reordered: r.reorders,
     };
     fold.add_ack(&ack, now);
 }
@@ -325,6 +327,19 @@ mod tests {
         assert!(cut.cwnd_pkts < grown.cwnd_pkts, "loss: {} -> {}", grown.cwnd_pkts, cut.cwnd_pkts);
         assert_eq!(counters.urgent_reports, 1);
         assert_eq!(f.decision(1, 1), None, "nothing owed until the next report");
+    }
+
+    #[test]
+    fn the_kernels_reorderings_reach_the_algorithm_as_the_out_of_order_signal() {
+        let mut r = report(1, 4, 0);
+        r.reorders = 3;
+        let mut fold = Fold::default();
+        fold_report(&mut fold, &r, 1448, 7);
+        assert_eq!(fold.ack().reordered, 3);
+        let mut f = reno();
+        let (plane, mut counters) = (PlaneConfig::default(), PlaneCounters::default());
+        f.on_report(&r, 1, 10_000_000_000, &plane, &mut counters).unwrap();
+        assert_eq!(counters.reordered, 3);
     }
 
     #[test]

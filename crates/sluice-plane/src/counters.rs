@@ -8,6 +8,8 @@ use sluice_core::Time;
 pub struct PlaneCounters {
     /// Signals the datapath collected and handed to the plane.
     pub signals: u64,
+    /// ACKs among them that revealed reordering ([`sluice_cc::Ack::reordered`]).
+    pub reordered: u64,
     /// Reports (messages) generated.
     pub reports: u64,
     /// Reports sent at once because of an urgent signal.
@@ -52,6 +54,7 @@ impl PlaneCounters {
     /// Adds another host's counters.
     pub fn add(&mut self, o: &PlaneCounters) {
         self.signals += o.signals;
+        self.reordered += o.reordered;
         self.reports += o.reports;
         self.urgent_reports += o.urgent_reports;
         self.message_bytes += o.message_bytes;

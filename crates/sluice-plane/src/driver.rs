@@ -190,7 +190,9 @@ impl FlowDriver {
 
     /// An ACK arrived; `cnp` when its echo counts as a congestion notification.
     pub fn on_ack(&mut self, ack: &Ack, cnp: bool, dp: &mut impl Datapath) {
-        dp.counters().signals += 1 + cnp as u64;
+        let counters = dp.counters();
+        counters.signals += 1 + cnp as u64;
+        counters.reordered += ack.reordered as u64;
         if self.machine.is_some() {
             self.program_signal(dp, |input| input.ack(ack, cnp));
             return;

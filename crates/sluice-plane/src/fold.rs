@@ -66,6 +66,8 @@ pub struct Fold {
     pub path_flags: u8,
     /// Duplicate ACKs (DACKs) among the folded ACKs.
     pub dup_acks: u32,
+    /// Folded ACKs that revealed reordering ([`Ack::reordered`]).
+    pub reordered: u32,
     /// A datapath program's report: the algorithm's number for the program that made it (the fields
     /// above stay empty, [`Fold::registers`] holds the report).
     pub program: Option<u8>,
@@ -91,6 +93,7 @@ impl Fold {
         self.touch(at);
         self.acks += ack.acks;
         self.dup_acks += ack.dup_acks;
+        self.reordered += ack.reordered;
         self.acked_bytes += ack.acked_bytes;
         self.acked_packets += ack.acked_packets;
         self.ecn_bytes += ack.ecn_bytes;
@@ -169,6 +172,7 @@ impl Fold {
         }
         self.acks += later.acks;
         self.dup_acks += later.dup_acks;
+        self.reordered += later.reordered;
         self.acked_bytes += later.acked_bytes;
         self.acked_packets += later.acked_packets;
         self.ecn_bytes += later.ecn_bytes;
@@ -253,6 +257,7 @@ impl Fold {
             first_at: self.first_at.unwrap_or(0),
             path_flags: self.path_flags,
             dup_acks: self.dup_acks,
+            reordered: self.reordered,
         }
     }
 

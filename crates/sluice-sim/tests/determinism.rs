@@ -107,3 +107,15 @@ fn seed_only_matters_through_random_decisions() {
     assert_eq!(a.counters, b.counters);
     assert_eq!(a.ports, b.ports);
 }
+
+/// Spraying a flow's packets over the fabric's paths reorders them, and the algorithms hear it: ACKs
+/// that answer a packet sent before one an earlier ACK answered reach the plane as `Ack::reordered`.
+/// One path per flow reorders nothing.
+#[test]
+fn packet_spraying_reorders_and_the_algorithms_hear_of_it() {
+    let sprayed = run("dcqcn", LoadBalance::PacketSpray, 1);
+    let hashed = run("dcqcn", LoadBalance::FlowHash, 1);
+    assert!(sprayed.plane.reordered > 0, "{:?}", sprayed.plane);
+    assert!(sprayed.plane.reordered < sprayed.plane.signals, "{:?}", sprayed.plane);
+    assert_eq!(hashed.plane.reordered, 0, "{:?}", hashed.plane);
+}

@@ -202,6 +202,9 @@ struct SendFlow {
     pace_armed: bool,
     rto_armed: bool,
     last_timeout: Time,
+    /// The latest (send time, offset) an ACK answered: an ACK answering an earlier one reveals
+    /// reordering. Packets of one batch share a send time, so their offsets order them.
+    latest_answer: (Time, u64),
     start: Time,
     ended: bool,
     /// The algorithm's variables over time, for traced flows.
@@ -431,6 +434,7 @@ impl Endpoint {
             pace_armed: false,
             rto_armed: false,
             last_timeout: now,
+            latest_answer: (0, 0),
             start: now,
             ended: false,
             trace: self.tracer(spec.id),
@@ -854,6 +858,9 @@ impl Endpoint {
             self.counters.out_of_window += 1;
             return Err(Refused::OutOfWindow);
         };
+        let answer = (echo, h.offset);
+        let reordered = answer < f.latest_answer;
+        f.latest_answer = f.latest_answer.max(answer);
         let events = f.driver.events();
         if events.contains(Events::ACK) {
             let mut int = [IntHop::default(); MAX_ACK_HOPS];
@@ -878,6 +885,7 @@ impl Endpoint {
                 first_at: now,
                 path_flags: 0,
                 dup_acks: (effect.newly_acked == 0 && bytes == 0) as u32,
+                reordered: reordered as u32,
             };
             self.drive(now, slot, |d, dp| d.on_ack(&ack, false, dp));
         }

@@ -513,3 +513,46 @@ fn a_receiver_driven_flow_is_traced_where_its_algorithm_runs() {
     assert_eq!(traces[0].names(), ["credit_rate_bps", "w", "rtt_ns"]);
     assert!(traces[0].len() > 10, "rows at most 10 us apart over the flow: {}", traces[0].len());
 }
+
+/// Packets that overtake each other on the way: every second data packet is delivered before the one
+/// sent just ahead of it, and each ACK answering a packet sent before one an earlier ACK answered
+/// reaches the plane as reordering (`Ack::reordered`). Delivered in order, nothing is reordered.
+#[test]
+fn packets_that_overtake_each_other_are_reported_as_reordering() {
+    let reordered = |swap: bool| {
+        let a = lookup("dctcp").unwrap();
+        let factory = (a.build)(&toml::Table::new(), 10 * GBPS).unwrap();
+        let config = TransportConfig { line_rate: 10 * GBPS, ..TransportConfig::default() };
+        let mut tx = Endpoint::new(config, PlaneConfig::default(), 0);
+        let mut rx = Endpoint::new(config, PlaneConfig::default(), 0);
+        tx.open(FlowSpec { id: 1, peer: RECEIVER, size: Some(1_000_000), factory, needs: a.needs }, 0).unwrap();
+        let mut buf = vec![0u8; 9000];
+        let (mut now, mut held, mut count) = (0, None, 0u64);
+        while tx.active() > 0 && now < 100 * PS_PER_MS {
+            tx.advance(now);
+            let mut arriving = Vec::new();
+            while let Some(t) = tx.poll_transmit(now, &mut buf) {
+                count += 1;
+                let packet = (buf[..t.len].to_vec(), t.ecn);
+                match swap && count % 2 == 1 {
+                    true => held = Some(packet),
+                    false => arriving.extend([Some(packet), held.take()].into_iter().flatten()),
+                }
+            }
+            if tx.active() == 0 || now % (20 * PS_PER_US) == 0 {
+                arriving.extend(held.take()); // the last packet, or one the sender waits on
+            }
+            for (datagram, ecn) in &arriving {
+                rx.handle(now + 5 * PS_PER_US, RECEIVER, *ecn, datagram).unwrap();
+            }
+            deliver(&mut rx, &mut tx, now, RECEIVER, &mut buf);
+            now += PS_PER_US;
+        }
+        let done = tx.take_finished();
+        assert!(done.len() == 1 && done[0].error.is_none(), "{done:?}");
+        tx.plane_counters().reordered
+    };
+    assert_eq!(reordered(false), 0);
+    let swapped = reordered(true);
+    assert!(swapped > 100, "about one ACK in two of the flow's 700 packets: {swapped}");
+}

@@ -522,6 +522,7 @@ fn plane_config(pairs: &[String]) -> Result<PlaneConfig, Failure> {
 fn plane_stats(c: &PlaneCounters) -> serde_json::Value {
     json!({
         "signals": c.signals,
+        "reordered": c.reordered,
         "reports": c.reports,
         "decisions": c.decisions,
         "batches": c.batches,

@@ -45,6 +45,7 @@ impl Input {
         self.set(Field::AckEcnPackets, ack.ecn_packets as u64);
         self.set(Field::AckEcn, ack.ecn_echo as u64);
         self.set(Field::AckDupAcks, ack.dup_acks as u64);
+        self.set(Field::AckReordered, ack.reordered as u64);
         self.set(Field::AckRtt, ack.rtt.unwrap_or(0));
         self.set(Field::AckHasRtt, ack.rtt.is_some() as u64);
         let least = ack.rtt_samples.iter().copied().chain(ack.rtt).min();

@@ -21,7 +21,8 @@ const FOLD: &str = "\
        (volatile snd_una 0) (volatile snd_nxt 0) (volatile in_flight 0)
        (volatile rtt 0) (volatile has_rtt 0) (volatile rtt_min max)
        (volatile rate 0) (volatile has_rate 0)
-       (volatile losses 0) (volatile loss_kind 0) (volatile loss_in_flight 0) (volatile loss_snd_nxt 0))
+       (volatile losses 0) (volatile loss_kind 0) (volatile loss_in_flight 0) (volatile loss_snd_nxt 0)
+       (volatile reordered 0))
      (Control (interval 0)))
 ; every signal: when the period began, and how many signals it holds
 (when true
@@ -34,6 +35,7 @@ const FOLD: &str = "\
   (:= Report.acked (+ Report.acked Ack.bytes_acked))
   (:= Report.acked_packets (+ Report.acked_packets Ack.packets_acked))
   (:= Report.dup_acks (+ Report.dup_acks Ack.dup_acks))
+  (:= Report.reordered (+ Report.reordered Ack.reordered))
   (:= Report.ecn_bytes (+ Report.ecn_bytes Ack.ecn_bytes))
   (:= Report.ecn_packets (+ Report.ecn_packets Ack.ecn_packets))
   (:= Report.ecn (or Report.ecn Ack.ecn))
@@ -145,8 +147,10 @@ pub mod reg {
     pub const LOSS_IN_FLIGHT: u8 = 19;
     /// Newest next byte at a loss.
     pub const LOSS_SND_NXT: u8 = 20;
+    /// ACKs that revealed reordering.
+    pub const REORDERED: u8 = 21;
     /// The reporting interval, picoseconds (control register of the per-interval program).
-    pub const INTERVAL: u8 = 21;
+    pub const INTERVAL: u8 = 22;
 }
 
 /// Hands a report of these programs to the algorithm's loss and ACK handlers, in the order the fixed
@@ -184,6 +188,7 @@ pub fn deliver(cc: &mut dyn CongestionControl, report: &ProgramReport<'_>, ctx: 
         first_at: r(reg::FIRST_AT),
         path_flags: 0,
         dup_acks: r(reg::DUP_ACKS) as u32,
+        reordered: r(reg::REORDERED) as u32,
     };
     cc.on_ack(&ack, ctx);
 }

@@ -151,10 +151,12 @@ pub enum Field {
     FlowBaseRtt,
     /// Line rate, bit/s.
     FlowLineRate,
+    /// ACKs that revealed reordering ([`crate::api::Ack::reordered`]).
+    AckReordered,
 }
 
 /// Number of [`Field`] values.
-pub const FIELD_COUNT: usize = 44;
+pub const FIELD_COUNT: usize = 45;
 
 impl Field {
     /// Every field, in declaration order.
@@ -203,6 +205,7 @@ impl Field {
         Field::FlowMss,
         Field::FlowBaseRtt,
         Field::FlowLineRate,
+        Field::AckReordered,
     ];
 
     /// The name programs use.
@@ -252,6 +255,7 @@ impl Field {
             Field::FlowMss => "Flow.mss",
             Field::FlowBaseRtt => "Flow.base_rtt",
             Field::FlowLineRate => "Flow.line_rate",
+            Field::AckReordered => "Ack.reordered",
         }
     }
 

@@ -74,6 +74,8 @@ pub struct Flow {
     pub rto_pending: bool,
     /// Last time the ACK point advanced (or the flow started or timed out).
     pub last_progress: Time,
+    /// The latest data send time an ACK echoed: an ACK echoing an earlier one reveals reordering.
+    pub latest_echo: Time,
     /// When the last byte was acknowledged.
     pub finish: Option<Time>,
     /// Payload bytes sent more than once.
@@ -149,6 +151,7 @@ impl Flow {
             driver: None,
             rto_pending: false,
             last_progress: start,
+            latest_echo: 0,
             finish: None,
             retransmitted: 0,
             in_ready: false,

@@ -171,13 +171,15 @@ pub fn advance(now: Time, f: &mut Flow, seq: u64) -> u64 {
 }
 
 /// An ACK (packet `pkt`) reached the sender of `f`: the ACK point advances and the algorithm hears of
-/// it with its RTT, delivery rate, ECN echo, INT and path flags.
+/// it with its RTT, delivery rate, ECN echo, INT, path flags and whether it revealed reordering.
 pub fn receive_ack(io: &mut HostIo, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
     if f.finish.is_some() || !f.started {
         return;
     }
     let now = io.core.now;
     let newly = advance(now, f, p.seq);
+    let reordered = p.sent_at < f.latest_echo;
+    f.latest_echo = f.latest_echo.max(p.sent_at);
     crate::transport::token::heard(f);
     let ece = p.flags & FLAG_ECE != 0;
     let cnp = ece && f.cnp && f.cnp_interval == 0 && f.events().contains(Events::CNP);
@@ -195,6 +197,7 @@ pub fn receive_ack(io: &mut HostIo, env: &HostEnv, f: &mut Flow, pkt: u32, p: &P
         ack.remote_delay = Some(p.host_delay as Time);
         ack.int = &int[..n];
         ack.path_flags = (p.flags & PATH_FLAGS) >> PATH_SHIFT;
+        ack.reordered = reordered as u32;
         cc::on_ack(io, env, f, p.flow, &ack, cnp);
     }
     if p.signal_hops > 0 {
