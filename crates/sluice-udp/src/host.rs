@@ -145,9 +145,12 @@ impl UdpHost {
         }
         self.io.recv_calls += 1;
         let now = self.now();
+        let prefetching = self.endpoint.prefetches();
         for k in 0..n {
-            self.prefetch(k + PREFETCH_AHEAD, false);
-            self.prefetch(k + PREFETCH_AHEAD / 2, true);
+            if prefetching {
+                self.prefetch(k + PREFETCH_AHEAD, false);
+                self.prefetch(k + PREFETCH_AHEAD / 2, true);
+            }
             let (_, from, _) = self.recv.get(k);
             let peer = self.peer(from);
             let (bytes, _, tos) = self.recv.get(k);
