@@ -33,7 +33,14 @@ DEFAULT_QUEUE = 81 * 1024
 HEADER_BDP = 100_000  # 100 Gbps x 8 us: the header-only bandwidth-delay product of the paper's Fig. 8
 COLORS = {512: "#1f77b4", 1024: "#ff7f0e", 2048: "#2ca02c", 4096: "#d62728", 8192: "#9467bd",
           "opt": "#d62728", "aimd": "#ff7f0e", "ec_aware": "#2ca02c",
-          "dctcp": "#1f77b4", "hostcc": "#2ca02c", "dcqcn": "#d62728"}
+          "dctcp": "#1f77b4", "hostcc": "#2ca02c", "dcqcn": "#d62728", "dctcp_host": "#9467bd"}
+# The host cases' policies: hostCC with both responses, its network response alone (marking on receive),
+# the same response taken at the sender from the host signals ACKs carry (dctcp_host), and neither.
+HOST_POLICIES = {"dctcp": ["cc.algorithm=dctcp"],
+                 "hostcc": ["cc.algorithm=hostcc"],
+                 "hostcc, marking only": ["cc.algorithm=hostcc", "cc.params.throttle=false"],
+                 "dctcp_host": ["cc.algorithm=dctcp_host"],
+                 "dcqcn": ["cc.algorithm=dcqcn"]}
 plt.rcParams["svg.hashsalt"] = "sluice"  # the same SVG for the same data
 
 
@@ -144,8 +151,8 @@ def host():
              ("scenarios/host/host-congestion.toml", "host (450 Gbps), lossless: PFC",
               [load.format("450Gbps"), "host.bus.pfc=true", "switch.pfc.enabled=true"])]
     for scenario, case, sets in cases:
-        for policy in ["dctcp", "hostcc", "dcqcn"]:
-            r = sluice.run(os.path.join(ROOT, scenario), set=[f"cc.algorithm={policy}"] + sets)
+        for policy, policy_sets in HOST_POLICIES.items():
+            r = sluice.run(os.path.join(ROOT, scenario), set=policy_sets + sets)
             t, h = r.summary["totals"], r.summary["extra"]["host"]
             rows.append({
                 "case": case,
@@ -160,7 +167,7 @@ def host():
             })
     write_csv("host-congestion.csv", rows)
     series = {}
-    for policy in ["dctcp", "hostcc", "dcqcn"]:
+    for policy in ["dctcp", "hostcc", "dctcp_host", "dcqcn"]:
         r = sluice.run(os.path.join(ROOT, "scenarios/host/host-congestion.toml"),
                        set={"cc.algorithm": policy, "output.throughput_flows": [0, 1], "output.sample_interval": "20us"})
         # Both flows' payload goodput (bytes_kind "payload"), summed per sample.

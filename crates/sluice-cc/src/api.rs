@@ -222,8 +222,10 @@ pub enum SignalOrigin {
     Path(u8),
 }
 
-/// A host congestion signal, sampled at the sending or receiving host rather than carried by packets
-/// (TAURUS section 3.3 host signals; hostCC, Agarwal et al. SIGCOMM'23: IIO occupancy and PCIe use).
+/// A host congestion signal (TAURUS section 3.3 host signals; hostCC, Agarwal et al. SIGCOMM'23: IIO
+/// occupancy and PCIe use), sampled by a host. A host policy ([`crate::HostControl`]) gets its own host's
+/// samples; a flow's algorithm ([`CongestionControl::on_host`]) gets its receiving host's, carried back on
+/// ACKs (TAURUS section 3.3: host signals "embedded into the remote feedback packets").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HostSignal {
     /// Occupancy of the NIC-to-memory (IIO) buffer, bytes.
@@ -309,7 +311,7 @@ impl Events {
     pub const PROBE: Events = Events(1 << 6);
     /// Path flags on every data packet sent ([`CongestionControl::packet_flags`]).
     pub const PACKET_FLAGS: Events = Events(1 << 7);
-    /// Host congestion signals ([`CongestionControl::on_host`]).
+    /// Host congestion signals of the flow's receiving host ([`CongestionControl::on_host`]).
     pub const HOST: Events = Events(1 << 8);
 
     /// Whether every bit of `other` is set.
@@ -361,6 +363,9 @@ pub struct Needs {
     /// The datapath sends an RTT probe when the algorithm asks ([`Ctx::request_probe`]) and hands its
     /// round trip to [`CongestionControl::on_probe`].
     pub probe: bool,
+    /// Receiving hosts sample their congestion signals and their ACKs carry the latest sample back to
+    /// the sender ([`CongestionControl::on_host`], [`Events::HOST`]).
+    pub host_signal: bool,
 }
 
 impl Needs {
@@ -376,6 +381,7 @@ impl Needs {
         program: false,
         signal: false,
         probe: false,
+        host_signal: false,
     };
 
     /// What `self` and `other` need together (algorithms sharing one network).
@@ -391,6 +397,7 @@ impl Needs {
             program: self.program || other.program,
             signal: self.signal || other.signal,
             probe: self.probe || other.probe,
+            host_signal: self.host_signal || other.host_signal,
         }
     }
 }
@@ -531,7 +538,8 @@ pub trait CongestionControl: Send {
     /// An RTT probe came back after `rtt`.
     fn on_probe(&mut self, _rtt: Time, _ctx: &mut Ctx) {}
 
-    /// A host congestion signal was sampled.
+    /// A newer sample of the receiving host's congestion signals arrived on an ACK; the datapath calls
+    /// this just before it hands over that ACK.
     fn on_host(&mut self, _signal: &HostSignal, _ctx: &mut Ctx) {}
 
     /// The path flags (`PATH_*` bits, within [`PATH_FLAGS_MASK`]) to stamp on the data packet about to

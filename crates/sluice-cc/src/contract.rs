@@ -54,11 +54,14 @@ pub enum Capability {
     /// The datapath sends RTT probes when an algorithm asks ([`Needs::probe`]): a probe packet the
     /// receiver echoes at once, its round trip handed to [`crate::CongestionControl::on_probe`].
     Probe,
+    /// Receiving hosts sample their congestion signals (NIC-to-memory buffer occupancy, interconnect
+    /// use) and their ACKs carry the latest sample back to the sender ([`Needs::host_signal`]).
+    HostSignal,
 }
 
 impl Capability {
     /// Every capability, in the order messages list them.
-    pub const ALL: [Capability; 14] = [
+    pub const ALL: [Capability; 15] = [
         Capability::Ecn,
         Capability::Cnp,
         Capability::Int,
@@ -73,6 +76,7 @@ impl Capability {
         Capability::Programs,
         Capability::Signal,
         Capability::Probe,
+        Capability::HostSignal,
     ];
 
     /// What it is, in words that fit "algorithm `x` needs ...".
@@ -94,6 +98,9 @@ impl Capability {
             Capability::Programs => "a datapath that runs its programs on every ACK and loss (CCP fold functions)",
             Capability::Signal => "switches that compute its per-hop signal and send it back to the sender",
             Capability::Probe => "RTT probes: packets the receiver echoes at once, sent when the algorithm asks",
+            Capability::HostSignal => {
+                "the receiving host's congestion signals (NIC-to-memory buffer occupancy) carried back on ACKs"
+            }
         }
     }
 
@@ -114,6 +121,7 @@ impl Capability {
             Capability::Programs => "datapath programs",
             Capability::Signal => "switch signals",
             Capability::Probe => "RTT probes",
+            Capability::HostSignal => "receiving host's signals",
         }
     }
 
@@ -211,7 +219,7 @@ impl Capabilities {
     /// CNPs, INT records or Bolt's switch feedback. Every flow stays under congestion control: the
     /// agent's or, when it is away, the kernel's own. The BPF side folds ACKs with fixed engines and runs
     /// no datapath programs, so algorithms that need one are refused. No switch computes a per-hop signal
-    /// ([`Needs::signal`]) for kernel flows.
+    /// ([`Needs::signal`]) for kernel flows, and the receiver's ACKs carry no host signals.
     pub const KERNEL_TCP: Capabilities = Capabilities::new(
         "kernel TCP",
         CapabilitySet::of(&[Capability::Ecn, Capability::Window, Capability::PacingRate]),
@@ -225,6 +233,8 @@ impl Capabilities {
     /// No acknowledgment policy (a real host has no modelled processing queue), host policy or Bolt
     /// switch logic, and no switch-side signals: the software switch has no signal hook. Datapath programs
     /// run in the sender's plane driver on every signal, as in the simulator.
+    ///
+    /// Real receivers sample no host congestion signals ([`Needs::host_signal`]).
     pub const UDP: Capabilities = Capabilities::new(
         "the UDP datapath",
         CapabilitySet::of(&[
@@ -275,6 +285,7 @@ impl Needs {
             (self.program, Capability::Programs),
             (self.signal, Capability::Signal),
             (self.probe, Capability::Probe),
+            (self.host_signal, Capability::HostSignal),
         ]
         .into_iter()
         .filter_map(|(on, c)| on.then_some(c))

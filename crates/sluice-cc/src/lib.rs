@@ -24,6 +24,7 @@ pub mod cubic;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_burst;
+pub mod dctcp_host;
 pub mod doca_rtt;
 pub mod ecaware;
 pub mod hostcc;

@@ -113,7 +113,7 @@ pub fn lookup(name: &str) -> Option<&'static Algorithm> {
     REGISTRY.iter().find(|a| a.name == name)
 }
 
-static REGISTRY: [Algorithm; 24] = [
+static REGISTRY: [Algorithm; 25] = [
     crate::none::ALGORITHM,
     crate::reno::ALGORITHM,
     crate::cubic::ALGORITHM,
@@ -136,6 +136,7 @@ static REGISTRY: [Algorithm; 24] = [
     crate::aimd::ALGORITHM,
     crate::ecaware::ALGORITHM,
     crate::hostcc::ALGORITHM,
+    crate::dctcp_host::ALGORITHM,
     crate::rocc::ALGORITHM,
     crate::doca_rtt::ALGORITHM,
 ];
@@ -313,6 +314,7 @@ mod tests {
             assert_eq!(events.contains(Events::PACKET_FLAGS), a.needs.bolt, "{}: Bolt's path flags", a.name);
             let feedback = a.needs.bolt || a.needs.signal;
             assert_eq!(events.contains(Events::FEEDBACK), feedback, "{}: switch feedback", a.name);
+            assert_eq!(events.contains(Events::HOST), a.needs.host_signal, "{}: receiving host's signals", a.name);
         }
     }
 

@@ -1,7 +1,8 @@
 //! The capability contract on the simulator ([`sluice_cc::contract`]): the simulator provides every
 //! capability, less what the scenario's own settings switch off. Resolving switches INT stamping and
-//! Bolt's switch logic on for an algorithm that needs them, so no setting takes those away; ECN marking
-//! is the one a scenario can switch off, and with it go the CNPs that receivers send for marked packets.
+//! Bolt's switch logic on for an algorithm that needs them, so no setting takes those away. A scenario can
+//! switch off ECN marking, and with it go the CNPs that receivers send for marked packets; and hosts
+//! sample congestion signals for their ACKs to carry only with the host interconnect model on.
 
 use sluice_cc::contract::{self, Capabilities, Capability, CapabilitySet};
 use sluice_cc::Algorithm;
@@ -15,20 +16,28 @@ use crate::scenario::Scenario;
 struct Setting {
     /// The scenario key, for the error's location.
     key: &'static str,
-    /// Whether the scenario switched it off.
-    off: fn(&SwitchConfig) -> bool,
+    /// Whether the scenario (with its switch settings as resolved) switched it off.
+    off: fn(&Scenario, &SwitchConfig) -> bool,
     /// What the simulator lacks then.
     takes: CapabilitySet,
     /// The simulator so reduced, as messages name it.
     leaves: &'static str,
 }
 
-const SETTINGS: [Setting; 1] = [Setting {
-    key: "switch.ecn.enabled",
-    off: |switch| !switch.ecn.enabled,
-    takes: CapabilitySet::of(&[Capability::Ecn, Capability::Cnp]),
-    leaves: "the simulator with switch.ecn.enabled = false",
-}];
+const SETTINGS: [Setting; 2] = [
+    Setting {
+        key: "switch.ecn.enabled",
+        off: |_, switch| !switch.ecn.enabled,
+        takes: CapabilitySet::of(&[Capability::Ecn, Capability::Cnp]),
+        leaves: "the simulator with switch.ecn.enabled = false",
+    },
+    Setting {
+        key: "host.bus.enabled",
+        off: |s, _| !s.host.bus.enabled,
+        takes: CapabilitySet::of(&[Capability::HostSignal]),
+        leaves: "the simulator with host.bus.enabled = false (no host samples its signals)",
+    },
+];
 
 /// Checks every algorithm of the run (the run's own and any others `cc.workloads` names) against the
 /// simulator as `switch` leaves it; the error is located at the setting that took a capability away.
@@ -42,7 +51,7 @@ pub(crate) fn check(
     let algorithms = std::iter::once(algorithm).chain(others.iter().map(|(a, _)| *a));
     for a in algorithms {
         contract::check(a, &Capabilities::SIMULATOR).map_err(|m| s.error_at("cc.algorithm", m.to_string()))?;
-        for setting in SETTINGS.iter().filter(|setting| (setting.off)(switch)) {
+        for setting in SETTINGS.iter().filter(|setting| (setting.off)(s, switch)) {
             let reduced = Capabilities::SIMULATOR.without(setting.leaves, setting.takes);
             contract::check(a, &reduced).map_err(|missing| refusal(s, setting, &missing))?;
         }
@@ -85,5 +94,13 @@ mod tests {
         }
         let mix = resolve(&["cc.algorithm=cubic", "cc.workloads=[\"cubic\", \"hpcc\"]", "switch.ecn.enabled=false"]);
         assert!(mix.is_ok_and(|r| r.scenario.switch.int), "hpcc's INT is switched on, not taken away");
+    }
+
+    #[test]
+    fn host_signals_need_hosts_that_sample_them() {
+        let err = resolve(&["cc.algorithm=dctcp_host"]).expect_err("no host samples its signals");
+        assert!(err.contains("host.bus.enabled: algorithm `dctcp_host` needs the receiving host's"), "{err}");
+        assert!(err.contains("set host.bus.enabled = true or choose another algorithm"), "{err}");
+        assert!(resolve(&["cc.algorithm=dctcp_host", "host.bus.enabled=true"]).is_ok());
     }
 }

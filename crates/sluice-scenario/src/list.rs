@@ -93,6 +93,7 @@ mod tests {
             ("ndp", "needs: token transport, receiver controller; runs on: the simulator, the UDP datapath]"),
             ("ec_aware", "needs: acknowledgment policy; runs on: the simulator]"),
             ("hostcc", "needs: ECN, host policy; runs on: the simulator]"),
+            ("dctcp_host", "needs: ECN, receiving host's signals; runs on: the simulator]"),
             ("dctcp_burst", "needs: ECN, datapath programs; runs on: the simulator, the UDP datapath]"),
             ("rocc", "[controls: rate; needs: switch signals; runs on: the simulator]"),
             ("none", "[controls: nothing; needs: nothing; runs on: the simulator, the UDP datapath]"),

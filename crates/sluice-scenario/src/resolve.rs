@@ -73,8 +73,9 @@ impl fmt::Debug for Resolved {
 /// (`needs.int` turns `switch.int` on, `needs.bolt` turns `switch.bolt.enabled` on; an algorithm missing a
 /// capability the switch settings take away, such as ECN marks with `switch.ecn.enabled = false`, is an
 /// error located at that setting), fills ECN thresholds for every link rate of the topology when
-/// the file gives none (DCTCP and hostCC, whose senders run DCTCP: [`EcnThresholds::dctcp_for_rate`]; every other algorithm:
-/// [`EcnThresholds::red_for_rate`]), and checks the output's flow and port references.
+/// the file gives none (DCTCP, and hostCC and `dctcp_host`, whose senders run DCTCP:
+/// [`EcnThresholds::dctcp_for_rate`]; every other algorithm: [`EcnThresholds::red_for_rate`]), and checks
+/// the output's flow and port references.
 pub fn resolve(scenario: &Scenario) -> Result<Resolved, ScenarioError> {
     resolve_with_progress(scenario, &mut |_| {})
 }
@@ -263,7 +264,7 @@ fn switch_for(
     }
     crate::contract::check(s, &switch, algorithm, mix)?;
     if switch.ecn.enabled && switch.ecn.thresholds.is_empty() {
-        let per_rate = if matches!(algorithm.name, "dctcp" | "hostcc") {
+        let per_rate = if matches!(algorithm.name, "dctcp" | "hostcc" | "dctcp_host") {
             EcnThresholds::dctcp_for_rate
         } else {
             EcnThresholds::red_for_rate

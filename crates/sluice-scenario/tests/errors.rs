@@ -178,7 +178,7 @@ fn unknown_algorithms_list_the_registered_ones() {
         error(&with("[cc]\nalgorithm = \"hpcx\"\n"), &[]),
         "bad.toml:11: cc.algorithm: unknown algorithm \"hpcx\" (registered: none, reno, cubic, vegas, dctcp, dctcp_burst, \
          dcqcn, timely, hpcc, swift, bbr, bolt, expresspass, ep_aeolus, homa, ndp, tocc, tocc_nounsched, opt, aimd, \
-         ec_aware, hostcc, rocc, doca_rtt)"
+         ec_aware, hostcc, dctcp_host, rocc, doca_rtt)"
     );
 }
 

@@ -1,7 +1,9 @@
 //! Every bundled scenario takes every algorithm of `sluice list` with `--set cc.algorithm=X` alone:
 //! `sluice check` passes for the whole matrix, and a sample of it runs to completion. A scenario that
 //! mixes algorithms (`cc.workloads`) takes every sender-driven one; a token algorithm, which runs its own
-//! transport, must be refused there with the reason.
+//! transport, must be refused there with the reason. An algorithm that reads its receiving host's
+//! signals needs hosts that sample them: a scenario without the host interconnect model refuses it at
+//! `host.bus.enabled` and takes it with `--set host.bus.enabled=true`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -58,6 +60,22 @@ fn mixes(scenario: &Path) -> bool {
     std::fs::read_to_string(scenario).unwrap().lines().any(|l| l.starts_with("workloads = ["))
 }
 
+/// Whether `algorithm` reads its receiving host's signals, which hosts sample only with `host.bus`.
+fn reads_host_signals(algorithm: &str) -> bool {
+    sluice_cc::lookup(algorithm).is_some_and(|a| a.needs.host_signal)
+}
+
+/// `sluice check SCENARIO --set cc.algorithm=ALGORITHM` with `extra` arguments.
+fn check(scenario: &Path, algorithm: &str, extra: &[&str]) -> std::process::Output {
+    Command::new(SLUICE)
+        .arg("check")
+        .arg(scenario)
+        .args(["--set", &format!("cc.algorithm={algorithm}")])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn every_scenario_checks_with_every_algorithm() {
     let algorithms = algorithms();
@@ -69,12 +87,16 @@ fn every_scenario_checks_with_every_algorithm() {
     let mut failures = Vec::new();
     for scenario in &scenarios {
         for algorithm in &algorithms {
-            let output = Command::new(SLUICE)
-                .arg("check")
-                .arg(scenario)
-                .args(["--set", &format!("cc.algorithm={algorithm}")])
-                .output()
-                .unwrap();
+            let mut output = check(scenario, algorithm, &[]);
+            if reads_host_signals(algorithm) && !output.status.success() {
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                let needs = format!("host.bus.enabled: algorithm `{algorithm}` needs the receiving host's");
+                if output.status.code() != Some(2) || !stderr.contains(&needs) {
+                    failures
+                        .push(format!("{} with {algorithm}: not refused at host.bus: {stderr}", scenario.display()));
+                }
+                output = check(scenario, algorithm, &["--set", "host.bus.enabled=true"]);
+            }
             let resolved = String::from_utf8_lossy(&output.stdout);
             if mixes(scenario) && tokens.contains(algorithm) {
                 let stderr = String::from_utf8_lossy(&output.stderr);
@@ -114,11 +136,14 @@ fn a_sample_of_the_matrix_runs() {
     for (i, algorithm) in algorithms().iter().enumerate() {
         for scenario in [SMALL[i % SMALL.len()], SMALL[(i + 4) % SMALL.len()]] {
             let dir = out.join(format!("{algorithm}-{}", scenario.replace('/', "-")));
+            let host_bus: &[&str] =
+                if reads_host_signals(algorithm) { &["--set", "host.bus.enabled=true"] } else { &[] };
             let output = Command::new(SLUICE)
                 .arg("run")
                 .arg(root().join("scenarios").join(scenario))
                 .args(["--set", &format!("cc.algorithm={algorithm}"), "--quiet", "--out"])
                 .arg(&dir)
+                .args(host_bus)
                 .output()
                 .unwrap();
             let summary = std::fs::read_to_string(dir.join("summary.json")).unwrap_or_default();

@@ -55,8 +55,13 @@ fn the_simulator_runs_every_algorithm() {
         let algorithm = sluice_cc::lookup(name).unwrap();
         assert_eq!(sluice_cc::contract::check(algorithm, &Capabilities::SIMULATOR), Ok(()), "{name}");
         let out = format!("out-{name}");
-        let run =
-            sluice(&dir, &["run", "tiny.toml", "--set", &format!("cc.algorithm={name}"), "--quiet", "--out", &out]);
+        let set = format!("cc.algorithm={name}");
+        let mut args = vec!["run", "tiny.toml", "--set", &set, "--quiet", "--out", &out];
+        // Receiving hosts sample their signals only with the host interconnect model on.
+        if algorithm.needs.host_signal {
+            args.extend(["--set", "host.bus.enabled=true"]);
+        }
+        let run = sluice(&dir, &args);
         let summary = std::fs::read_to_string(dir.join(&out).join("summary.json")).unwrap_or_default();
         let summary: serde_json::Value = serde_json::from_str(&summary).unwrap_or_default();
         let (offered, delivered) = (&summary["totals"]["offered_bytes"], &summary["totals"]["goodput_bytes"]);
@@ -68,13 +73,14 @@ fn the_simulator_runs_every_algorithm() {
 }
 
 /// What the simulator lacks with `switch.ecn.enabled = false`, per algorithm that needs it.
-const REFUSED_WITHOUT_ECN: [(&str, &[Capability]); 7] = [
+const REFUSED_WITHOUT_ECN: [(&str, &[Capability]); 8] = [
     ("dctcp", &[Capability::Ecn]),
     ("dctcp_burst", &[Capability::Ecn]),
     ("dcqcn", &[Capability::Ecn, Capability::Cnp]),
     ("tocc", &[Capability::Ecn]),
     ("tocc_nounsched", &[Capability::Ecn]),
     ("hostcc", &[Capability::Ecn]),
+    ("dctcp_host", &[Capability::Ecn]),
     ("doca_rtt", &[Capability::Ecn, Capability::Cnp]),
 ];
 
@@ -106,7 +112,7 @@ mod kernel_tcp {
     use sluice_kernel::config::{supported, AgentConfig};
 
     /// What kernel TCP lacks, per algorithm it refuses.
-    const REFUSED: [(&str, &[Capability]); 15] = [
+    const REFUSED: [(&str, &[Capability]); 16] = [
         ("none", &[Capability::Uncontrolled]),
         ("dctcp_burst", &[Capability::Programs]),
         ("dcqcn", &[Capability::Cnp]),
@@ -120,6 +126,7 @@ mod kernel_tcp {
         ("tocc_nounsched", &[Capability::TokenTransport, Capability::Receiver]),
         ("ec_aware", &[Capability::AckPolicy]),
         ("hostcc", &[Capability::HostPolicy]),
+        ("dctcp_host", &[Capability::HostSignal]),
         ("rocc", &[Capability::Signal]),
         ("doca_rtt", &[Capability::Cnp, Capability::Probe]),
     ];
@@ -188,10 +195,11 @@ mod kernel_tcp {
 }
 
 /// What the UDP datapath lacks, per algorithm it refuses.
-const REFUSED_ON_UDP: [(&str, &[Capability]); 5] = [
+const REFUSED_ON_UDP: [(&str, &[Capability]); 6] = [
     ("bolt", &[Capability::Bolt]),
     ("ec_aware", &[Capability::AckPolicy]),
     ("hostcc", &[Capability::HostPolicy]),
+    ("dctcp_host", &[Capability::HostSignal]),
     ("rocc", &[Capability::Signal]),
     ("doca_rtt", &[Capability::Probe]),
 ];

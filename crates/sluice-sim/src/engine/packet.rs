@@ -2,9 +2,10 @@
 //!
 //! A packet in flight is a 64-byte record in one `Vec`, named by its index; freed slots are reused, so the
 //! steady state allocates nothing per packet. INT records live in a parallel arena that exists only when
-//! switches stamp INT, and so do the values of a switch signal (`sluice_cc::signal`).
+//! switches stamp INT, and so do the values of a switch signal (`sluice_cc::signal`) and the receiving
+//! host's signals that ACKs carry back (`sluice_cc::HostSignal`).
 
-use sluice_cc::IntHop;
+use sluice_cc::{HostSignal, IntHop};
 use sluice_core::Time;
 
 /// What a packet is.
@@ -137,9 +138,12 @@ pub struct Arena {
     int: Vec<IntStack>,
     /// Signal values, one per packet, when switches run a signal.
     signal: Vec<u64>,
+    /// The receiving host's latest sample an ACK carries, one per packet, when algorithms read them.
+    host: Vec<Option<HostSignal>>,
     free: Vec<u32>,
     with_int: bool,
     with_signal: bool,
+    with_host: bool,
     /// `with_int || with_signal`: a receiver's echo tests one flag when switches stamp nothing.
     stamped: bool,
     live: usize,
@@ -175,6 +179,9 @@ impl Arena {
         }
         if self.with_signal {
             self.signal.push(0);
+        }
+        if self.with_host {
+            self.host.push(None);
         }
         (self.packets.len() - 1) as u32
     }
@@ -257,6 +264,35 @@ impl Arena {
         let slot = &mut self.signal[id as usize];
         *slot = if p.signal_hops == 0 { value } else { rule.apply(*slot, value) };
         p.signal_hops = p.signal_hops.saturating_add(1);
+    }
+
+    /// Keeps a host-signal slot per packet from now on (before the first packet is stored), for ACKs to
+    /// carry their receiving host's latest sample.
+    pub fn enable_host_echo(&mut self) {
+        debug_assert!(self.packets.is_empty(), "host-signal slots are kept from the first packet");
+        self.with_host = true;
+    }
+
+    /// Whether packets carry host signals ([`Arena::enable_host_echo`]).
+    #[inline]
+    pub fn echoes_host(&self) -> bool {
+        self.with_host
+    }
+
+    /// Sets the host sample ACK `id` carries (every ACK leaving a host gets one, `None` when its host has
+    /// sampled nothing, so a reused slot never carries an earlier packet's).
+    #[inline]
+    pub fn set_host(&mut self, id: u32, sample: Option<HostSignal>) {
+        self.host[id as usize] = sample;
+    }
+
+    /// The host sample ACK `id` carries, if packets carry them and its receiver had one.
+    #[inline]
+    pub fn host(&self, id: u32) -> Option<HostSignal> {
+        if !self.with_host {
+            return None;
+        }
+        self.host[id as usize]
     }
 
     /// Most packets alive at once.

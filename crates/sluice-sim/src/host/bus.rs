@@ -15,7 +15,9 @@
 //! Every `sample_interval` the host samples its signals ([`sluice_cc::HostSignal`]: buffer occupancy and
 //! interconnect utilization over the interval), hands them to the algorithm's host policy
 //! ([`sluice_cc::HostControl`]), which may change the throttle level and turn ECN marking of received
-//! packets on or off, and to the host's sending flows that bind [`sluice_cc::Events::HOST`].
+//! packets on or off, and keeps the sample for the ACKs the host sends: they carry it back to the senders
+//! whose algorithms bind [`sluice_cc::Events::HOST`] (TAURUS section 3.3: remote host signals embedded in
+//! feedback packets).
 
 use std::collections::VecDeque;
 
@@ -47,6 +49,8 @@ pub struct HostBus {
     period_bytes: u64,
     /// Peak buffer occupancy, bytes.
     pub max_bytes: u64,
+    /// The latest sample, which the host's ACKs carry.
+    latest: Option<HostSignal>,
 }
 
 impl std::fmt::Debug for HostBus {
@@ -84,6 +88,7 @@ impl HostBus {
             sampling: false,
             period_bytes: 0,
             max_bytes: 0,
+            latest: None,
         }
     }
 
@@ -182,9 +187,14 @@ impl HostBus {
         pkt
     }
 
-    /// Samples the host signals of host node `node` and hands them to the host policy; returns them,
-    /// for the host's sending flows.
-    pub fn on_sample(&mut self, core: &mut Core, node: u32) -> HostSignal {
+    /// The latest sample of the host's signals, if it has taken one.
+    pub fn latest(&self) -> Option<HostSignal> {
+        self.latest
+    }
+
+    /// Samples the host signals of host node `node`, hands them to the host policy and keeps them for the
+    /// host's ACKs.
+    pub fn on_sample(&mut self, core: &mut Core, node: u32) {
         let interval = self.config.sample_interval;
         let moved_bits = self.period_bytes as f64 * 8.0;
         let utilization = moved_bits * PS_PER_S as f64 / interval as f64 / self.config.interconnect_rate as f64;
@@ -206,7 +216,7 @@ impl HostBus {
         if self.sampling {
             core.schedule(core.now + interval, Event::HostModel(HostModelEvent::BusSample { host: node }));
         }
-        signal
+        self.latest = Some(signal);
     }
 }
 

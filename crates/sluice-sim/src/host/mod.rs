@@ -10,7 +10,6 @@ pub mod plane;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use sluice_cc::{Events, HostSignal};
 use sluice_core::Time;
 
 use crate::config::{HostConfig, LinkConfig};
@@ -20,7 +19,6 @@ use crate::host::bus::HostBus;
 use crate::host::endpoint::Endpoint;
 use crate::host::plane::HostPlane;
 use crate::net::port::Port;
-use crate::transport::cc;
 use crate::transport::flow::{Flow, SendState};
 use crate::transport::receiver;
 use crate::transport::table::FlowTable;
@@ -46,19 +44,6 @@ impl Senders {
     /// A closed loop started a flow.
     pub(crate) fn push_later(&mut self, id: u32) {
         self.later.push(id);
-    }
-
-    /// How many there are.
-    pub(crate) fn len(&self) -> usize {
-        self.generated.len() + self.later.len()
-    }
-
-    /// The `i`-th in id order.
-    pub(crate) fn get(&self, i: usize) -> u32 {
-        match self.generated.get(i) {
-            Some(&id) => id,
-            None => self.later[i - self.generated.len()],
-        }
     }
 
     /// All of them, in id order.
@@ -185,10 +170,14 @@ impl Host {
         }
         let id = self.nic.queues[q][0];
         let p = core.arena.get_mut(id);
-        if p.kind == Kind::Ack {
+        let ack = p.kind == Kind::Ack;
+        if ack {
             p.host_delay = (core.now - p.sack).min(u32::MAX as Time) as u32;
         }
         let wire = p.wire;
+        if ack && core.arena.echoes_host() {
+            core.arena.set_host(id, self.bus.as_deref().and_then(HostBus::latest));
+        }
         self.nic.dequeue(core.now, q, wire);
         self.nic.transmit(core, id, wire);
         true
@@ -340,21 +329,9 @@ impl Host {
                 self.bus.as_deref_mut().expect("present").delivering = false;
             }
             HostModelEvent::BusSample { .. } => {
-                let Some(bus) = self.bus.as_deref_mut() else { return };
-                let signal = bus.on_sample(core, self.node);
-                self.signal_host(core, env, flows, signal);
-            }
-        }
-    }
-
-    /// Hands a host congestion signal to this host's sending flows whose algorithms bind HOST.
-    fn signal_host(&mut self, core: &mut Core, env: &HostEnv, flows: &mut FlowTable, signal: HostSignal) {
-        for i in 0..self.senders.len() {
-            let id = self.senders.get(i);
-            let f = &mut flows[id as usize];
-            if f.started && f.finish.is_none() && f.events().contains(Events::HOST) {
-                cc::on_host(&mut self.io(core), env, f, id, signal);
-                self.after_decisions(core, env, flows, id);
+                if let Some(bus) = self.bus.as_deref_mut() {
+                    bus.on_sample(core, self.node);
+                }
             }
         }
     }

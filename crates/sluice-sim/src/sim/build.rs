@@ -66,6 +66,10 @@ impl Simulation {
         if signal.is_some() {
             core.arena.enable_signal();
         }
+        // ACKs carry their receiving host's samples when hosts take them and an algorithm reads them.
+        if host.bus.enabled && algorithms.iter().any(|a| a.needs.host_signal) {
+            core.arena.enable_host_echo();
+        }
         let queues = switch.queues.max(switch.control_queue + 1).max(switch.data_queue + 1);
         let make_port =
             |p: &sluice_topo::Port| Port::new(p.rate, p.delay, p.peer, p.peer_port, queues, ecn_for(&switch, p.rate));

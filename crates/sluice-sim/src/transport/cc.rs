@@ -166,7 +166,7 @@ pub fn on_feedback(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, fb: Fe
     drive(io, env, f, id, |d, dp| d.on_feedback(fb, dp));
 }
 
-/// A host congestion signal was sampled for flow `id` (host models call this).
+/// A newer sample of flow `id`'s receiving host arrived on an ACK.
 pub fn on_host(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, signal: HostSignal) {
     drive(io, env, f, id, |d, dp| d.on_host(signal, dp));
 }

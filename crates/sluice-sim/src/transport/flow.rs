@@ -76,6 +76,8 @@ pub struct Flow {
     pub last_progress: Time,
     /// The latest data send time an ACK echoed: an ACK echoing an earlier one reveals reordering.
     pub latest_echo: Time,
+    /// When the receiving host took the latest sample an ACK brought (0: none yet).
+    pub host_seen: Time,
     /// When the last byte was acknowledged.
     pub finish: Option<Time>,
     /// Payload bytes sent more than once.
@@ -152,6 +154,7 @@ impl Flow {
             rto_pending: false,
             last_progress: start,
             latest_echo: 0,
+            host_seen: 0,
             finish: None,
             retransmitted: 0,
             in_ready: false,

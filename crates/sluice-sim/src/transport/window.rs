@@ -170,8 +170,9 @@ pub fn advance(now: Time, f: &mut Flow, seq: u64) -> u64 {
     newly
 }
 
-/// An ACK (packet `pkt`) reached the sender of `f`: the ACK point advances and the algorithm hears of
-/// it with its RTT, delivery rate, ECN echo, INT, path flags and whether it revealed reordering.
+/// An ACK (packet `pkt`) reached the sender of `f`: the ACK point advances, the algorithm hears of a
+/// newer sample of the receiving host's signals the ACK carries, then of the ACK with its RTT, delivery
+/// rate, ECN echo, INT, path flags and whether it revealed reordering.
 pub fn receive_ack(io: &mut HostIo, env: &HostEnv, f: &mut Flow, pkt: u32, p: &Packet) {
     if f.finish.is_some() || !f.started {
         return;
@@ -181,6 +182,7 @@ pub fn receive_ack(io: &mut HostIo, env: &HostEnv, f: &mut Flow, pkt: u32, p: &P
     let reordered = p.sent_at < f.latest_echo;
     f.latest_echo = f.latest_echo.max(p.sent_at);
     crate::transport::token::heard(f);
+    receiving_host(io, env, f, pkt, p.flow);
     let ece = p.flags & FLAG_ECE != 0;
     let cnp = ece && f.cnp && f.cnp_interval == 0 && f.events().contains(Events::CNP);
     if f.events().contains(Events::ACK) || cnp {
@@ -205,6 +207,16 @@ pub fn receive_ack(io: &mut HostIo, env: &HostEnv, f: &mut Flow, pkt: u32, p: &P
     }
     if f.snd_una >= f.size {
         f.finish(io.core);
+    }
+}
+
+/// Hands the algorithm of `f` (flow `id`) the receiving host's sample ACK `pkt` carries, if it is newer
+/// than the last one it had.
+fn receiving_host(io: &mut HostIo, env: &HostEnv, f: &mut Flow, pkt: u32, id: u32) {
+    let Some(sample) = io.core.arena.host(pkt) else { return };
+    if sample.at > f.host_seen && f.events().contains(Events::HOST) {
+        f.host_seen = sample.at;
+        cc::on_host(io, env, f, id, sample);
     }
 }
 

@@ -84,7 +84,7 @@ impl Run {
             let mut rates: Vec<u64> = topology.links.iter().map(|l| l.rate).collect();
             rates.sort_unstable();
             rates.dedup();
-            let dctcp = matches!(self.algorithm, "dctcp" | "hostcc");
+            let dctcp = matches!(self.algorithm, "dctcp" | "hostcc" | "dctcp_host");
             switch.ecn.thresholds = rates
                 .into_iter()
                 .map(|r| {
