@@ -108,22 +108,14 @@ impl Simulation {
             core.packet_trace = Some(Box::new(PacketTracer::new(config, &ports, flows.len())));
         }
         let generated = u32::try_from(flows.len()).expect("flow ids fit in 32 bits (the workload bounds them)");
-        let maker = FlowMaker {
-            topology: &topology,
-            routes: &routes,
-            link: &link,
-            observe: &observe,
-            algorithms: &algorithms,
-            group_algorithm: &group_algorithm,
-            row_algorithm: &row_algorithm,
-        };
+        let settings = RunSettings { topology, routes, link, observe, algorithms, group_algorithm, row_algorithm };
         let rd = token_transport.map(|t| {
             // Homa's cutoffs and overcommitment follow every flow's size, and a sample of what closed loops
             // will draw; the token pacer, the longest base round trip.
             let mut sizes: Vec<u64> = flows.iter().filter(|f| f.stop.is_none()).map(|f| f.size.max(1)).collect();
             sizes.extend(closed_loops.iter().flat_map(|c| c.size_sample(seed, SIZE_SAMPLE)));
-            let base_rtt = flows.iter().map(|f| maker.path(&f).base_rtt).max().unwrap_or(0);
-            setup_tokens(t, &link, base_rtt, &sizes, &mut hosts, &mut switches, seed)
+            let base_rtt = flows.iter().map(|f| settings.path(&f).base_rtt).max().unwrap_or(0);
+            setup_tokens(t, &settings.link, base_rtt, &sizes, &mut hosts, &mut switches, seed)
         });
         let loops = Loops::new(closed_loops);
         let first_flows = loops.first_flows();
@@ -137,21 +129,15 @@ impl Simulation {
             arrivals,
             first_flows,
             node_ref,
-            topology,
-            routes,
-            link,
+            settings,
             switch_config: switch,
             host_config: host,
-            algorithms,
             seed,
             stop,
-            observe,
             plane,
             samples: Default::default(),
             rd,
             fault_count: faults.len(),
-            group_algorithm,
-            row_algorithm,
             loops,
         };
         sim.start_sampling();
@@ -168,24 +154,29 @@ fn ecn_for(switch: &SwitchConfig, rate: sluice_core::Rate) -> EcnThresholds {
     }
 }
 
-/// What making a flow's state reads: the network, packet sizes, what to record, and which algorithm
-/// each workload entry's flows, and each algorithm single flows name, run.
-pub(super) struct FlowMaker<'a> {
-    pub(super) topology: &'a Topology,
-    pub(super) routes: &'a Routes,
-    pub(super) link: &'a LinkConfig,
-    pub(super) observe: &'a Observe,
-    pub(super) algorithms: &'a [FlowAlgorithm],
-    pub(super) group_algorithm: &'a [u8],
-    pub(super) row_algorithm: &'a [u8],
+/// The run's fixed settings, which its handlers read and its flows are made from: the network and its
+/// routes, packet sizes, what to record, the algorithms, and which algorithm each workload entry's
+/// flows, and each algorithm single flows name, run.
+pub(super) struct RunSettings {
+    pub(super) topology: Topology,
+    pub(super) routes: Routes,
+    pub(super) link: LinkConfig,
+    pub(super) observe: Observe,
+    /// The algorithms flows run: the run's first (whose factory also sets up a token transport and the
+    /// host models), then [`super::SimInput::mix`].
+    pub(super) algorithms: Vec<FlowAlgorithm>,
+    /// Per workload entry: the index in `algorithms` of the algorithm its flows run.
+    pub(super) group_algorithm: Vec<u8>,
+    /// Per algorithm named by single flows: its index in `algorithms`.
+    pub(super) row_algorithm: Vec<u8>,
 }
 
-impl FlowMaker<'_> {
+impl RunSettings {
     /// The path figures of flow `d`.
     pub(super) fn path(&self, d: &FlowSpec) -> PathFigures {
-        let link = self.link;
+        let link = &self.link;
         let packet_wire = (link.mtu + link.header_bytes) as u64;
-        let path = self.topology.path_profile(self.routes, d.src, d.dst);
+        let path = self.topology.path_profile(&self.routes, d.src, d.dst);
         let per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(packet_wire, *r)).sum();
         let ack_per_hop: Time = path.link_rates.iter().map(|r| serialization_ps(link.control_bytes as u64, *r)).sum();
         let ideal_base = 2 * path.prop_delay + per_hop;
@@ -194,7 +185,7 @@ impl FlowMaker<'_> {
 
     /// The state of flow `id` described by `d`, with its path figures and its algorithm's settings.
     pub(super) fn make(&self, id: u32, d: &FlowSpec) -> Flow {
-        let link = self.link;
+        let link = &self.link;
         let size = if d.stop.is_some() { u64::MAX / 4 } else { d.size.max(1) };
         let mut f = Flow::new(d.src, d.dst, size, d.start, d.stop, d.group);
         let path = self.path(d);

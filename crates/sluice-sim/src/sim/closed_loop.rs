@@ -6,7 +6,7 @@
 use sluice_workload::{ClosedLoop, FlowSpec};
 
 use super::arrivals::FirstFlows;
-use super::build::FlowMaker;
+use super::build::RunSettings;
 use crate::engine::{Core, Event};
 use crate::host::Host;
 use crate::transport::table::FlowTable;
@@ -44,7 +44,13 @@ impl Loops {
     /// Starts the next flow of every slot whose flow finished during the event just handled, unless the
     /// slot's loop has ended. Each new flow is made like the workload's flows, joins its sender's flows,
     /// and starts now.
-    pub(super) fn refill(&mut self, core: &mut Core, maker: &FlowMaker, flows: &mut FlowTable, hosts: &mut [Host]) {
+    pub(super) fn refill(
+        &mut self,
+        core: &mut Core,
+        settings: &RunSettings,
+        flows: &mut FlowTable,
+        hosts: &mut [Host],
+    ) {
         let mut freed = std::mem::take(&mut core.freed_slots);
         for &slot in &freed {
             let (l, j) = self.slots[slot as usize];
@@ -56,7 +62,7 @@ impl Loops {
             let (src, dst) = (lp.slots[j as usize].src, lp.slots[j as usize].dst);
             let spec = FlowSpec { src, dst, size, start: core.now, stop: None, group: lp.group, algorithm: 0 };
             let id = flows.ids() as u32;
-            let mut flow = maker.make(id, &spec);
+            let mut flow = settings.make(id, &spec);
             flow.slot = Some(slot);
             flows.push_later(flow);
             hosts[src as usize].senders.push_later(id);

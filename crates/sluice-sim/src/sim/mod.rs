@@ -178,27 +178,18 @@ pub struct Simulation {
     /// The workload's flows that start a closed-loop slot, with the slot.
     first_flows: arrivals::FirstFlows,
     node_ref: Vec<NodeRef>,
-    topology: Topology,
-    routes: Routes,
-    link: LinkConfig,
+    /// The network, packet sizes, what to record and the algorithms.
+    settings: build::RunSettings,
     switch_config: SwitchConfig,
     host_config: HostConfig,
-    /// The algorithms flows run: the run's first (whose factory also sets up a token transport and the
-    /// host models), then [`SimInput::mix`].
-    algorithms: Vec<FlowAlgorithm>,
     seed: u64,
     stop: StopRule,
-    observe: Observe,
     plane: PlaneConfig,
     samples: Sampler,
     /// Receiver-driven transport settings, when a token algorithm runs.
     rd: Option<crate::config::RdEnv>,
     /// How many faults the scenario injects.
     fault_count: usize,
-    /// Per workload entry: the index in `algorithms` of the algorithm its flows run.
-    group_algorithm: Vec<u8>,
-    /// Per algorithm named by single flows: its index in `algorithms`.
-    row_algorithm: Vec<u8>,
     /// The closed loops, which add flows during the run.
     loops: closed_loop::Loops,
 }

@@ -5,7 +5,6 @@ use sluice_core::Time;
 use sluice_plane::PlaneCounters;
 use sluice_results::{BytesKind, FlowRecord, PortRecord, RunInfo, SwitchRecord, ThroughputSeries};
 
-use super::build::FlowMaker;
 use super::{NodeRef, Observe, SimOutput, Simulation};
 use crate::engine::Event;
 use crate::host::Host;
@@ -62,7 +61,7 @@ impl Sampler {
 impl Simulation {
     /// Sets up the throughput series the run observes and schedules the first sample.
     pub(super) fn start_sampling(&mut self) {
-        let o = &self.observe;
+        let o = &self.settings.observe;
         if o.sample_interval == 0 || (o.throughput_flows.is_empty() && o.throughput_ports.is_empty()) {
             return;
         }
@@ -79,7 +78,7 @@ impl Simulation {
             });
         }
         for (node, port) in &o.throughput_ports {
-            let label = format!("{}:p{port}", self.topology.nodes[*node as usize].name);
+            let label = format!("{}:p{port}", self.settings.topology.nodes[*node as usize].name);
             s.series.push(ThroughputSeries {
                 label,
                 kind: BytesKind::Wire,
@@ -98,7 +97,7 @@ impl Simulation {
             return;
         }
         let of = Sampled {
-            observe: &self.observe,
+            observe: &self.settings.observe,
             flows: &self.flows,
             switches: &self.switches,
             hosts: &self.hosts,
@@ -111,7 +110,7 @@ impl Simulation {
         let end = self.core.now;
         self.sample_last_partial_interval(end);
         let (flows, traces) = self.flow_records();
-        let names = |n: u32| self.topology.nodes[n as usize].name.clone();
+        let names = |n: u32| self.settings.topology.nodes[n as usize].name.clone();
         let mut ports = Vec::new();
         let mut switches = Vec::new();
         for sw in &self.switches {
@@ -169,15 +168,7 @@ impl Simulation {
     /// Every flow's record and every traced flow's trace, in id order: the flows made during the run, and
     /// the workload's flows that never started (made now, one at a time, as they would have been).
     fn flow_records(&mut self) -> (Vec<FlowRecord>, Vec<sluice_results::FlowTrace>) {
-        let maker = FlowMaker {
-            topology: &self.topology,
-            routes: &self.routes,
-            link: &self.link,
-            observe: &self.observe,
-            algorithms: &self.algorithms,
-            group_algorithm: &self.group_algorithm,
-            row_algorithm: &self.row_algorithm,
-        };
+        let settings = &self.settings;
         let mut records = Vec::with_capacity(self.flows.ids() as usize);
         let mut traces = Vec::new();
         let mut add = |id: u32, f: &Flow| {
@@ -190,7 +181,7 @@ impl Simulation {
             add(id as u32, f);
         }
         for (id, spec) in self.arrivals.not_started() {
-            add(id, &maker.make(id, &spec));
+            add(id, &settings.make(id, &spec));
         }
         for (id, f) in self.flows.later() {
             add(id, f);

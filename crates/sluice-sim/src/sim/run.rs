@@ -4,10 +4,9 @@
 use sluice_cc::{CongestionControl, Factory, FlowInfo};
 
 use super::arrivals::{Arrival, Arrivals, FirstFlows};
-use super::build::FlowMaker;
+use super::build::RunSettings;
 use super::report::{Sampled, Sampler};
-use super::{FlowAlgorithm, NodeRef, Observe, Progress, SimOutput, Simulation};
-use crate::config::LinkConfig;
+use super::{NodeRef, Progress, SimOutput, Simulation};
 use crate::engine::queue::EventQueue;
 use crate::engine::{Core, Event, HostModelEvent, PlaneEvent, TokenEvent};
 use crate::host::Host;
@@ -28,25 +27,20 @@ impl Simulation {
         let end = self.end_time();
         let until_done = self.stop.duration.is_none();
         // The settings every handler reads are borrowed once for the whole run.
-        let fabric =
-            Fabric { config: &self.switch_config, link: &self.link, routes: &self.routes, rd: self.rd.as_ref() };
+        let fabric = Fabric {
+            config: &self.switch_config,
+            link: &self.settings.link,
+            routes: &self.settings.routes,
+            rd: self.rd.as_ref(),
+        };
         let env = HostEnv {
             config: &self.host_config,
-            link: &self.link,
-            needs: self.algorithms[0].needs,
+            link: &self.settings.link,
+            needs: self.settings.algorithms[0].needs,
             control_queue: self.switch_config.control_queue,
             data_queue: self.switch_config.data_queue,
             plane: &self.plane,
             rd: self.rd.as_ref(),
-        };
-        let maker = FlowMaker {
-            topology: &self.topology,
-            routes: &self.routes,
-            link: &self.link,
-            observe: &self.observe,
-            algorithms: &self.algorithms,
-            group_algorithm: &self.group_algorithm,
-            row_algorithm: &self.row_algorithm,
         };
         let mut parts = Parts {
             core: &mut self.core,
@@ -54,14 +48,11 @@ impl Simulation {
             hosts: &mut self.hosts,
             flows: &mut self.flows,
             arrivals: &mut self.arrivals,
-            maker: &maker,
+            settings: &self.settings,
             first_flows: &self.first_flows,
             samples: &mut self.samples,
             node_ref: &self.node_ref,
-            observe: &self.observe,
-            link: &self.link,
-            factory: self.algorithms[0].factory.as_ref(),
-            algorithms: &self.algorithms,
+            factory: self.settings.algorithms[0].factory.as_ref(),
         };
         let mut past_end = false;
         while let Some((time, event)) = parts.core.queue.pop() {
@@ -73,7 +64,7 @@ impl Simulation {
             parts.core.counters.events += 1;
             parts.dispatch(event, &fabric, &env);
             if !parts.core.freed_slots.is_empty() {
-                self.loops.refill(parts.core, &maker, parts.flows, parts.hosts);
+                self.loops.refill(parts.core, parts.settings, parts.flows, parts.hosts);
             }
             let total = parts.flows.ids();
             if until_done && parts.core.counters.flows_finished == total {
@@ -103,14 +94,11 @@ struct Parts<'a> {
     hosts: &'a mut [Host],
     flows: &'a mut FlowTable,
     arrivals: &'a mut Arrivals,
-    maker: &'a FlowMaker<'a>,
+    settings: &'a RunSettings,
     first_flows: &'a FirstFlows,
     samples: &'a mut Sampler,
     node_ref: &'a [NodeRef],
-    observe: &'a Observe,
-    link: &'a LinkConfig,
     factory: &'a dyn Factory,
-    algorithms: &'a [FlowAlgorithm],
 }
 
 impl Parts<'_> {
@@ -122,7 +110,7 @@ impl Parts<'_> {
         self.arrivals.schedule_next(self.core);
         match arrival {
             Arrival::Start(id, spec) => {
-                let mut flow = self.maker.make(id, &spec);
+                let mut flow = self.settings.make(id, &spec);
                 let first = self.first_flows.binary_search_by_key(&id, |&(flow, _)| flow);
                 flow.slot = first.ok().map(|at| self.first_flows[at].1);
                 let made = self.flows.push_generated(flow);
@@ -140,14 +128,14 @@ impl Parts<'_> {
         let flows = &mut *self.flows;
         let src = flows[flow as usize].src as usize;
         let line_rate = self.hosts[src].nic.rate;
-        let factory = &*self.algorithms[flows[flow as usize].algorithm as usize].factory;
+        let factory = &*self.settings.algorithms[flows[flow as usize].algorithm as usize].factory;
         let f = &mut flows[flow as usize];
-        let info = f.info(flow, self.link, line_rate, core.now);
+        let info = f.info(flow, &self.settings.link, line_rate, core.now);
         let cc = start_flow_state(core, line_rate, factory, f, &info);
         crate::transport::cc::start(&mut self.hosts[src].io(core), env, f, flow, cc, &info);
         if let Some(rd) = env.rd {
             let f = &mut flows[flow as usize];
-            crate::transport::token::attach(f, flow, self.factory, self.link, line_rate, core.now, rd);
+            crate::transport::token::attach(f, flow, self.factory, &self.settings.link, line_rate, core.now, rd);
             self.hosts[src].start_token_flow(core, env, f, flow);
         }
         self.hosts[src].start_flow(core, env, flows, flow);
@@ -240,7 +228,7 @@ impl Parts<'_> {
 
     fn sample(&mut self) {
         let now = self.core.now;
-        let o = self.observe;
+        let o = &self.settings.observe;
         let of = Sampled {
             observe: o,
             flows: self.flows,
