@@ -8,7 +8,6 @@ use sluice_core::Time;
 use crate::engine::packet::{IntStack, Packet};
 use crate::engine::Event;
 use crate::net::port::Port;
-use crate::transport::flow::Flow;
 
 /// Bytes of one pending event in the event queue (its time and the event).
 pub const EVENT_ENTRY_BYTES: usize = size_of::<(Time, Event)>();
@@ -18,7 +17,5 @@ pub const PACKET_BYTES: usize = size_of::<Packet>();
 pub const INT_STACK_BYTES: usize = size_of::<IntStack>();
 /// Bytes of one packet's switch-signal value (kept only when an algorithm has a switch signal).
 pub const SIGNAL_BYTES: usize = size_of::<u64>();
-/// Bytes of one flow's transport state, before any controller or receiver state it allocates.
-pub const FLOW_BYTES: usize = size_of::<Flow>();
 /// Bytes of one egress port, before its queues' contents.
 pub const PORT_BYTES: usize = size_of::<Port>();

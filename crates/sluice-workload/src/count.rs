@@ -10,11 +10,11 @@ use crate::{WorkloadError, WorkloadSpec};
 /// The most flows all workload entries of a scenario may generate together: 2^24 (16,777,216).
 ///
 /// An engineering bound, far below the id width (flow ids are `u32` in the simulator): flows are
-/// generated as a run reaches them, but each one that starts keeps about 460 bytes until its result row
-/// is written (peak RSS grows by that much per flow of a memcached load), so 2^24 flows need about
-/// 7 GiB. Past that, a count is almost certainly a typo (a `repeats` or a `duration` a thousand times
-/// too large). Poisson entries are held to their expected
-/// count, which the drawn count exceeds by a few standard deviations at most.
+/// generated as a run reaches them and retired when they finish, but each keeps its result row and a
+/// few ids until the rows are written (peak RSS grows by about 143 bytes per flow of a memcached
+/// load), so 2^24 flows need about 2.3 GiB. Past that, a count is almost certainly a typo (a `repeats`
+/// or a `duration` a thousand times too large). Poisson entries are held to their expected count, which
+/// the drawn count exceeds by a few standard deviations at most.
 pub const MAX_FLOWS: u64 = 1 << 24;
 
 impl WorkloadSpec {

@@ -1,6 +1,6 @@
 //! Property tests of the simulator on random small scenarios: random topology (star, dumbbell, fat-tree
 //! k=2 or 4, leaf-spine), workload (incast, permutation, short Poisson), algorithm (any of the
-//! registry), PFC on or off, switch buffer size, and chosen data packets of flow 0 dropped or CE-marked
+//! registry, with the host interconnect model for those that read its signals), PFC on or off, switch buffer size, and chosen data packets of flow 0 dropped or CE-marked
 //! on their last hop (`[[fault]]`, for workloads that always have a flow 0). Each case is a small run; `PROPTEST_CASES` sets how
 //! many (default 256) and `PROPTEST_RNG_SEED` which (default fixed).
 //!
@@ -114,6 +114,17 @@ impl Case {
             pfc = self.pfc,
             algorithm = self.algorithm,
         ) + &self.fault_toml()
+            + self.host_toml()
+    }
+
+    /// The host interconnect model, for algorithms that read the host signals it samples.
+    fn host_toml(&self) -> &'static str {
+        let host_signal = sluice_cc::lookup(self.algorithm).is_some_and(|a| a.needs.host_signal);
+        if host_signal {
+            "\n[host.bus]\nenabled = true\n"
+        } else {
+            ""
+        }
     }
 
     /// The fault entry, for workloads that always generate flow 0 (a Poisson window may generate none).

@@ -114,6 +114,8 @@ pub struct Core {
     pub flow_src: Vec<u32>,
     /// Closed-loop slots whose flow finished during the current event, for the run loop to refill.
     pub freed_slots: Vec<u32>,
+    /// Finished flows waiting to be retired once no packet of theirs is left.
+    pub finished: Vec<u32>,
 }
 
 impl Core {
@@ -127,6 +129,7 @@ impl Core {
             packet_trace: None,
             flow_src: Vec::new(),
             freed_slots: Vec::new(),
+            finished: Vec::new(),
         }
     }
 

@@ -141,6 +141,8 @@ pub struct Arena {
     /// The receiving host's latest sample an ACK carries, one per packet, when algorithms read them.
     host: Vec<Option<HostSignal>>,
     free: Vec<u32>,
+    /// Packets alive per flow id: a finished flow with none left can be retired.
+    flow_packets: Vec<u32>,
     with_int: bool,
     with_signal: bool,
     with_host: bool,
@@ -161,6 +163,11 @@ impl Arena {
     pub fn alloc(&mut self, packet: Packet) -> u32 {
         self.live += 1;
         self.peak = self.peak.max(self.live);
+        let flow = packet.flow as usize;
+        if flow >= self.flow_packets.len() {
+            self.grow_flows(flow);
+        }
+        self.flow_packets[flow] += 1;
         if let Some(id) = self.free.pop() {
             self.packets[id as usize] = packet;
             return id;
@@ -186,11 +193,25 @@ impl Arena {
         (self.packets.len() - 1) as u32
     }
 
+    /// Counts packets of flows up to id `flow`, which a new flow's first packet names.
+    #[cold]
+    #[inline(never)]
+    fn grow_flows(&mut self, flow: usize) {
+        self.flow_packets.resize((flow + 1).max(2 * self.flow_packets.len()), 0);
+    }
+
     /// Releases packet `id`.
     #[inline]
     pub fn free(&mut self, id: u32) {
         self.live -= 1;
+        self.flow_packets[self.packets[id as usize].flow as usize] -= 1;
         self.free.push(id);
+    }
+
+    /// How many packets of flow `flow` are alive (queued, on a wire or held by a host).
+    #[inline]
+    pub fn packets_of(&self, flow: u32) -> u32 {
+        self.flow_packets.get(flow as usize).copied().unwrap_or(0)
     }
 
     /// The packet `id`.

@@ -108,6 +108,7 @@ impl Simulation {
             core.packet_trace = Some(Box::new(PacketTracer::new(config, &ports, flows.len())));
         }
         let generated = u32::try_from(flows.len()).expect("flow ids fit in 32 bits (the workload bounds them)");
+        let retired = super::retire::Retired::new(&observe.throughput_flows);
         let settings = RunSettings { topology, routes, link, observe, algorithms, group_algorithm, row_algorithm };
         let rd = token_transport.map(|t| {
             // Homa's cutoffs and overcommitment follow every flow's size, and a sample of what closed loops
@@ -139,6 +140,7 @@ impl Simulation {
             rd,
             fault_count: faults.len(),
             loops,
+            retired,
         };
         sim.start_sampling();
         sim

@@ -7,6 +7,7 @@ mod arrivals;
 mod build;
 mod closed_loop;
 mod report;
+mod retire;
 mod run;
 
 use std::sync::Arc;
@@ -192,6 +193,8 @@ pub struct Simulation {
     fault_count: usize,
     /// The closed loops, which add flows during the run.
     loops: closed_loop::Loops,
+    /// Finished flows retired during the run: their rows.
+    retired: retire::Retired,
 }
 
 impl Simulation {

@@ -169,7 +169,10 @@ impl Simulation {
     /// the workload's flows that never started (made now, one at a time, as they would have been).
     fn flow_records(&mut self) -> (Vec<FlowRecord>, Vec<sluice_results::FlowTrace>) {
         let settings = &self.settings;
-        let mut records = Vec::with_capacity(self.flows.ids() as usize);
+        let flows = &self.flows;
+        // The retired flows' rows, then every other flow's, sorted by id at the end: one vector.
+        let mut records = self.retired.take_rows();
+        records.reserve_exact(flows.ids() as usize - records.len());
         let mut traces = Vec::new();
         let mut add = |id: u32, f: &Flow| {
             records.push(flow_record(id as usize, f));
@@ -177,20 +180,28 @@ impl Simulation {
                 traces.push(t.to_trace(id as u64));
             }
         };
-        for (id, f) in self.flows.generated_made().iter().enumerate() {
-            add(id as u32, f);
+        // Retired flows are gone from the table; their rows are in already.
+        for id in 0..flows.generated_made() {
+            if let Some(f) = flows.get(id) {
+                add(id, f);
+            }
         }
         for (id, spec) in self.arrivals.not_started() {
             add(id, &settings.make(id, &spec));
         }
-        for (id, f) in self.flows.later() {
-            add(id, f);
+        for id in flows.later_ids() {
+            if let Some(f) = flows.get(id) {
+                add(id, f);
+            }
         }
+        records.sort_unstable_by_key(|r| r.id);
+        debug_assert_eq!(records.len() as u64, flows.ids(), "a row for every flow");
         (records, traces)
     }
 }
 
-fn flow_record(id: usize, f: &Flow) -> FlowRecord {
+/// The result row of flow `id`.
+pub(super) fn flow_record(id: usize, f: &Flow) -> FlowRecord {
     let delivered = if f.rd.is_some() { f.rcv_nxt.max(f.snd_una) } else { f.snd_una };
     FlowRecord {
         id: id as u64,

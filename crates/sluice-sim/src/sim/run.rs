@@ -55,6 +55,9 @@ impl Simulation {
             factory: self.settings.algorithms[0].factory.as_ref(),
         };
         let mut past_end = false;
+        // Flows finished as of the last check; none counted yet, so the first event checks (a run of no
+        // flows ends there).
+        let mut finished = u64::MAX;
         while let Some((time, event)) = parts.core.queue.pop() {
             if time > end {
                 past_end = true;
@@ -63,15 +66,20 @@ impl Simulation {
             parts.core.now = time;
             parts.core.counters.events += 1;
             parts.dispatch(event, &fabric, &env);
-            if !parts.core.freed_slots.is_empty() {
-                self.loops.refill(parts.core, parts.settings, parts.flows, parts.hosts);
-            }
-            let total = parts.flows.ids();
-            if until_done && parts.core.counters.flows_finished == total {
-                break;
+            // Work for finished flows: their slots' next flows, their retirement, the end of the run.
+            if parts.core.counters.flows_finished != finished {
+                finished = parts.core.counters.flows_finished;
+                if !parts.core.freed_slots.is_empty() {
+                    self.loops.refill(parts.core, parts.settings, parts.flows, parts.hosts);
+                }
+                self.retired.sweep(parts.core, parts.flows);
+                if until_done && finished == parts.flows.ids() {
+                    break;
+                }
             }
             if parts.core.counters.events & 0xF_FFFF == 0 {
                 let c = &parts.core.counters;
+                let total = parts.flows.ids();
                 let now = Progress { now: time, end, events: c.events, flows_finished: c.flows_finished, flows: total };
                 progress(&now);
                 if stop() {
@@ -148,7 +156,7 @@ impl Parts<'_> {
         let f = &mut flows[flow as usize];
         f.size = f.max_sent.max(f.snd_una);
         if f.snd_una >= f.size && f.finish.is_none() {
-            f.finish(core);
+            f.finish(core, flow);
         }
         if f.rd.is_some() {
             let dst = f.dst as usize;

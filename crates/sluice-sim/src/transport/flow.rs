@@ -200,8 +200,9 @@ impl Flow {
         }
     }
 
-    /// Records that the flow has delivered everything and releases its controller.
-    pub fn finish(&mut self, core: &mut Core) {
+    /// Records that flow `id` has delivered everything and releases its controller; a flow that nothing
+    /// observes beyond its result row waits in [`Core::finished`] to be retired.
+    pub fn finish(&mut self, core: &mut Core, id: u32) {
         core.counters.flows_finished += 1;
         if let Some(rd) = self.rd.as_deref() {
             core.counters.rd.tokens_wasted += rd.held_tokens();
@@ -212,6 +213,10 @@ impl Flow {
         self.rtx = VecDeque::new();
         if let Some(slot) = self.slot {
             core.freed_slots.push(slot);
+        }
+        // A token flow's receiver and a traced flow's trace outlive its finish.
+        if self.rd.is_none() && self.trace.is_none() {
+            core.finished.push(id);
         }
     }
 

@@ -206,7 +206,7 @@ pub fn receive_ack(io: &mut HostIo, env: &HostEnv, f: &mut Flow, pkt: u32, p: &P
         path_signal(io, env, f, pkt, p);
     }
     if f.snd_una >= f.size {
-        f.finish(io.core);
+        f.finish(io.core, p.flow);
     }
 }
 
@@ -232,7 +232,7 @@ pub fn receive_nack(io: &mut HostIo, env: &HostEnv, f: &mut Flow, p: &Packet) {
         cc::on_loss(io, env, f, p.flow, &loss);
     }
     if f.snd_una >= f.size {
-        f.finish(io.core);
+        f.finish(io.core, p.flow);
     }
 }
 
