@@ -1,12 +1,12 @@
-//! The BPF side's datapath-program interpreter (`bpf/program.bpf.c`): a verified
+//! The BPF side's datapath-program interpreter (`bpf/program.h`): a verified
 //! [`sluice_cc::program::Program`] flattened into a tape that only skips forward (the commonest
 //! operand shapes fused into one instruction), run by one bounded open-coded loop per signal over the
 //! flow's registers.
 //!
-//! Not wired to the TCP hooks yet: kernel TCP still refuses algorithms that need programs
-//! (`Capabilities::KERNEL_TCP` lacks `Capability::Programs`). What is here runs the interpreter under
-//! `BPF_PROG_TEST_RUN`, which the tests use to hold it against the Rust interpreter signal by signal and
-//! to measure its cost per signal.
+//! The TCP hooks (`bpf/sluice.bpf.c`) run a flow's tape on every ACK, loss and timeout; [`Install`] is
+//! what the agent writes for a flow (its tape, shared through [`Tapes`], and its registers). The
+//! [`Interpreter`] runs the same interpreter under `BPF_PROG_TEST_RUN` (`bpf/program.bpf.c`), which the
+//! tests use to hold it against the Rust interpreter signal by signal and to measure its cost per signal.
 
 use std::time::Duration;
 
@@ -14,6 +14,121 @@ use libbpf_rs::{MapCore, MapFlags, Object, ObjectBuilder};
 use sluice_cc::program::{Binary, Field, Input, Op, Program, Stmt, Unary, FIELD_COUNT, MAX_REGISTERS};
 
 use crate::loader::KernelError;
+
+/// Tapes the BPF side holds at once (`SLK_TAPES`): distinct programs, shared by the flows that run them.
+pub const TAPES: usize = 64;
+/// Bytes of `struct slk_pstate` (bpf/sluice.h): one flow's program state.
+pub const STATE_BYTES_TCP: usize = 312;
+
+/// The field numbers `bpf/program.h` fills on the TCP hooks (`SLP_F_*`), which must be the Rust
+/// [`Field`]s' numbers.
+pub const TCP_FIELDS: [(Field, usize); 26] = [
+    (Field::Now, 0),
+    (Field::EventAck, 1),
+    (Field::EventLoss, 2),
+    (Field::EventTick, 8),
+    (Field::AckAcks, 9),
+    (Field::AckBytesAcked, 10),
+    (Field::AckPacketsAcked, 11),
+    (Field::AckEcnBytes, 12),
+    (Field::AckEcnPackets, 13),
+    (Field::AckEcn, 14),
+    (Field::AckRtt, 16),
+    (Field::AckHasRtt, 17),
+    (Field::AckRttMin, 18),
+    (Field::AckRate, 19),
+    (Field::AckHasRate, 20),
+    (Field::AckSndUna, 21),
+    (Field::AckSndNxt, 22),
+    (Field::AckInFlight, 23),
+    (Field::LossKind, 28),
+    (Field::LossCount, 29),
+    (Field::LossInFlight, 30),
+    (Field::LossSndNxt, 31),
+    (Field::FlowMss, 41),
+    (Field::FlowBaseRtt, 42),
+    (Field::FlowLineRate, 43),
+    (Field::AckReordered, 44),
+];
+
+/// A flow's program for the BPF side: written by the agent when the flow starts one (at its start or by
+/// `ctx.install`), before the decision that turns it on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Install {
+    /// The flow.
+    pub flow_id: u64,
+    /// The agent's number for this install (program reports echo it; older ones are dropped).
+    pub install: u32,
+    /// The algorithm's number for the program.
+    pub index: u8,
+    /// The program's tape (`struct slp_prog`).
+    pub tape: Vec<u8>,
+    /// The registers to start from, in declaration order.
+    pub registers: Vec<u64>,
+    /// `Flow.base_rtt`, ps.
+    pub base_rtt: u64,
+    /// `Flow.line_rate`, bit/s.
+    pub line_rate: u64,
+}
+
+impl Install {
+    /// The flow's program for `program` (the algorithm's number `index`), starting from `registers`.
+    pub fn new(
+        flow_id: u64,
+        install: u32,
+        (program, index, registers): (&Program, u8, &[u64]),
+        base_rtt: u64,
+        line_rate: u64,
+    ) -> Result<Install, String> {
+        let tape = encode(program)?;
+        Ok(Install { flow_id, install, index, tape, registers: registers.to_vec(), base_rtt, line_rate })
+    }
+
+    /// `struct slk_pstate` for this install by agent `epoch`, its tape in slot `tape`.
+    pub fn state(&self, epoch: u32, tape: u32) -> [u8; STATE_BYTES_TCP] {
+        let mut out = [0u8; STATE_BYTES_TCP];
+        out[0..8].copy_from_slice(&self.flow_id.to_ne_bytes());
+        out[8..12].copy_from_slice(&epoch.to_ne_bytes());
+        out[12..16].copy_from_slice(&self.install.to_ne_bytes());
+        out[16..20].copy_from_slice(&tape.to_ne_bytes());
+        out[20] = self.index;
+        let n = self.registers.len().min(MAX_REGISTERS);
+        out[22..24].copy_from_slice(&(n as u16).to_ne_bytes());
+        out[32..40].copy_from_slice(&self.base_rtt.to_ne_bytes());
+        out[40..48].copy_from_slice(&self.line_rate.to_ne_bytes());
+        for (i, v) in self.registers.iter().take(n).enumerate() {
+            out[56 + i * 8..64 + i * 8].copy_from_slice(&v.to_ne_bytes());
+        }
+        out
+    }
+}
+
+/// The tapes written to the BPF side by this agent, by content: flows running the same program share
+/// its slot, and a slot is never rewritten while the agent runs (a flow may be running it).
+#[derive(Debug, Default)]
+pub struct Tapes {
+    written: Vec<Vec<u8>>,
+}
+
+impl Tapes {
+    /// The slot holding `tape`, if written.
+    pub fn find(&self, tape: &[u8]) -> Option<u32> {
+        self.written.iter().position(|t| t == tape).map(|i| i as u32)
+    }
+
+    /// The slot the next new tape takes, or why there is none.
+    pub fn next(&self) -> Result<u32, String> {
+        if self.written.len() >= TAPES {
+            return Err(format!("the BPF side holds {TAPES} distinct programs at once, all taken"));
+        }
+        Ok(self.written.len() as u32)
+    }
+
+    /// `tape` was written to slot [`Tapes::next`].
+    pub fn written(&mut self, tape: Vec<u8>) {
+        self.written.push(tape);
+    }
+}
 
 /// The compiled interpreter (`bpf/program.bpf.c`).
 const OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/program.bpf.o"));
@@ -155,7 +270,7 @@ pub fn tape(program: &Program) -> Result<Vec<Insn>, String> {
 }
 
 /// `struct slp_prog` for `program`.
-fn encode(program: &Program) -> Result<Vec<u8>, String> {
+pub fn encode(program: &Program) -> Result<Vec<u8>, String> {
     let tape = tape(program)?;
     let mut bytes = Vec::with_capacity(PROG_BYTES);
     bytes.extend((tape.len() as u32).to_ne_bytes());
@@ -355,6 +470,43 @@ mod tests {
                 floor.as_nanos()
             );
         }
+    }
+
+    #[test]
+    fn the_tcp_hooks_fill_the_fields_the_rust_side_names() {
+        for (field, number) in TCP_FIELDS {
+            assert_eq!(field as usize, number, "{}", field.name());
+            assert_eq!(Field::ALL[number], field);
+        }
+        let header = include_str!("../bpf/program.h");
+        for (field, number) in TCP_FIELDS {
+            let name = format!("SLP_F_{}", field.name().replace('.', "_").to_ascii_uppercase());
+            assert!(header.contains(&format!("#define {name} {number}\n")), "{name} {number} in program.h");
+        }
+    }
+
+    #[test]
+    fn an_install_lays_out_like_the_c_struct_and_tapes_are_shared() {
+        let program = library::per_signal();
+        let registers: Vec<u64> = (0..program.registers().len() as u64).collect();
+        let install = Install::new(7 << 16 | 5, 3, (&program, 0, &registers), 90_000_000, 10_000_000_000).unwrap();
+        let state = install.state(2, 1);
+        let word = |at: usize| u64::from_ne_bytes(state[at..at + 8].try_into().unwrap());
+        assert_eq!(word(0), 7 << 16 | 5);
+        assert_eq!(u32::from_ne_bytes(state[8..12].try_into().unwrap()), 2, "epoch");
+        assert_eq!(u32::from_ne_bytes(state[12..16].try_into().unwrap()), 3, "install");
+        assert_eq!(u32::from_ne_bytes(state[16..20].try_into().unwrap()), 1, "tape");
+        assert_eq!(u16::from_ne_bytes(state[22..24].try_into().unwrap()), 23, "registers");
+        assert_eq!((word(32), word(40)), (90_000_000, 10_000_000_000));
+        assert_eq!((word(56), word(56 + 22 * 8)), (0, 22));
+        let mut tapes = Tapes::default();
+        assert_eq!((tapes.find(&install.tape), tapes.next()), (None, Ok(0)));
+        tapes.written(install.tape.clone());
+        assert_eq!(tapes.find(&install.tape), Some(0), "a second flow shares the slot");
+        for _ in 1..TAPES {
+            tapes.written(Vec::new());
+        }
+        assert_eq!(tapes.next().unwrap_err(), "the BPF side holds 64 distinct programs at once, all taken");
     }
 
     #[test]
