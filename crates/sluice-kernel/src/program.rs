@@ -510,6 +510,27 @@ mod tests {
     }
 
     #[test]
+    fn the_programs_of_the_kernels_algorithms_fit_the_tape() {
+        let mut config = crate::config::AgentConfig::default();
+        for (name, param) in [("reno", "program=true"), ("dctcp", "program=true"), ("bbr", "program=true")] {
+            config.add_param_arg(&format!("{name}.{param}")).unwrap();
+        }
+        let mut library = crate::config::Library::default();
+        let mut programs = 0;
+        for name in crate::config::supported_names() {
+            let params = config.params.get(name).cloned().unwrap_or_default();
+            let factory = library.factory(name, &params, 10_000_000_000).unwrap();
+            let flow = FlowInfo { flow_id: 1, mss: 1448, ..flow() };
+            for program in factory.create(&flow).programs() {
+                let tape = tape(&program).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(tape.len() <= TAPE, "{name}");
+                programs += 1;
+            }
+        }
+        assert_eq!(programs, 5, "reno's, dctcp's, bbr's two and dctcp_burst's");
+    }
+
+    #[test]
     fn a_parsed_program_always_fits_the_tape() {
         // Each expression of a parsed program is emitted once: at most 512 operations, 128 statements
         // and two instructions per clause, under the tape's 768.
