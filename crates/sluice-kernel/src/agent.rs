@@ -109,7 +109,10 @@ impl Agent {
     /// An agent with checked settings, answering as `epoch`.
     pub fn new(resolved: Resolved, epoch: u32) -> Agent {
         let plane = PlaneConfig::default();
-        Agent { resolved, plane, epoch, flows: HashMap::new(), install_seq: 0, counters: AgentCounters::default() }
+        // Install numbers carry the epoch in their high bits: a restarted agent's installs are not taken
+        // for its predecessor's, whose reports may still wait in the ring.
+        let install_seq = (epoch & 0xfff) << 20;
+        Agent { resolved, plane, epoch, flows: HashMap::new(), install_seq, counters: AgentCounters::default() }
     }
 
     /// The agent's epoch.
@@ -398,13 +401,13 @@ mod tests {
         let mut installs = Vec::new();
         a.installs(&mut installs);
         assert_eq!(installs.len(), 1);
-        assert_eq!((installs[0].flow_id, installs[0].install), (9, 1));
+        assert_eq!((installs[0].flow_id, installs[0].install), (9, 7 << 20 | 1), "the epoch is in the number");
         a.installed(9, installs[0].install, true);
         let mut out = Vec::new();
         a.decisions(&mut out);
         assert_eq!(out[0].flags & crate::codec::D_PROGRAM, crate::codec::D_PROGRAM);
         let mut mine = p.clone();
-        (mine.seq, mine.install, mine.registers) = (41, 1, vec![0; 22]);
+        (mine.seq, mine.install, mine.registers) = (41, installs[0].install, vec![0; 22]);
         a.handle(&mine.encode(), 1);
         assert_eq!((a.counters.program_reports, a.counters.installs), (1, 1));
     }

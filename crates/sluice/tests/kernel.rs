@@ -622,3 +622,45 @@ fn datapath_programs_run_on_the_kernels_acks() {
     assert!((ratio - 1.0).abs() <= 0.05, "the program form reached {:.1}% of the fixed form", ratio * 100.0);
     assert!(burst.received_bps >= 0.9 * fixed.received_bps, "dctcp_burst reached {}", gbps(burst.received_bps));
 }
+
+/// A flow running its program on the BPF side keeps going when the agent dies: the watchdog hands it to
+/// the kernel's Cubic or Reno while the program keeps running, and a restarted agent takes the flow over,
+/// writes its program again and gets its reports.
+#[test]
+fn a_program_flow_falls_back_when_the_agent_dies_and_is_taken_over() {
+    let Some(_lock) = guard("a_program_flow_falls_back_when_the_agent_dies_and_is_taken_over") else { return };
+    let bed = TestBed::new("pk", "1gbit", "1mb").expect("test bed");
+    let args = ["--default", "dctcp", "--param", "dctcp.program=true"];
+    let mut first = Agent::start("pk", &args);
+    let mut server = bed.server(5323).expect("server");
+    let client = bed.client(5323, "sluice", 1, 6, &[]).expect("client");
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = first.maps().counters().expect("counters");
+    first.kill();
+    wait_unregistered();
+    std::thread::sleep(Duration::from_millis(1500));
+    let during = first.maps().counters().expect("counters");
+    eprintln!("agent killed: {before:?} -> {during:?}");
+    assert!(before.program_reports > 0, "the program ran before: {before:?}");
+    assert!(during.fallbacks > before.fallbacks, "no fallback: {during:?}");
+    assert!(during.program_signals > before.program_signals, "the program kept running: {during:?}");
+    let second = Agent::start("pk", &args);
+    let transfer = finish(client).expect("the transfer completes");
+    let _ = server.kill();
+    let _ = server.wait();
+    let summary = second.stop();
+    eprintln!(
+        "program flow kill/restart: transfer {} in 6 s; summary agent {} kernel {}",
+        gbps(transfer.received_bps),
+        summary["agent"],
+        summary["kernel"]
+    );
+    assert!(transfer.received_bps > 0.5e9, "the flow did not stall: {}", gbps(transfer.received_bps));
+    let agent = &summary["agent"];
+    assert!(agent["flows_taken_over"].as_u64().unwrap_or(0) >= 1, "{summary}");
+    assert!(agent["installs"].as_u64().unwrap_or(0) >= 1, "{summary}");
+    assert!(agent["program_reports"].as_u64().unwrap_or(0) > 0, "{summary}");
+    assert!(summary["kernel"]["resumed"].as_u64().unwrap_or(0) >= 1, "{summary}");
+    wait_unregistered();
+    drop(first);
+}
