@@ -13,7 +13,8 @@ struct slp_state {
 	__u64 regs[SLP_REGS];
 	/* The registers as reported (before volatile ones reset), when the last signal reported. */
 	__u64 reported[SLP_REGS];
-	__u64 wake;
+	__u64 wake;  /* the pending wake, as the TCP hooks keep it (0: none) */
+	__u64 asked; /* the wake the last signal asked for */
 	__u32 outcome;
 	__u32 pad;
 };
@@ -62,17 +63,15 @@ int slp_signal(struct xdp_md *xdp)
 	r.regs = s->regs;
 	for (k = 0; k < SLP_FIELDS; k++)
 		r.x->in[k] = fields[k];
+	/* A tick is the pending wake coming due, as on the TCP hooks (prog_wake). */
+	if (r.x->in[SLP_F_EVENT_TICK])
+		s->wake = 0;
 	outcome = slp_exec(&r);
 	if (outcome & SLP_OUT_WAKE)
-		s->wake = r.x->wake;
-	if ((outcome & SLP_OUT_REPORT) && !(outcome & SLP_OUT_ERROR)) {
-		/* The report keeps the registers as they were; volatile ones start again. */
-		for (k = 0; k < SLP_REGS; k++) {
-			s->reported[k] = s->regs[k];
-			if (r.p->vol[k])
-				s->regs[k] = r.p->init[k];
-		}
-	}
+		s->asked = r.x->wake;
+	s->wake = slp_next_wake(outcome, r.x->wake, s->wake);
+	if ((outcome & SLP_OUT_REPORT) && !(outcome & SLP_OUT_ERROR))
+		slp_take_report(r.p, s->regs, s->reported);
 	s->outcome = outcome;
 	return outcome;
 }

@@ -301,4 +301,28 @@ static __always_inline __u32 slp_exec(struct slp_run *r)
 	return r->x->outcome;
 }
 
+/* After a run that reported: `reported` gets the registers as they were, and the volatile ones start
+ * again (the plane driver's program_report). */
+static __always_inline void slp_take_report(const struct slp_prog *p, __u64 *regs, __u64 *reported)
+{
+	int k;
+
+#pragma clang loop unroll(full)
+	for (k = 0; k < SLP_REGS; k++) {
+		reported[k] = regs[k];
+		if (p->vol[k])
+			regs[k] = p->init[k];
+	}
+}
+
+/* The wake pending after a run with outcome `out` that asked for `asked`, `pending` before it (0: none):
+ * a run that reports keeps what was pending, else a wake asked for is kept unless one is pending (the
+ * plane driver's run_program). A wake at time 0 is kept as 1, since 0 means none. */
+static __always_inline __u64 slp_next_wake(__u32 out, __u64 asked, __u64 pending)
+{
+	if ((out & (SLP_OUT_REPORT | SLP_OUT_ERROR)) || !(out & SLP_OUT_WAKE) || pending)
+		return pending;
+	return asked ? asked : 1;
+}
+
 #endif

@@ -644,7 +644,6 @@ static __always_inline void preport(struct slk_prun *pr, struct slk_hot *h, stru
 	struct slp_prog *p = &pr->t->prog;
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct slk_preport *r;
-	int k;
 
 	PROF_START(t_reserve);
 	r = bpf_ringbuf_reserve(&slk_reports, sizeof(*r), 0);
@@ -676,12 +675,7 @@ static __always_inline void preport(struct slk_prun *pr, struct slk_hot *h, stru
 	r->lport = st->lport;
 	r->rport = st->rport;
 	r->signals = ps->signals;
-#pragma clang loop unroll(full)
-	for (k = 0; k < SLP_REGS; k++) {
-		r->regs[k] = ps->regs[k];
-		if (p->vol[k])
-			ps->regs[k] = p->init[k];
-	}
+	slp_take_report(p, ps->regs, r->regs);
 	if (c) {
 		c->c[SLK_C_PROGRAM_SIGNALS] += ps->signals;
 		c->c[SLK_C_REPORTS] += 1;
@@ -715,14 +709,9 @@ static __always_inline void prog_signal(struct slk_prun *pr, struct slk_hot *h, 
 
 	ps->signals += 1;
 	ps->pending = 1;
-	if (out & SLP_OUT_ERROR)
-		return;
-	if (out & SLP_OUT_REPORT) {
+	ps->wake = slp_next_wake(out, pr->x->wake, ps->wake);
+	if ((out & SLP_OUT_REPORT) && !(out & SLP_OUT_ERROR))
 		preport(pr, h, st, sk, out & SLP_OUT_URGENT, now);
-		return;
-	}
-	if ((out & SLP_OUT_WAKE) && !ps->wake)
-		ps->wake = pr->x->wake ? pr->x->wake : 1;
 }
 
 /* A wake that came due runs the program on a tick, if a signal reached it since its last report. The
