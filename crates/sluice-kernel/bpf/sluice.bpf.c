@@ -18,7 +18,7 @@ char _license[] SEC("license") = "GPL";
  * bpf_ktime_get_ns() around the rare parts of an ACK, summed per CPU. Sections nest (report holds
  * reserve), so an outer figure includes its inner probes (~50-100 ns each). Off in every normal build. */
 #ifdef SLK_PROFILE
-enum slk_section { SLK_P_DECIDE, SLK_P_REPORT, SLK_P_RESERVE, SLK_P_PROGRAM, SLK_P_MAX };
+enum slk_section { SLK_P_DECIDE, SLK_P_REPORT, SLK_P_RESERVE, SLK_P_PROGRAM, SLK_P_EXEC, SLK_P_MAX };
 struct slk_profile {
 	__u64 ns[SLK_P_MAX];
 	__u64 runs[SLK_P_MAX];
@@ -705,8 +705,11 @@ static __always_inline void prog_signal(struct slk_prun *pr, struct slk_hot *h, 
 					__u64 now)
 {
 	struct slk_pstate *ps = pr->ps;
-	__u32 out = prog_exec(&pr->t->prog, ps->regs, pr->x);
+	__u32 out;
 
+	PROF_START(t_exec);
+	out = prog_exec(&pr->t->prog, ps->regs, pr->x);
+	PROF_ADD(SLK_P_EXEC, t_exec);
 	ps->signals += 1;
 	ps->pending = 1;
 	ps->wake = slp_next_wake(out, pr->x->wake, ps->wake);
@@ -1079,11 +1082,17 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 		urgent = state == TCP_CA_Recovery;
 		h->ca_state = state;
 	}
+	/* A loss is counted at once: a program that a decision below starts takes it with the fold. */
+	if (urgent) {
+		c = cell_of(h);
+		if (c)
+			c->flow.losses += 1;
+	}
 
 	/* The agent writes decisions in answer to reports (carrying the window and rate in force), so the
 	 * cell's generation word is only read while an answer is owed, and the decision only when it moved. */
 	if (h->unanswered_since)
-		c = answer(h, NULL, sk, now);
+		c = answer(h, c, sk, now);
 	if (h->flags & SLK_H_FALLBACK)
 		fallback_control(sk, ack, flag, rs, (h->flags & SLK_H_CUBIC) ? (c ? c : cell_of(h)) : NULL);
 
@@ -1095,8 +1104,6 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 			c = cell_of(h);
 		if (!c)
 			return;
-		if (urgent)
-			c->flow.losses += 1;
 		PROF_START(t_report);
 		report(h, &c->flow, sk, SLK_KIND_REPORT, urgent, now, settings());
 		PROF_ADD(SLK_P_REPORT, t_report);

@@ -565,7 +565,7 @@ impl BpfRunTime {
 }
 
 /// Sections of a profiling build's `slk_profile` map (`enum slk_section` in bpf/sluice.bpf.c).
-pub const PROFILE_SECTIONS: [&str; 4] = ["decide", "report", "reserve", "program"];
+pub const PROFILE_SECTIONS: [&str; 5] = ["decide", "report", "reserve", "program", "interpreter"];
 
 /// What a profiling build of the BPF side (`SLUICE_BPF_CFLAGS=-DSLK_PROFILE=1`) measured so far: per
 /// section of [`PROFILE_SECTIONS`], (runs, total ns) summed over CPUs; `None` in a normal build.
