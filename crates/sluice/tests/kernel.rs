@@ -377,6 +377,8 @@ struct ProgramLog {
     first: Vec<u64>,
     /// The registers of the last report.
     last: Vec<u64>,
+    /// The programs whose reports came (the algorithm's numbers).
+    programs: std::collections::BTreeSet<u8>,
     /// The windows the algorithm set after reports, packets, and when.
     windows: Vec<(Instant, u64)>,
 }
@@ -422,6 +424,7 @@ impl sluice_cc::CongestionControl for Recording {
         let log = logs.entry(self.flow).or_default();
         log.reports += 1;
         log.urgent += report.urgent as u64;
+        log.programs.insert(report.program);
         log.sums.resize(report.registers.len(), 0);
         for (sum, value) in log.sums.iter_mut().zip(report.registers) {
             *sum = sum.saturating_add(*value);
@@ -663,4 +666,38 @@ fn a_program_flow_falls_back_when_the_agent_dies_and_is_taken_over() {
     assert!(summary["kernel"]["resumed"].as_u64().unwrap_or(0) >= 1, "{summary}");
     wait_unregistered();
     drop(first);
+}
+
+/// BBR with `program = true` replaces its program at run time (`ctx.install`, CCP's Install): the
+/// per-signal program in STARTUP, the per-interval one in PROBE_BW. On kernel TCP the agent writes each
+/// install to the BPF side, whose reports then come from the new program.
+#[test]
+fn a_program_installed_at_run_time_reaches_the_kernel() {
+    let Some(_lock) = guard("a_program_installed_at_run_time_reaches_the_kernel") else { return };
+    let bed = TestBed::new("pi", "1gbit", "1mb").expect("test bed");
+    let logs = ProgramLogs::default();
+    let agent = agent_in_process("pi", &["5324=bbr"], &["bbr.program=true"], &logs);
+    let transfer = bed.transfer(5324, "sluice", 1, SECONDS).expect("transfer");
+    let summary = stop_in_process(agent);
+    let flow = busiest_flow(&logs, sluice_cc::program::library::reg::SND_UNA as usize);
+    let (a, k) = (&summary.agent, &summary.kernel);
+    eprintln!(
+        "bbr program: {} ({} retransmits); programs {:?}, {} reports; agent installs {} (failed {}), program \
+         reports {} (dropped {}); kernel program reports {}, lost {}, fallbacks {}",
+        gbps(transfer.received_bps),
+        transfer.retransmits,
+        flow.programs,
+        flow.reports,
+        a.installs,
+        a.installs_failed,
+        a.program_reports,
+        a.program_reports_dropped,
+        k.program_reports,
+        k.programs_lost,
+        k.fallbacks
+    );
+    assert_eq!(flow.programs, [0, 1].into(), "reports of both programs reached BBR");
+    assert!(a.installs >= 2 && a.installs_failed == 0, "{a:?}");
+    assert!(k.program_reports > 100 && k.programs_lost == 0, "{k:?}");
+    assert!(transfer.received_bps >= 0.6e9, "bbr with its programs reached {}", gbps(transfer.received_bps));
 }
