@@ -1,6 +1,7 @@
 //! Compiles the BPF side (`bpf/sluice.bpf.c`) with clang into `$OUT_DIR/sluice.bpf.o`, which the crate
 //! embeds, the benchmark's floor program (`bpf/floor.bpf.c`) into `$OUT_DIR/floor.bpf.o`, and the
-//! datapath-program interpreter (`bpf/program.bpf.c`) into `$OUT_DIR/program.bpf.o`. The kernel
+//! datapath-program interpreter's test harness (`bpf/program.bpf.c`) into `$OUT_DIR/program.bpf.o`; the
+//! interpreter itself (`bpf/program.h`) goes into both `sluice` and `program`. The kernel
 //! types come from `vmlinux.h`, generated here from the running kernel's BTF with bpftool (CO-RE
 //! relocations make the object portable to other kernels with BTF).
 
@@ -21,6 +22,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", bpf_dir.join("sluice.h").display());
     println!("cargo:rerun-if-changed={}", bpf_dir.join("floor.bpf.c").display());
     println!("cargo:rerun-if-changed={}", bpf_dir.join("program.bpf.c").display());
+    println!("cargo:rerun-if-changed={}", bpf_dir.join("program.h").display());
     println!("cargo:rerun-if-env-changed=SLUICE_CLANG");
     println!("cargo:rerun-if-env-changed=SLUICE_BPF_CFLAGS");
 

@@ -217,12 +217,12 @@ impl Capabilities {
     /// rate-only algorithms a window that does not limit them. It runs per-flow sender controllers only:
     /// no receiver-side controller, no host policy, no token transport, and the kernel receives no
     /// CNPs, INT records or Bolt's switch feedback. Every flow stays under congestion control: the
-    /// agent's or, when it is away, the kernel's own. The BPF side folds ACKs with fixed engines and runs
-    /// no datapath programs, so algorithms that need one are refused. No switch computes a per-hop signal
-    /// ([`Needs::signal`]) for kernel flows, and the receiver's ACKs carry no host signals.
+    /// agent's or, when it is away, the kernel's own. The BPF side runs a flow's datapath program on
+    /// every ACK, loss and timeout (the fields the kernel knows; docs/programs.md). No switch computes a
+    /// per-hop signal ([`Needs::signal`]) for kernel flows, and the receiver's ACKs carry no host signals.
     pub const KERNEL_TCP: Capabilities = Capabilities::new(
         "kernel TCP",
-        CapabilitySet::of(&[Capability::Ecn, Capability::Window, Capability::PacingRate]),
+        CapabilitySet::of(&[Capability::Ecn, Capability::Window, Capability::PacingRate, Capability::Programs]),
     );
 
     /// The user-space UDP transport (`sluice-udp`). Receivers echo CE marks on ACKs and send CNPs when the
@@ -384,7 +384,7 @@ mod tests {
         assert_eq!(missing("hostcc", &kernel), [HostPolicy]);
         assert_eq!(missing("dcqcn", &kernel), [Cnp]);
         assert_eq!(missing("none", &kernel), [Uncontrolled]);
-        for fine in ["reno", "cubic", "dctcp", "timely", "bbr", "opt", "aimd"] {
+        for fine in ["reno", "cubic", "dctcp", "dctcp_burst", "timely", "bbr", "opt", "aimd"] {
             assert_eq!(missing(fine, &kernel), [], "{fine}");
         }
     }

@@ -9,20 +9,26 @@
 #[path = "../../sluice-kernel/src/codec.rs"]
 mod kernel;
 
-pub use kernel::{Kind, Report, REPORT_BYTES};
+pub use kernel::{Kind, Message, ProgramReport, Report, REPORT_BYTES};
 
-/// Parses the input as a report; an accepted report must encode back to bytes that parse to itself.
+/// Parses the input as a message (a report or a program's report); an accepted one must encode back to
+/// bytes that parse to itself.
 pub fn run(data: &[u8]) {
-    match Report::parse(data) {
-        Ok(report) => {
+    match Message::parse(data) {
+        Ok(Message::Report(report)) => {
             let again = Report::parse(&report.encode());
             assert_eq!(again.as_ref(), Ok(&report), "a parsed report does not round-trip");
+        }
+        Ok(Message::Program(report)) => {
+            let again = ProgramReport::parse(&report.encode());
+            assert_eq!(again.as_ref(), Ok(&report), "a parsed program report does not round-trip");
         }
         Err(e) => drop(e.to_string()),
     }
 }
 
-/// Seed messages made by the codec itself: one of each kind, with none, some and all RTT samples.
+/// Seed messages made by the codec itself: one of each kind, with none, some and all RTT samples, and
+/// program reports with none, some and all registers.
 pub fn seed_messages() -> Vec<(String, Vec<u8>)> {
     let kinds = [("start", Kind::Start), ("report", Kind::Report), ("end", Kind::End)];
     let mut seeds = Vec::new();
@@ -31,6 +37,29 @@ pub fn seed_messages() -> Vec<(String, Vec<u8>)> {
             let report = sample_report(kind, samples);
             seeds.push((format!("{name}-{samples}-rtts"), report.encode().to_vec()));
         }
+    }
+    for registers in [0, 22, kernel::REGISTERS] {
+        let report = ProgramReport {
+            slot: 4,
+            flow_id: 42,
+            epoch: 3,
+            seq: 8,
+            now_ns: 2_000_000,
+            install: 1,
+            flags: kernel::F_URGENT,
+            mss: 1448,
+            cwnd_pkts: 10,
+            in_flight_pkts: 9,
+            srtt_us: 50,
+            snd_una: 1 << 20,
+            snd_nxt: (1 << 20) + 14_480,
+            lport: 40_000,
+            rport: 5201,
+            signals: 1,
+            registers: (0..registers as u64).map(|i| i * 1448).collect(),
+            ..ProgramReport::default()
+        };
+        seeds.push((format!("program-{registers}-registers"), report.encode().to_vec()));
     }
     seeds
 }

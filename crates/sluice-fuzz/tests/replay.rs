@@ -76,7 +76,7 @@ fn codec_seeds_match_the_codec() {
         }
         let committed = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(committed, bytes, "{} differs from the codec's encoding", path.display());
-        assert!(codec::Report::parse(&committed).is_ok(), "{} does not parse", path.display());
+        assert!(codec::Message::parse(&committed).is_ok(), "{} does not parse", path.display());
     }
 }
 

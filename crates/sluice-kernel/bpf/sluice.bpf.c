@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_endian.h>
 #include "sluice.h"
+#include "program.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -17,7 +18,7 @@ char _license[] SEC("license") = "GPL";
  * bpf_ktime_get_ns() around the rare parts of an ACK, summed per CPU. Sections nest (report holds
  * reserve), so an outer figure includes its inner probes (~50-100 ns each). Off in every normal build. */
 #ifdef SLK_PROFILE
-enum slk_section { SLK_P_DECIDE, SLK_P_REPORT, SLK_P_RESERVE, SLK_P_MAX };
+enum slk_section { SLK_P_DECIDE, SLK_P_REPORT, SLK_P_RESERVE, SLK_P_PROGRAM, SLK_P_EXEC, SLK_P_MAX };
 struct slk_profile {
 	__u64 ns[SLK_P_MAX];
 	__u64 runs[SLK_P_MAX];
@@ -109,6 +110,7 @@ struct slk_hot {
 #define SLK_H_FALLBACK 2 /* the watchdog runs the kernel's Reno or Cubic */
 #define SLK_H_PACING 4   /* the agent set a pacing rate */
 #define SLK_H_CUBIC 8    /* the fallback is the kernel's Cubic, whose state is in the cell (swap_in) */
+#define SLK_H_PROGRAM 16 /* the flow's datapath program runs in place of the fold (slk_pstates) */
 
 /* Cubic's state is swapped into the first SLK_SWAP_WORDS words of icsk_ca_priv around each call of its
  * functions: the rest of the cell's `parked` area keeps those words of sluice's state meanwhile. */
@@ -156,6 +158,43 @@ struct {
 	__type(value, struct slk_counters);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } slk_counters SEC(".maps");
+
+/* Datapath programs (docs/programs.md): the tapes the agent installed (shared by flows), each tagged
+ * with the agent that wrote it, and each program flow's state (its registers), keyed by the flow's cell.
+ * The agent writes a flow's state before the decision that turns its program on (SLK_D_PROGRAM), and
+ * replaces it whole at every install: a hash element is swapped in at once and the old one freed after
+ * the programs that may hold it finish, so an ACK sees one install or the other, never a mix. */
+struct slk_tape {
+	__u64 epoch;
+	struct slp_prog prog;
+};
+
+_Static_assert(SLK_REGS == SLP_REGS, "sluice.h and program.h agree on the registers");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLK_TAPES);
+	__type(key, __u32);
+	__type(value, struct slk_tape);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} slk_tapes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, SLK_CELLS);
+	__type(key, __u32);
+	__type(value, struct slk_pstate);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} slk_pstates SEC(".maps");
+
+/* The interpreter's per-signal scratch (fields, operand stack, position). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct slp_scratch);
+} slk_scratch SEC(".maps");
 
 static __always_inline struct slk_counters *counters(void)
 {
@@ -461,7 +500,10 @@ static __always_inline void on_release(struct sock *sk)
 		return;
 	c = cell_of(h);
 	if (c) {
+		__u32 key = h->cell;
+
 		report(h, &c->flow, sk, SLK_KIND_END, false, bpf_ktime_get_ns(), settings());
+		bpf_map_delete_elem(&slk_pstates, &key);
 		c->flow.flow_id = 0;
 	}
 	h->flags = 0;
@@ -471,7 +513,7 @@ static __always_inline void on_release(struct sock *sk)
 static __always_inline bool decision_well_formed(const struct slk_decision *d, __u32 cell)
 {
 	return d->magic == SLK_MAGIC && d->version == SLK_VERSION && (d->flow_id & (SLK_CELLS - 1)) == cell &&
-	       !(d->flags & ~(SLK_D_CWND | SLK_D_RATE)) && d->seq != 0 &&
+	       !(d->flags & ~(SLK_D_CWND | SLK_D_RATE | SLK_D_PROGRAM)) && d->seq != 0 &&
 	       (!(d->flags & SLK_D_CWND) || d->cwnd_pkts != 0);
 }
 
@@ -495,6 +537,264 @@ static __always_inline void apply(struct slk_hot *h, struct sock *sk, const stru
 		sk->sk_pacing_rate = rate;
 		h->flags |= SLK_H_PACING;
 	}
+}
+
+/* A program flow's run: its state, its tape and the scratch. */
+struct slk_prun {
+	struct slk_pstate *ps;
+	struct slk_tape *t;
+	struct slp_scratch *x;
+};
+
+/* One ACK's (or one fold's) signals, as the program's Ack fields take them. */
+struct slk_acksig {
+	__u64 acks;
+	__u64 bytes;
+	__u64 pkts;
+	__u64 ecn_bytes;
+	__u64 ecn_pkts;
+	__u64 ecn;
+	__u64 rtt_us;     /* latest sample (0: none) */
+	__u64 rtt_min_us; /* least sample */
+	__u64 rate_bps;   /* delivery rate (0: none) */
+	__u64 reordered;
+};
+
+/* The flow's program, when it may run: installed for this flow, its tape written by the same agent. */
+static __always_inline bool prog_of(const struct slk_hot *h, const struct slk_flow *st, struct slk_prun *pr)
+{
+	__u32 key = h->cell, zero = 0;
+
+	pr->ps = bpf_map_lookup_elem(&slk_pstates, &key);
+	if (!pr->ps || pr->ps->flow_id != st->flow_id)
+		return false;
+	key = pr->ps->tape;
+	pr->t = bpf_map_lookup_elem(&slk_tapes, &key);
+	pr->x = bpf_map_lookup_elem(&slk_scratch, &zero);
+	return pr->t && pr->x && pr->t->epoch == pr->ps->epoch;
+}
+
+/* A signal's fields before its kind: Now, the flow's facts; every other field 0 (Ack.rtt_min: none). */
+static __always_inline void sig_start(struct slk_prun *pr, const struct tcp_sock *tp, __u64 now)
+{
+	struct slp_scratch *x = pr->x;
+	int k;
+
+#pragma clang loop unroll(full)
+	for (k = 0; k < SLP_FIELDS; k++)
+		x->in[k] = 0;
+	x->in[SLP_F_NOW] = now * 1000;
+	x->in[SLP_F_ACK_RTT_MIN] = ~0ULL;
+	x->in[SLP_F_FLOW_MSS] = tp->mss_cache;
+	x->in[SLP_F_FLOW_BASE_RTT] = pr->ps->base_rtt;
+	x->in[SLP_F_FLOW_LINE_RATE] = pr->ps->line_rate;
+}
+
+static __always_inline __u64 snd_nxt_bytes(const struct tcp_sock *tp)
+{
+	return tp->bytes_acked + (__u32)(tp->snd_nxt - tp->snd_una);
+}
+
+static __always_inline void sig_ack(struct slk_prun *pr, const struct tcp_sock *tp, const struct slk_acksig *a)
+{
+	struct slp_scratch *x = pr->x;
+
+	x->in[SLP_F_EVENT_ACK] = 1;
+	x->in[SLP_F_ACK_ACKS] = a->acks;
+	x->in[SLP_F_ACK_BYTES_ACKED] = a->bytes;
+	x->in[SLP_F_ACK_PACKETS_ACKED] = a->pkts;
+	x->in[SLP_F_ACK_ECN_BYTES] = a->ecn_bytes;
+	x->in[SLP_F_ACK_ECN_PACKETS] = a->ecn_pkts;
+	x->in[SLP_F_ACK_ECN] = a->ecn;
+	if (a->rtt_us) {
+		x->in[SLP_F_ACK_RTT] = a->rtt_us * 1000000;
+		x->in[SLP_F_ACK_HAS_RTT] = 1;
+		x->in[SLP_F_ACK_RTT_MIN] = a->rtt_min_us * 1000000;
+	}
+	if (a->rate_bps) {
+		x->in[SLP_F_ACK_RATE] = a->rate_bps;
+		x->in[SLP_F_ACK_HAS_RATE] = 1;
+	}
+	x->in[SLP_F_ACK_SND_UNA] = tp->bytes_acked;
+	x->in[SLP_F_ACK_SND_NXT] = snd_nxt_bytes(tp);
+	x->in[SLP_F_ACK_IN_FLIGHT] = (__u64)in_flight(tp) * tp->mss_cache;
+	x->in[SLP_F_ACK_REORDERED] = a->reordered;
+}
+
+/* A loss: kind 1 (fast retransmit: the flow entered Recovery) or 3 (timeout). */
+static __always_inline void sig_loss(struct slk_prun *pr, const struct tcp_sock *tp, __u64 kind)
+{
+	struct slp_scratch *x = pr->x;
+
+	x->in[SLP_F_EVENT_LOSS] = 1;
+	x->in[SLP_F_LOSS_KIND] = kind;
+	x->in[SLP_F_LOSS_COUNT] = 1;
+	x->in[SLP_F_LOSS_IN_FLIGHT] = (__u64)in_flight(tp) * tp->mss_cache;
+	x->in[SLP_F_LOSS_SND_NXT] = snd_nxt_bytes(tp);
+}
+
+/* The program's registers go to the agent; volatile ones start again. A full ring is counted and the
+ * registers kept as they are, so the next report carries them. */
+static __always_inline void preport(struct slk_prun *pr, struct slk_hot *h, struct slk_flow *st, struct sock *sk,
+				    bool urgent, __u64 now)
+{
+	const struct slk_settings *cfg = settings();
+	struct slk_counters *c = counters();
+	struct slk_pstate *ps = pr->ps;
+	struct slp_prog *p = &pr->t->prog;
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct slk_preport *r;
+
+	PROF_START(t_reserve);
+	r = bpf_ringbuf_reserve(&slk_reports, sizeof(*r), 0);
+	PROF_ADD(SLK_P_RESERVE, t_reserve);
+	if (!r) {
+		if (c)
+			c->c[SLK_C_RB_FAIL] += 1;
+		return;
+	}
+	st->seq += 1;
+	r->magic = SLK_MAGIC;
+	r->version = SLK_VERSION;
+	r->kind = SLK_KIND_PROGRAM;
+	r->slot = st->slot;
+	r->flow_id = st->flow_id;
+	r->epoch = (__u32)cfg->epoch;
+	r->seq = st->seq;
+	r->now_ns = now;
+	r->install = ps->install;
+	r->flags = (urgent ? SLK_F_URGENT : 0) | (h->flags & SLK_H_FALLBACK ? SLK_F_FALLBACK : 0);
+	r->index = ps->index;
+	r->nregs = ps->nregs > SLP_REGS ? SLP_REGS : (__u8)ps->nregs;
+	r->mss = tp->mss_cache;
+	r->cwnd_pkts = tp->snd_cwnd;
+	r->in_flight_pkts = in_flight(tp);
+	r->srtt_us = tp->srtt_us >> 3;
+	r->snd_una = tp->bytes_acked;
+	r->snd_nxt = snd_nxt_bytes(tp);
+	r->lport = st->lport;
+	r->rport = st->rport;
+	r->signals = ps->signals;
+	slp_take_report(p, ps->regs, r->regs);
+	if (c) {
+		c->c[SLK_C_PROGRAM_SIGNALS] += ps->signals;
+		c->c[SLK_C_REPORTS] += 1;
+		c->c[SLK_C_PROGRAM_REPORTS] += 1;
+		if (urgent)
+			c->c[SLK_C_URGENT] += 1;
+	}
+	ps->signals = 0;
+	ps->pending = 0;
+	refresh(h, tp, cfg);
+	if (!h->unanswered_since)
+		h->unanswered_since = now;
+	bpf_ringbuf_submit(r, wakeup_flags(c, urgent, cfg));
+}
+
+/* Runs the tape over the fields in the scratch (one copy of the interpreter's loop for every caller). */
+static __noinline __u32 prog_exec(struct slp_prog *p, __u64 *regs, struct slp_scratch *x)
+{
+	struct slp_run r = { .p = p, .regs = regs, .x = x };
+
+	return slp_exec(&r);
+}
+
+/* One signal (its fields in the scratch) through the flow's program: a report when the program says so,
+ * else its wake is kept unless one is pending (as the plane's driver does). */
+static __always_inline void prog_signal(struct slk_prun *pr, struct slk_hot *h, struct slk_flow *st, struct sock *sk,
+					__u64 now)
+{
+	struct slk_pstate *ps = pr->ps;
+	__u32 out;
+
+	PROF_START(t_exec);
+	out = prog_exec(&pr->t->prog, ps->regs, pr->x);
+	PROF_ADD(SLK_P_EXEC, t_exec);
+	ps->signals += 1;
+	ps->pending = 1;
+	ps->wake = slp_next_wake(out, pr->x->wake, ps->wake);
+	if ((out & SLP_OUT_REPORT) && !(out & SLP_OUT_ERROR))
+		preport(pr, h, st, sk, out & SLP_OUT_URGENT, now);
+}
+
+/* A wake that came due runs the program on a tick, if a signal reached it since its last report. The
+ * BPF side has no timer per flow: a wake is served at the flow's next signal. */
+static __always_inline void prog_wake(struct slk_prun *pr, struct slk_hot *h, struct slk_flow *st, struct sock *sk,
+				      __u64 now)
+{
+	struct slk_pstate *ps = pr->ps;
+
+	if (!ps->wake || now * 1000 < ps->wake)
+		return;
+	ps->wake = 0;
+	if (!ps->pending)
+		return;
+	sig_start(pr, tcp_sk(sk), now);
+	pr->x->in[SLP_F_EVENT_TICK] = 1;
+	prog_signal(pr, h, st, sk, now);
+}
+
+/* The flow leaves its program: the fold starts afresh. */
+static __always_inline void leave_program(struct slk_hot *h, struct slk_flow *st, struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	h->flags &= ~SLK_H_PROGRAM;
+	fold_reset(h, st, tp);
+	h->acked_total = tp->bytes_acked;
+}
+
+/* The flow's program starts: what the fold holds since the last report goes through it first, as the
+ * agent runs a folded report through its own interpreter (losses, then the ACKs as one). */
+static __always_inline void enter_program(struct slk_hot *h, struct slk_flow *st, struct sock *sk, __u64 now)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct slk_acksig a = {};
+	struct slk_prun pr;
+	__u32 rtt;
+	int i;
+
+	if (!prog_of(h, st, &pr)) {
+		slk_count(SLK_C_PROGRAM_LOST);
+		return;
+	}
+	h->flags |= SLK_H_PROGRAM;
+	if (st->losses) {
+		sig_start(&pr, tp, now);
+		sig_loss(&pr, tp, 1);
+		prog_signal(&pr, h, st, sk, now);
+	}
+	if (st->rtos) {
+		sig_start(&pr, tp, now);
+		sig_loss(&pr, tp, 3);
+		prog_signal(&pr, h, st, sk, now);
+	}
+	if (h->acks) {
+		a.acks = h->acks;
+		a.bytes = tp->bytes_acked - st->report_base;
+		a.pkts = h->acked_pkts;
+		a.ecn_bytes = h->ece_bytes;
+		a.ecn_pkts = h->ece_pkts;
+		a.ecn = h->ece_pkts > 0 || h->ece_bytes > 0;
+		a.rtt_min_us = ~0ULL;
+#pragma clang loop unroll(full)
+		for (i = 0; i < SLK_RTT_SAMPLES; i++) {
+			rtt = h->rtt_us[i];
+			if (i < h->n_rtt) {
+				a.rtt_us = rtt;
+				if (rtt < a.rtt_min_us)
+					a.rtt_min_us = rtt;
+			}
+		}
+		if (h->rate_interval_us > 0 && h->rate_delivered > 0)
+			a.rate_bps = (__u64)h->rate_delivered * tp->mss_cache * 8 * 1000000 / (__u64)h->rate_interval_us;
+		a.reordered = tp->reord_seen - st->reord_base;
+		sig_start(&pr, tp, now);
+		sig_ack(&pr, tp, &a);
+		prog_signal(&pr, h, st, sk, now);
+	}
+	fold_reset(h, st, tp);
+	h->acked_total = tp->bytes_acked;
 }
 
 /* Copies the cell's decision when the agent is not writing it: the generation word is even and the same
@@ -540,6 +840,10 @@ static __always_inline bool take_decision(struct slk_hot *h, struct slk_cell *c,
 		return false;
 	}
 	apply(h, sk, &d);
+	if ((d.flags & SLK_D_PROGRAM) && !(h->flags & SLK_H_PROGRAM))
+		enter_program(h, st, sk, now);
+	else if (!(d.flags & SLK_D_PROGRAM) && (h->flags & SLK_H_PROGRAM))
+		leave_program(h, st, sk);
 	st->applied_seq = d.seq;
 	st->applied_epoch = d.epoch;
 	h->unanswered_since = d.report_seq >= st->seq ? 0 : now;
@@ -658,6 +962,95 @@ static __always_inline void watchdog(struct slk_hot *h, struct slk_cell *c, stru
 		start_cubic(h, sk, c);
 }
 
+/* Reads the agent's answer (the cell's generation word moved) and runs the watchdog; returns the
+ * flow's cell when it was looked up. */
+static __always_inline struct slk_cell *answer(struct slk_hot *h, struct slk_cell *c, struct sock *sk, __u64 now)
+{
+	bool answered = false;
+
+	if (!c)
+		c = cell_of(h);
+	if (c && READ_ONCE_U32(c->gen) != h->seen_gen) {
+		PROF_START(t_decide);
+		answered = take_decision(h, c, sk, now);
+		PROF_ADD(SLK_P_DECIDE, t_decide);
+	}
+	if (answered && (h->flags & SLK_H_FALLBACK)) {
+		h->flags &= ~(SLK_H_FALLBACK | SLK_H_CUBIC);
+		slk_count(SLK_C_RESUMED);
+	} else if (!answered) {
+		watchdog(h, c, sk, now);
+	}
+	return c;
+}
+
+/* An ACK of a flow whose program runs: the agent's answer and the watchdog as for any flow, then a due
+ * wake's tick, a loss when the flow entered Recovery, and the ACK, each through the program. Returns
+ * false when the program cannot run (the flow left it): the fold takes the ACK. */
+static __always_inline bool on_ack_program(struct sock *sk, struct slk_hot *h, __u32 ack, int flag,
+					   const struct rate_sample *rs, __u64 now)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct slk_acksig a = {};
+	struct slk_cell *c = cell_of(h);
+	struct slk_prun pr;
+	__u8 state;
+	bool recovery;
+
+	if (!c)
+		return false;
+	if (!prog_of(h, &c->flow, &pr)) {
+		leave_program(h, &c->flow, sk);
+		slk_count(SLK_C_PROGRAM_LOST);
+		return false;
+	}
+	if (h->unanswered_since)
+		answer(h, c, sk, now);
+	if (!(h->flags & SLK_H_PROGRAM))
+		return false;
+	if (h->flags & SLK_H_FALLBACK) {
+		struct slk_cell *cubic = NULL;
+
+		/* A branch, not a select: clang would mask the pointer, which the verifier refuses. */
+		if (h->flags & SLK_H_CUBIC) {
+			cubic = c;
+			asm volatile("" : "+r"(cubic));
+		}
+		fallback_control(sk, ack, flag, rs, cubic);
+	}
+
+	prog_wake(&pr, h, &c->flow, sk, now);
+	state = inet_csk(sk)->icsk_ca_state;
+	recovery = state != h->ca_state && state == TCP_CA_Recovery;
+	h->ca_state = state;
+	if (recovery) {
+		sig_start(&pr, tp, now);
+		sig_loss(&pr, tp, 1);
+		prog_signal(&pr, h, &c->flow, sk, now);
+	}
+	a.acks = 1;
+	a.bytes = tp->bytes_acked - h->acked_total;
+	a.pkts = rs->acked_sacked;
+	if (flag & FLAG_ECE) {
+		a.ecn = 1;
+		a.ecn_bytes = a.bytes;
+		a.ecn_pkts = a.pkts;
+	}
+	if (rs->rtt_us > 0) {
+		a.rtt_us = rs->rtt_us;
+		a.rtt_min_us = rs->rtt_us;
+	}
+	if (rs->interval_us > 0 && rs->delivered > 0)
+		a.rate_bps = (__u64)rs->delivered * tp->mss_cache * 8 * 1000000 / (__u64)rs->interval_us;
+	a.reordered = tp->reord_seen - c->flow.reord_base;
+	h->acked_total = tp->bytes_acked;
+	c->flow.reord_base = tp->reord_seen;
+	sig_start(&pr, tp, now);
+	sig_ack(&pr, tp, &a);
+	prog_signal(&pr, h, &c->flow, sk, now);
+	return true;
+}
+
 static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs)
 {
 	struct slk_hot *h = hot_of(sk);
@@ -674,41 +1067,43 @@ static __always_inline void on_ack(struct sock *sk, __u32 ack, int flag, const s
 	/* The ACK's timestamp, taken by tcp_ack() from tcp_clock_ns() (= ktime_get_ns(), the clock of
 	 * bpf_ktime_get_ns()) in microseconds: no helper call per ACK. */
 	now = tcp_sk(sk)->tcp_mstamp * 1000;
+	if (h->flags & SLK_H_PROGRAM) {
+		bool ran;
+
+		PROF_START(t_program);
+		ran = on_ack_program(sk, h, ack, flag, rs, now);
+		PROF_ADD(SLK_P_PROGRAM, t_program);
+		if (ran)
+			return;
+	}
 	fold_ack(h, sk, flag, rs, now);
 	state = inet_csk(sk)->icsk_ca_state;
 	if (state != h->ca_state) {
 		urgent = state == TCP_CA_Recovery;
 		h->ca_state = state;
 	}
+	/* A loss is counted at once: a program that a decision below starts takes it with the fold. */
+	if (urgent) {
+		c = cell_of(h);
+		if (c)
+			c->flow.losses += 1;
+	}
 
 	/* The agent writes decisions in answer to reports (carrying the window and rate in force), so the
 	 * cell's generation word is only read while an answer is owed, and the decision only when it moved. */
-	if (h->unanswered_since) {
-		bool answered = false;
-
-		c = cell_of(h);
-		if (c && READ_ONCE_U32(c->gen) != h->seen_gen) {
-			PROF_START(t_decide);
-			answered = take_decision(h, c, sk, now);
-			PROF_ADD(SLK_P_DECIDE, t_decide);
-		}
-		if (answered && (h->flags & SLK_H_FALLBACK)) {
-			h->flags &= ~(SLK_H_FALLBACK | SLK_H_CUBIC);
-			slk_count(SLK_C_RESUMED);
-		} else if (!answered) {
-			watchdog(h, c, sk, now);
-		}
-	}
+	if (h->unanswered_since)
+		c = answer(h, c, sk, now);
 	if (h->flags & SLK_H_FALLBACK)
 		fallback_control(sk, ack, flag, rs, (h->flags & SLK_H_CUBIC) ? (c ? c : cell_of(h)) : NULL);
 
+	/* A decision read above may have started the flow's program, which took the fold. */
+	if (h->flags & SLK_H_PROGRAM)
+		return;
 	if (urgent || h->acks >= h->batch_acks || (__s64)(now - h->first_ns) >= (__s64)h->period_ns) {
 		if (!c)
 			c = cell_of(h);
 		if (!c)
 			return;
-		if (urgent)
-			c->flow.losses += 1;
 		PROF_START(t_report);
 		report(h, &c->flow, sk, SLK_KIND_REPORT, urgent, now, settings());
 		PROF_ADD(SLK_P_REPORT, t_report);
@@ -736,8 +1131,21 @@ static __always_inline void on_state(struct sock *sk, __u8 new_state)
 		return;
 	st = &c->flow;
 	now = bpf_ktime_get_ns();
-	st->rtos += 1;
 	h->ca_state = new_state;
+	if (h->flags & SLK_H_PROGRAM) {
+		struct slk_prun pr;
+
+		if (prog_of(h, st, &pr)) {
+			prog_wake(&pr, h, st, sk, now);
+			sig_start(&pr, tcp_sk(sk), now);
+			sig_loss(&pr, tcp_sk(sk), 3);
+			prog_signal(&pr, h, st, sk, now);
+			return;
+		}
+		leave_program(h, st, sk);
+		slk_count(SLK_C_PROGRAM_LOST);
+	}
+	st->rtos += 1;
 	if (!h->first_ns)
 		h->first_ns = now;
 	report(h, st, sk, SLK_KIND_REPORT, true, now, settings());

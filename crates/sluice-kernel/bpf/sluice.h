@@ -6,7 +6,7 @@
 
 /* "SLK1" read as a little-endian u32: the first word of every message in either direction. */
 #define SLK_MAGIC 0x314b4c53u
-#define SLK_VERSION 2
+#define SLK_VERSION 3
 
 /* Raw RTT samples one report carries at most; later samples of the period replace the last slot. */
 #define SLK_RTT_SAMPLES 8
@@ -22,6 +22,7 @@
 #define SLK_KIND_START 1  /* a flow started (or was re-initialised); urgent */
 #define SLK_KIND_REPORT 2 /* folded signals */
 #define SLK_KIND_END 3    /* the flow's socket released its congestion control */
+#define SLK_KIND_PROGRAM 4 /* the flow's datapath program reported its registers (struct slk_preport) */
 
 /* Report flags. */
 #define SLK_F_URGENT 1   /* sent at once: loss, RTO or start */
@@ -30,6 +31,7 @@
 /* Decision flags. */
 #define SLK_D_CWND 1 /* cwnd_pkts is set */
 #define SLK_D_RATE 2 /* pacing_bps is set */
+#define SLK_D_PROGRAM 4 /* the flow's program (slk_pstates) runs in place of the fold; absent: the fold */
 
 /* Counter slots of the per-CPU counters map's one value (struct slk_counters). */
 enum slk_counter {
@@ -44,6 +46,9 @@ enum slk_counter {
 	SLK_C_RESUMED,         /* times a flow in fallback was handed back to the agent */
 	SLK_C_NO_STATE,        /* ACKs of flows without per-flow state (no free cell) */
 	SLK_C_FALLBACK_CUBIC,  /* of the fallbacks, those that ran the kernel's Cubic (the others ran Reno) */
+	SLK_C_PROGRAM_SIGNALS, /* signals run through flows' programs */
+	SLK_C_PROGRAM_REPORTS, /* of the reports, those of programs */
+	SLK_C_PROGRAM_LOST,    /* times a flow left its program: state missing, of another flow or agent */
 	SLK_C_MAX,
 };
 
@@ -52,6 +57,11 @@ struct slk_counters {
 	__u64 c[SLK_C_MAX];
 	__u64 since_wakeup; /* reports this CPU submitted since it last woke the agent (not a counter) */
 };
+
+/* Registers of a datapath program (SLP_REGS in program.h), and the programs (tapes) the agent may have
+ * installed at once: flows share a tape, each with its own registers. */
+#define SLK_REGS 32
+#define SLK_TAPES 64
 
 /* What the watchdog hands a flow to: the kernel's own Reno or Cubic (slk_settings.fallback). */
 #define SLK_FALLBACK_RENO 0
@@ -102,6 +112,51 @@ struct slk_report {
 	__u32 rtt_us[SLK_RTT_SAMPLES];
 };
 
+/* BPF -> agent, through the ring buffer: a flow's program reported (kind SLK_KIND_PROGRAM). The
+ * header's first 24 bytes are those of struct slk_report. 336 bytes. */
+struct slk_preport {
+	__u32 magic;
+	__u16 version;
+	__u8 kind;
+	__u8 slot;
+	__u64 flow_id;
+	__u32 epoch;
+	__u32 seq;          /* shares the flow's report sequence */
+	__u64 now_ns;
+	__u32 install;      /* the agent's install number of the program that ran (slk_pstate.install) */
+	__u16 flags;        /* SLK_F_URGENT: the program said (urgent); SLK_F_FALLBACK */
+	__u8 index;         /* the algorithm's number for the program */
+	__u8 nregs;         /* registers the program declares */
+	__u32 mss;
+	__u32 cwnd_pkts;
+	__u32 in_flight_pkts;
+	__u32 srtt_us;
+	__u64 snd_una;
+	__u64 snd_nxt;
+	__u16 lport;
+	__u16 rport;
+	__u32 signals;      /* signals the program ran since its previous report */
+	__u64 regs[SLK_REGS]; /* as reported: before volatile registers start again */
+};
+
+/* agent -> BPF: a flow's program state (the slk_pstates hash, key: the flow's cell), written by the agent
+ * at each install; the BPF side then runs it on every signal of the flow. 312 bytes. */
+struct slk_pstate {
+	__u64 flow_id;      /* the flow it was installed for */
+	__u32 epoch;        /* the agent that installed it; its tape (slk_tapes) must be of the same agent */
+	__u32 install;      /* the agent's install number, echoed in the reports */
+	__u32 tape;         /* slot in slk_tapes */
+	__u8 index;         /* the algorithm's number for the program */
+	__u8 pending;       /* a signal ran since the last report (a due wake runs a tick only then) */
+	__u16 nregs;
+	__u64 wake;         /* the pending wake, ps of CLOCK_MONOTONIC (0: none) */
+	__u64 base_rtt;     /* Flow.base_rtt, ps */
+	__u64 line_rate;    /* Flow.line_rate, bit/s */
+	__u32 pad;
+	__u32 signals;      /* signals run since the last report */
+	__u64 regs[SLK_REGS];
+};
+
 /* agent -> BPF: the decision in a flow's cell. 40 bytes. */
 struct slk_decision {
 	__u32 magic;
@@ -115,7 +170,8 @@ struct slk_decision {
 	__u64 pacing_bps;   /* bit/s */
 };
 
-/* The BPF side's own per-flow state, the second line of a flow's cell: read when a report leaves, a decision
+/* The BPF side's own per-flow state, the second line of a flow's cell (with a program, reord_base is the
+ * base of each ACK's reorderings instead of the report's): read when a report leaves, a decision
  * arrives, or a loss or timeout comes (the per-ACK state is in the socket, struct slk_hot). The agent only
  * reads it (flow_id: which flow holds the cell). 64 bytes. */
 struct slk_flow {
@@ -154,6 +210,8 @@ _Static_assert(sizeof(struct slk_cell) == 256, "src/loader.rs CELL_BYTES");
 _Static_assert(__builtin_offsetof(struct slk_cell, gen) == 40, "src/loader.rs CELL_GEN");
 _Static_assert(__builtin_offsetof(struct slk_cell, flow) == 64, "src/loader.rs CELL_FLOW");
 _Static_assert(sizeof(struct slk_settings) == 56, "src/loader.rs Settings");
-_Static_assert(sizeof(struct slk_counters) == 96, "src/loader.rs COUNTER_SLOTS");
+_Static_assert(sizeof(struct slk_counters) == 120, "src/loader.rs COUNTER_SLOTS");
+_Static_assert(sizeof(struct slk_preport) == 336, "src/codec.rs PROGRAM_REPORT_BYTES");
+_Static_assert(sizeof(struct slk_pstate) == 312, "src/loader.rs PSTATE_BYTES");
 
 #endif

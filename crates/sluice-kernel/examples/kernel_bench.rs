@@ -6,10 +6,12 @@
 //! the kernel's Reno), whose cost per ACK is the floor under the same load.
 //!
 //! Run as root: `cargo run --release -p sluice-kernel --example kernel_bench [-- SECONDS [GSO_SEGMENTS
-//! [DEADLINE [FLOWS [RATE]]]]]`; GSO_SEGMENTS caps the segments per offloaded packet (0: no cap), DEADLINE
+//! [DEADLINE [FLOWS [RATE [ALGORITHM]]]]]]`; GSO_SEGMENTS caps the segments per offloaded packet (0: no cap), DEADLINE
 //! replaces the 1 ms report deadline (e.g. 4ms; `-`: the default), FLOWS is a comma-separated list of flow
 //! counts (`-`: 1 to 32), RATE is the bottleneck's tbf rate (default 1gbit; e.g. 10gbit to measure at
-//! the highest ACK rates the machine reaches). Built with `SLUICE_BPF_CFLAGS=-DSLK_PROFILE=1`, the BPF side times its rare parts (reading a
+//! the highest ACK rates the machine reaches), ALGORITHM is the agent's algorithm with its parameters
+//! (`dctcp`, `dctcp:program=true` to run DCTCP's reporting as a datapath program on the BPF side,
+//! `dctcp_burst`; default cubic). Built with `SLUICE_BPF_CFLAGS=-DSLK_PROFILE=1`, the BPF side times its rare parts (reading a
 //! decision, sending a report) and each row is followed by what they cost.
 
 use std::time::Duration;
@@ -37,7 +39,10 @@ fn main() {
     std::fs::write(STATS, "1").expect("enable kernel.bpf_stats_enabled");
     let rate = std::env::args().nth(5).unwrap_or_else(|| "1gbit".into());
     let bed = TestBed::new("bn", &rate, "1mb").expect("test bed");
-    println!("bottleneck: tbf {rate}");
+    println!(
+        "bottleneck: tbf {rate}; algorithm {}",
+        std::env::args().nth(6).filter(|t| t != "-").unwrap_or("cubic".into())
+    );
     if let Some(segments) = std::env::args().nth(2).and_then(|s| s.parse().ok()).filter(|&s: &u32| s > 0) {
         bed.limit_gso(segments).expect("gso_max_segs");
         println!("sender GSO capped at {segments} segments per packet");
@@ -69,6 +74,13 @@ fn row(bed: &TestBed, flows: u32, seconds: u32, floor: (f64, f64)) {
     let mut config = AgentConfig { pin_dir: "/sys/fs/bpf/slk-bench".into(), ..AgentConfig::default() };
     if let Some(text) = std::env::args().nth(3).filter(|t| t != "-") {
         config.deadline = AgentConfig::parse_duration_arg("deadline", &text).expect("deadline");
+    }
+    if let Some(choice) = std::env::args().nth(6).filter(|t| t != "-") {
+        let (name, params) = choice.split_once(':').unwrap_or((&choice, ""));
+        config.default = name.to_string();
+        for param in params.split(',').filter(|p| !p.is_empty()) {
+            config.add_param_arg(&format!("{name}.{param}")).expect("ALGORITHM: NAME[:KEY=VALUE,...]");
+        }
     }
     let resolved = config.resolve("kernel_bench").expect("settings");
     let agent = std::thread::spawn(move || run(resolved, &RunOptions::default(), &mut |_| {}));

@@ -2,6 +2,11 @@
 //! [`FlowDriver`] (the same driver the other datapaths use), which hands them to the algorithm when its
 //! reporting policy says so; the decisions that pass the plane's filters become a [`Decision`] for the
 //! BPF side. The agent polls the driver (timers, fold deadlines) instead of arming wakes.
+//!
+//! A flow whose algorithm installs a datapath program runs it on the BPF side: the adapter hands the
+//! program (at the flow's start and at every `ctx.install`) to the agent to write, and the program's
+//! reports go to the algorithm's `on_report`. Until the BPF side runs it, and when it cannot, the
+//! flow's folded reports run through the driver's own interpreter (each as one ACK and its losses).
 
 use std::sync::Arc;
 
@@ -11,7 +16,8 @@ use sluice_core::{Rate, Time, PS_PER_S, PS_PER_US};
 use sluice_plane::trigger::Urgency;
 use sluice_plane::{Datapath, FlowDriver, Fold, PlaneConfig, PlaneCounters, Wake};
 
-use crate::codec::{Decision, Report, D_CWND, D_RATE};
+use crate::codec::{Decision, ProgramReport, Report, D_CWND, D_PROGRAM, D_RATE, F_URGENT};
+use crate::program::Install;
 
 /// Bytes of headers per segment on the wire: IPv4 (20) + TCP with timestamps (32) + Ethernet (14).
 pub const HEADER_BYTES: u32 = 66;
@@ -28,6 +34,9 @@ pub const INIT_CWND_PACKETS: u32 = 10;
 pub enum Rejected {
     /// Its sequence number is not newer than one already handled.
     Stale,
+    /// A program report of an install that is not the flow's current one on the BPF side (an earlier
+    /// program, or one this agent did not write): its registers are not handed to the algorithm.
+    OtherInstall,
 }
 
 /// The window and rate in force, and whether the BPF side is owed a decision.
@@ -96,6 +105,12 @@ pub struct FlowAdapter {
     oldest_unanswered_ns: u64,
     /// Reports this flow handled.
     pub reports: u64,
+    /// The driver's install count when the adapter last handed the program over.
+    installs_seen: u64,
+    /// The install the BPF side runs (written and turned on by the decisions), if any.
+    live_install: Option<u32>,
+    base_rtt: Time,
+    line_rate: Rate,
 }
 
 impl FlowAdapter {
@@ -114,6 +129,10 @@ impl FlowAdapter {
             srtt_us: 0,
             oldest_unanswered_ns: 0,
             reports: 0,
+            installs_seen: 0,
+            live_install: None,
+            base_rtt: info.base_rtt,
+            line_rate: info.line_rate,
         };
         let mut counters = PlaneCounters::default();
         let mut dp = KernelPath {
@@ -166,13 +185,80 @@ impl FlowAdapter {
         self.reports += 1;
         self.mss = r.mss.max(1);
         self.srtt_us = r.srtt_us;
-        counters.signals += r.losses as u64 + r.rtos as u64 + r.acks as u64;
-        counters.reordered += if r.acks > 0 { r.reorders as u64 } else { 0 };
         let urgency = urgency_of(r);
         let mss = self.mss;
         let mut dp = KernelPath { now, line_rate, config: plane, counters, answer: &mut self.answer };
+        if self.driver.program().is_some() {
+            // The program has not reached the BPF side (or cannot): the driver runs it on the report's
+            // losses and its ACKs as one, as the BPF side does with what it folded when it takes a program.
+            let in_flight = r.in_flight_pkts as u64 * mss as u64;
+            for (count, kind) in [(r.losses, LossKind::FastRetransmit), (r.rtos, LossKind::Timeout)] {
+                if count > 0 {
+                    self.driver.on_loss(&Loss { kind, count, in_flight, snd_nxt: r.snd_nxt }, &mut dp);
+                }
+            }
+            if r.acks > 0 {
+                let samples = samples_of(r);
+                self.driver.on_ack(&ack_of(r, mss, &samples), false, &mut dp);
+            }
+            return Ok(());
+        }
+        dp.counters.signals += r.losses as u64 + r.rtos as u64 + r.acks as u64;
+        dp.counters.reordered += if r.acks > 0 { r.reorders as u64 } else { 0 };
         self.driver.on_folded(urgency, &mut dp, |fold, at| fold_report(fold, r, mss, at));
         Ok(())
+    }
+
+    /// A report of the flow's program from the BPF side: its registers go to the algorithm when the
+    /// program is the flow's current install.
+    pub fn on_program_report(
+        &mut self,
+        r: &ProgramReport,
+        now: Time,
+        line_rate: Rate,
+        plane: &PlaneConfig,
+        counters: &mut PlaneCounters,
+    ) -> Result<(), Rejected> {
+        if r.seq <= self.last_report {
+            return Err(Rejected::Stale);
+        }
+        self.last_report = r.seq;
+        if self.oldest_unanswered_ns == 0 {
+            self.oldest_unanswered_ns = r.now_ns.max(1);
+        }
+        self.answer.owed = true;
+        self.reports += 1;
+        self.mss = r.mss.max(1);
+        self.srtt_us = r.srtt_us;
+        if self.live_install != Some(r.install) {
+            return Err(Rejected::OtherInstall);
+        }
+        let mut dp = KernelPath { now, line_rate, config: plane, counters, answer: &mut self.answer };
+        dp.counters.signals += (r.signals as u64).saturating_sub(1);
+        self.driver.on_program_report(r.index, &r.registers, r.flags & F_URGENT != 0, &mut dp);
+        Ok(())
+    }
+
+    /// The program to write to the BPF side for flow `flow_id` when the algorithm installed one since
+    /// the last call (numbered `next`, which then advances). A removal (an index the algorithm did not
+    /// declare) turns the BPF side's program off with the next decision. An error names why the
+    /// program cannot run there; the driver then runs it on the folded reports.
+    pub fn install(&mut self, flow_id: u64, next: &mut u32) -> Option<Result<Install, String>> {
+        if self.driver.installs() == self.installs_seen {
+            return None;
+        }
+        self.installs_seen = self.driver.installs();
+        self.live_install = None;
+        self.answer.owed = true;
+        let installed = self.driver.installed()?;
+        *next = next.wrapping_add(1).max(1);
+        Some(Install::new(flow_id, *next, installed, self.base_rtt, self.line_rate))
+    }
+
+    /// Install `install` was written to the BPF side (`ok`) or not: the next decision turns it on.
+    pub fn installed(&mut self, install: u32, ok: bool) {
+        self.live_install = ok.then_some(install);
+        self.answer.owed = true;
     }
 
     /// Runs due timers and reports a fold that waited past its deadline.
@@ -196,6 +282,9 @@ impl FlowAdapter {
         self.decision_seq += 1;
         let mut d =
             Decision { flow_id, epoch, seq: self.decision_seq, report_seq: self.last_report, ..Decision::default() };
+        if self.live_install.is_some() {
+            d.flags |= D_PROGRAM;
+        }
         if let Some(rate) = self.answer.rate {
             d.flags |= D_RATE;
             d.pacing_bps = rate;
@@ -253,9 +342,20 @@ fn fold_report(fold: &mut Fold, r: &Report, mss: u32, now: Time) {
     if r.acks == 0 {
         return;
     }
-    let samples: Vec<Time> = r.rtt_us.iter().map(|&us| us as Time * PS_PER_US).collect();
+    let samples = samples_of(r);
+    fold.add_ack(&ack_of(r, mss, &samples), now);
+}
+
+/// A report's raw RTT samples, ps.
+fn samples_of(r: &Report) -> Vec<Time> {
+    r.rtt_us.iter().map(|&us| us as Time * PS_PER_US).collect()
+}
+
+/// A report's ACKs as one.
+fn ack_of<'a>(r: &Report, mss: u32, samples: &'a [Time]) -> Ack<'a> {
+    let in_flight = r.in_flight_pkts as u64 * mss as u64;
     let ecn = r.ece_pkts > 0 || r.ece_bytes > 0;
-    let ack = Ack {
+    Ack {
         acks: r.acks,
         acked_bytes: r.acked_bytes,
         acked_packets: r.acked_pkts,
@@ -263,7 +363,7 @@ fn fold_report(fold: &mut Fold, r: &Report, mss: u32, now: Time) {
         ecn_packets: r.ece_pkts,
         ecn_echo: ecn,
         rtt: samples.last().copied().or((r.srtt_us > 0).then(|| r.srtt_us as Time * PS_PER_US)),
-        rtt_samples: &samples,
+        rtt_samples: samples,
         delivery_rate: (r.delivery_bps > 0).then_some(r.delivery_bps),
         snd_una: r.snd_una,
         snd_nxt: r.snd_nxt,
@@ -276,8 +376,7 @@ fn fold_report(fold: &mut Fold, r: &Report, mss: u32, now: Time) {
         // into its own loss signal, which arrives above as `Loss`, and its reordering detections.
         dup_acks: 0,
         reordered: r.reorders,
-    };
-    fold.add_ack(&ack, now);
+    }
 }
 
 #[cfg(test)]
@@ -351,6 +450,87 @@ mod tests {
         assert_eq!(FlowAdapter::info(&r, 1, 100 * PS_PER_US, 0).base_rtt, 730 * PS_PER_US);
         r.srtt_us = 0;
         assert_eq!(FlowAdapter::info(&r, 1, 42 * PS_PER_US, 0).base_rtt, 42 * PS_PER_US, "no sample: configured");
+    }
+
+    fn dctcp_program() -> FlowAdapter {
+        let mut params = toml::Table::new();
+        params.insert("program".into(), true.into());
+        let factory = (lookup("dctcp").unwrap().build)(&params, 10_000_000_000).unwrap();
+        let info = FlowAdapter::info(&report(1, 0, 0), 10_000_000_000, 100 * PS_PER_US, 0);
+        FlowAdapter::new("dctcp".into(), &factory, &info, &PlaneConfig::default())
+    }
+
+    /// What the BPF side sends when DCTCP's per-signal program reports one ACK of `acked` bytes.
+    fn program_report(seq: u32, install: u32, acked: u64, losses: u64) -> ProgramReport {
+        use sluice_cc::program::library::reg;
+        let mut registers = vec![0u64; sluice_cc::program::library::per_signal().registers().len()];
+        registers[reg::EVENTS as usize] = 1;
+        // A loss is its own signal, reported at once.
+        registers[reg::ACKS as usize] = (losses == 0) as u64;
+        registers[reg::ACKED as usize] = if losses == 0 { acked } else { 0 };
+        registers[reg::ACKED_PACKETS as usize] = registers[reg::ACKED as usize] / 1448;
+        registers[reg::SND_UNA as usize] = seq as u64 * 100_000;
+        registers[reg::SND_NXT as usize] = seq as u64 * 100_000 + 14_480;
+        registers[reg::RTT as usize] = 100 * PS_PER_US;
+        registers[reg::HAS_RTT as usize] = 1;
+        registers[reg::RTT_MIN as usize] = 100 * PS_PER_US;
+        registers[reg::LOSSES as usize] = losses;
+        registers[reg::LOSS_KIND as usize] = 1;
+        registers[reg::LOSS_IN_FLIGHT as usize] = losses * 14_480;
+        registers[reg::IN_FLIGHT as usize] = losses * 14_480;
+        registers[reg::LOSS_SND_NXT as usize] = (seq as u64 - 1) * 100_000 + losses * 14_480;
+        ProgramReport {
+            flow_id: 1,
+            seq,
+            install,
+            index: 0,
+            mss: 1448,
+            srtt_us: 100,
+            signals: 1,
+            flags: if losses > 0 { F_URGENT } else { 0 },
+            registers,
+            ..ProgramReport::default()
+        }
+    }
+
+    #[test]
+    fn a_program_is_handed_over_once_per_install_and_its_reports_reach_the_algorithm() {
+        let mut f = dctcp_program();
+        let (plane, mut counters) = (PlaneConfig::default(), PlaneCounters::default());
+        let mut next = 0;
+        let install = f.install(1, &mut next).unwrap().unwrap();
+        assert_eq!((install.install, install.index, next), (1, 0, 1));
+        assert_eq!(install.registers, f.driver.installed().unwrap().2, "the driver's registers");
+        assert_eq!((install.base_rtt, install.line_rate), (100 * PS_PER_US, 10_000_000_000));
+        assert!(f.install(1, &mut next).is_none(), "nothing new to install");
+        let first = f.decision(1, 1).unwrap();
+        assert_eq!(first.flags & D_PROGRAM, 0, "not written yet: the fold stays on");
+
+        // Until the BPF side runs the program, folded reports run through the driver's interpreter.
+        f.on_report(&report(1, 8, 0), 1, 10_000_000_000, &plane, &mut counters).unwrap();
+        let grown = f.decision(1, 1).unwrap();
+        assert!(grown.cwnd_pkts > first.cwnd_pkts, "{} -> {}", first.cwnd_pkts, grown.cwnd_pkts);
+        assert_eq!(counters.signals, 1);
+
+        f.installed(1, true);
+        let on = f.decision(1, 1).unwrap();
+        assert_eq!(on.flags & D_PROGRAM, D_PROGRAM, "written: the decision turns it on");
+        f.on_program_report(&program_report(2, 1, 14_480, 0), 2, 10_000_000_000, &plane, &mut counters).unwrap();
+        let more = f.decision(1, 1).unwrap();
+        assert!(more.cwnd_pkts > on.cwnd_pkts && more.flags & D_PROGRAM != 0, "{more:?}");
+        f.on_program_report(&program_report(3, 1, 1448, 1), 3, 10_000_000_000, &plane, &mut counters).unwrap();
+        let cut = f.decision(1, 1).unwrap();
+        assert!(cut.cwnd_pkts < more.cwnd_pkts, "the urgent loss report cut the window: {more:?} -> {cut:?}");
+
+        // Another install's report is not this program's: dropped, though it is answered.
+        let other = program_report(4, 9, 1448, 0);
+        assert_eq!(f.on_program_report(&other, 4, 10_000_000_000, &plane, &mut counters), Err(Rejected::OtherInstall));
+        assert_eq!(f.decision(1, 1).map(|d| (d.cwnd_pkts, d.report_seq)), Some((cut.cwnd_pkts, 4)));
+        let stale = program_report(4, 1, 1448, 0);
+        assert_eq!(f.on_program_report(&stale, 5, 10_000_000_000, &plane, &mut counters), Err(Rejected::Stale));
+        // A program that could not be written leaves the fold on.
+        f.installed(2, false);
+        assert_eq!(f.decision(1, 1).unwrap().flags & D_PROGRAM, 0);
     }
 
     #[test]

@@ -8,9 +8,10 @@ use sluice_core::Time;
 use sluice_plane::{PlaneConfig, PlaneCounters};
 
 use crate::adapter::{FlowAdapter, Rejected};
-use crate::codec::{Decision, Kind, Report, F_FALLBACK};
+use crate::codec::{Decision, Kind, Message, ProgramReport, Report, F_FALLBACK};
 use crate::config::Resolved;
 use crate::loader::SLOTS;
+use crate::program::Install;
 
 /// What the agent saw (for its summary and the benchmarks).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -31,6 +32,14 @@ pub struct AgentCounters {
     pub fallback_reports: u64,
     /// Decisions written to the BPF side.
     pub decisions: u64,
+    /// Reports of datapath programs handed to the algorithms.
+    pub program_reports: u64,
+    /// Program reports of an install that was not the flow's current one (dropped).
+    pub program_reports_dropped: u64,
+    /// Programs written to the BPF side (at flows' starts and by `ctx.install`).
+    pub installs: u64,
+    /// Programs that could not be written there (their flows' programs run in the agent instead).
+    pub installs_failed: u64,
     /// How long reports waited for their answers.
     pub answer_lag: AnswerLag,
     /// The plane's counters (signals, reports delivered, filters).
@@ -90,6 +99,8 @@ pub struct Agent {
     plane: PlaneConfig,
     epoch: u32,
     flows: HashMap<u64, FlowAdapter>,
+    /// The last install number handed out.
+    install_seq: u32,
     /// What happened so far.
     pub counters: AgentCounters,
 }
@@ -98,7 +109,10 @@ impl Agent {
     /// An agent with checked settings, answering as `epoch`.
     pub fn new(resolved: Resolved, epoch: u32) -> Agent {
         let plane = PlaneConfig::default();
-        Agent { resolved, plane, epoch, flows: HashMap::new(), counters: AgentCounters::default() }
+        // Install numbers carry the epoch in their high bits: a restarted agent's installs are not taken
+        // for its predecessor's, whose reports may still wait in the ring.
+        let install_seq = (epoch & 0xfff) << 20;
+        Agent { resolved, plane, epoch, flows: HashMap::new(), install_seq, counters: AgentCounters::default() }
     }
 
     /// The agent's epoch.
@@ -119,8 +133,9 @@ impl Agent {
     /// Handles one message from the ring buffer at `now` (ps); malformed and stale ones are counted.
     pub fn handle(&mut self, bytes: &[u8], now: Time) {
         self.counters.messages += 1;
-        let report = match Report::parse(bytes) {
-            Ok(r) => r,
+        let report = match Message::parse(bytes) {
+            Ok(Message::Report(r)) => r,
+            Ok(Message::Program(p)) => return self.on_program_report(&p, now),
             Err(_) => {
                 self.counters.malformed += 1;
                 return;
@@ -162,8 +177,61 @@ impl Agent {
     fn on_report(&mut self, r: &Report, now: Time) {
         let line_rate = self.resolved.config.line_rate;
         let Some(flow) = self.flows.get_mut(&r.flow_id) else { return };
-        if flow.on_report(r, now, line_rate, &self.plane, &mut self.counters.plane) == Err(Rejected::Stale) {
+        if flow.on_report(r, now, line_rate, &self.plane, &mut self.counters.plane).is_err() {
             self.counters.stale += 1;
+        }
+    }
+
+    fn on_program_report(&mut self, p: &ProgramReport, now: Time) {
+        if p.flags & F_FALLBACK != 0 {
+            self.counters.fallback_reports += 1;
+        }
+        if !self.flows.contains_key(&p.flow_id) {
+            // A flow of an earlier agent: its program is this agent's to install again.
+            self.counters.flows_taken_over += 1;
+            let header = Report {
+                kind: Some(Kind::Report),
+                slot: p.slot,
+                flow_id: p.flow_id,
+                seq: p.seq,
+                mss: p.mss,
+                srtt_us: p.srtt_us,
+                lport: p.lport,
+                rport: p.rport,
+                ..Report::default()
+            };
+            self.start(&header, now);
+        }
+        let line_rate = self.resolved.config.line_rate;
+        let Some(flow) = self.flows.get_mut(&p.flow_id) else { return };
+        match flow.on_program_report(p, now, line_rate, &self.plane, &mut self.counters.plane) {
+            Ok(()) => self.counters.program_reports += 1,
+            Err(Rejected::Stale) => self.counters.stale += 1,
+            Err(Rejected::OtherInstall) => self.counters.program_reports_dropped += 1,
+        }
+    }
+
+    /// The programs to write to the BPF side: one per flow whose algorithm installed one since the last
+    /// call. Each must be answered with [`Agent::installed`] before the decisions are taken.
+    pub fn installs(&mut self, out: &mut Vec<Install>) {
+        for (id, flow) in self.flows.iter_mut() {
+            match flow.install(*id, &mut self.install_seq) {
+                Some(Ok(install)) => out.push(install),
+                Some(Err(_)) => self.counters.installs_failed += 1,
+                None => {}
+            }
+        }
+    }
+
+    /// Install `install` of flow `flow_id` was written to the BPF side (`ok`) or not.
+    pub fn installed(&mut self, flow_id: u64, install: u32, ok: bool) {
+        if ok {
+            self.counters.installs += 1;
+        } else {
+            self.counters.installs_failed += 1;
+        }
+        if let Some(flow) = self.flows.get_mut(&flow_id) {
+            flow.installed(install, ok);
         }
     }
 
@@ -311,6 +379,37 @@ mod tests {
         a.record_answers(&out, 31_000_000, 10_000_000);
         let lag = &a.counters.answer_lag;
         assert_eq!((lag.answers, lag.over_watchdog, lag.max_us), (3, 2, 12_000), "11 ms from report 3, not 2 ms");
+    }
+
+    #[test]
+    fn program_reports_of_unknown_flows_take_them_over_and_their_programs_are_installed_again() {
+        let mut config = AgentConfig::default();
+        config.add_rule_arg("5201=dctcp_burst").unwrap();
+        let mut a = Agent::new(config.resolve("options").unwrap(), 7);
+        let p = ProgramReport {
+            flow_id: 9,
+            seq: 40,
+            install: 3,
+            mss: 1448,
+            lport: 40000,
+            rport: 5201,
+            ..Default::default()
+        };
+        a.handle(&p.encode(), 0);
+        assert_eq!((a.flows(), a.counters.flows_taken_over), (1, 1));
+        assert_eq!(a.counters.program_reports_dropped, 1, "an earlier agent's install");
+        let mut installs = Vec::new();
+        a.installs(&mut installs);
+        assert_eq!(installs.len(), 1);
+        assert_eq!((installs[0].flow_id, installs[0].install), (9, 7 << 20 | 1), "the epoch is in the number");
+        a.installed(9, installs[0].install, true);
+        let mut out = Vec::new();
+        a.decisions(&mut out);
+        assert_eq!(out[0].flags & crate::codec::D_PROGRAM, crate::codec::D_PROGRAM);
+        let mut mine = p.clone();
+        (mine.seq, mine.install, mine.registers) = (41, installs[0].install, vec![0; 22]);
+        a.handle(&mine.encode(), 1);
+        assert_eq!((a.counters.program_reports, a.counters.installs), (1, 1));
     }
 
     #[test]

@@ -7,13 +7,19 @@ use std::fmt;
 /// First word of every message: "SLK1" as a little-endian u32.
 pub const MAGIC: u32 = 0x314b_4c53;
 /// Message layout version; bumped with any change to `bpf/sluice.h`.
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 /// Raw RTT samples one report carries at most.
 pub const RTT_SAMPLES: usize = 8;
 /// Size of a report in bytes.
 pub const REPORT_BYTES: usize = 160;
 /// Size of a decision in bytes.
 pub const DECISION_BYTES: usize = 40;
+/// Size of a program report (`struct slk_preport`) in bytes.
+pub const PROGRAM_REPORT_BYTES: usize = 336;
+/// Registers a program report carries at most (`SLK_REGS`).
+pub const REGISTERS: usize = 32;
+/// The kind byte of a program report (`SLK_KIND_PROGRAM`).
+const KIND_PROGRAM: u8 = 4;
 
 /// Report flag: sent at once (loss, RTO or flow start).
 pub const F_URGENT: u16 = 1;
@@ -23,6 +29,9 @@ pub const F_FALLBACK: u16 = 2;
 pub const D_CWND: u16 = 1;
 /// Decision flag: `pacing_bps` is set.
 pub const D_RATE: u16 = 2;
+/// Decision flag: the flow's datapath program (its state written before the decision) runs in place of
+/// the fold; a decision without it puts the flow back on the fold.
+pub const D_PROGRAM: u16 = 4;
 
 /// What a report is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +116,10 @@ pub enum CodecError {
     Samples(u16),
     /// Flow id 0 is never assigned.
     FlowId,
+    /// A program report shorter or longer than [`PROGRAM_REPORT_BYTES`].
+    ProgramLength(usize),
+    /// More registers claimed than a program report holds.
+    Registers(u8),
 }
 
 impl fmt::Display for CodecError {
@@ -118,6 +131,8 @@ impl fmt::Display for CodecError {
             CodecError::Kind(k) => write!(f, "unknown kind {k}"),
             CodecError::Samples(n) => write!(f, "{n} RTT samples, at most {RTT_SAMPLES}"),
             CodecError::FlowId => f.write_str("flow id 0"),
+            CodecError::ProgramLength(n) => write!(f, "{n} bytes, a program report has {PROGRAM_REPORT_BYTES}"),
+            CodecError::Registers(n) => write!(f, "{n} registers, a program report holds at most {REGISTERS}"),
         }
     }
 }
@@ -255,6 +270,146 @@ impl Report {
     }
 }
 
+/// A flow's datapath program reported: its registers as they were when it said `(report)` or
+/// `(urgent)` (the Rust mirror of `struct slk_preport`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProgramReport {
+    /// Registered name the socket chose.
+    pub slot: u8,
+    /// Flow id.
+    pub flow_id: u64,
+    /// Agent epoch in force when the report was made.
+    pub epoch: u32,
+    /// Per-flow sequence number (shared with the flow's other reports).
+    pub seq: u32,
+    /// Monotonic clock at submit, ns.
+    pub now_ns: u64,
+    /// The agent's install number of the program that ran.
+    pub install: u32,
+    /// `F_*` bits: [`F_URGENT`] when the program said `(urgent)`, [`F_FALLBACK`].
+    pub flags: u16,
+    /// The algorithm's number for the program.
+    pub index: u8,
+    /// Maximum segment size, bytes.
+    pub mss: u32,
+    /// The window in force, packets.
+    pub cwnd_pkts: u32,
+    /// Packets in flight.
+    pub in_flight_pkts: u32,
+    /// Smoothed RTT, us.
+    pub srtt_us: u32,
+    /// Bytes acknowledged since the flow started.
+    pub snd_una: u64,
+    /// `snd_una` plus the bytes outstanding.
+    pub snd_nxt: u64,
+    /// Local port.
+    pub lport: u16,
+    /// Remote port.
+    pub rport: u16,
+    /// Signals the program ran since its previous report.
+    pub signals: u32,
+    /// The program's registers, in declaration order.
+    pub registers: Vec<u64>,
+}
+
+impl ProgramReport {
+    /// Parses and validates a program report from ring-buffer bytes.
+    pub fn parse(bytes: &[u8]) -> Result<ProgramReport, CodecError> {
+        if bytes.len() != PROGRAM_REPORT_BYTES {
+            return Err(CodecError::ProgramLength(bytes.len()));
+        }
+        let mut r = Fields { bytes, at: 0 };
+        let magic = r.u32();
+        if magic != MAGIC {
+            return Err(CodecError::Magic(magic));
+        }
+        let version = r.u16();
+        if version != VERSION {
+            return Err(CodecError::Version(version));
+        }
+        let kind = r.u8();
+        if kind != KIND_PROGRAM {
+            return Err(CodecError::Kind(kind));
+        }
+        let mut p = ProgramReport { slot: r.u8(), flow_id: r.u64(), ..ProgramReport::default() };
+        if p.flow_id == 0 {
+            return Err(CodecError::FlowId);
+        }
+        p.epoch = r.u32();
+        p.seq = r.u32();
+        p.now_ns = r.u64();
+        p.install = r.u32();
+        p.flags = r.u16();
+        p.index = r.u8();
+        let n = r.u8();
+        if n as usize > REGISTERS {
+            return Err(CodecError::Registers(n));
+        }
+        p.mss = r.u32();
+        p.cwnd_pkts = r.u32();
+        p.in_flight_pkts = r.u32();
+        p.srtt_us = r.u32();
+        p.snd_una = r.u64();
+        p.snd_nxt = r.u64();
+        p.lport = r.u16();
+        p.rport = r.u16();
+        p.signals = r.u32();
+        let registers: Vec<u64> = (0..REGISTERS).map(|_| r.u64()).collect();
+        p.registers = registers[..n as usize].to_vec();
+        Ok(p)
+    }
+
+    /// Encodes the report as the BPF side lays it out (tests and fault injection).
+    pub fn encode(&self) -> [u8; PROGRAM_REPORT_BYTES] {
+        let mut out = Vec::with_capacity(PROGRAM_REPORT_BYTES);
+        out.extend_from_slice(&MAGIC.to_le_bytes());
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&[KIND_PROGRAM, self.slot]);
+        out.extend_from_slice(&self.flow_id.to_le_bytes());
+        out.extend_from_slice(&self.epoch.to_le_bytes());
+        out.extend_from_slice(&self.seq.to_le_bytes());
+        out.extend_from_slice(&self.now_ns.to_le_bytes());
+        out.extend_from_slice(&self.install.to_le_bytes());
+        out.extend_from_slice(&self.flags.to_le_bytes());
+        let n = self.registers.len().min(REGISTERS);
+        out.extend_from_slice(&[self.index, n as u8]);
+        for v in [self.mss, self.cwnd_pkts, self.in_flight_pkts, self.srtt_us] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.snd_una.to_le_bytes());
+        out.extend_from_slice(&self.snd_nxt.to_le_bytes());
+        out.extend_from_slice(&self.lport.to_le_bytes());
+        out.extend_from_slice(&self.rport.to_le_bytes());
+        out.extend_from_slice(&self.signals.to_le_bytes());
+        for i in 0..REGISTERS {
+            out.extend_from_slice(&self.registers.get(i).copied().unwrap_or(0).to_le_bytes());
+        }
+        let mut bytes = [0; PROGRAM_REPORT_BYTES];
+        bytes.copy_from_slice(&out);
+        bytes
+    }
+}
+
+/// A message from the ring buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    /// A flow started, reported folded signals, or ended.
+    Report(Report),
+    /// A flow's program reported.
+    Program(ProgramReport),
+}
+
+impl Message {
+    /// Parses and validates any message from ring-buffer bytes (its kind byte tells which).
+    pub fn parse(bytes: &[u8]) -> Result<Message, CodecError> {
+        if bytes.get(6) == Some(&KIND_PROGRAM) {
+            ProgramReport::parse(bytes).map(Message::Program)
+        } else {
+            Report::parse(bytes).map(Message::Report)
+        }
+    }
+}
+
 /// A decision for the BPF side: the flow's window and pacing rate in force, applied once per new `seq`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Decision {
@@ -358,6 +513,61 @@ mod tests {
         assert_eq!(Report::parse(&bad), Err(CodecError::FlowId));
         for len in 0..REPORT_BYTES {
             let _ = Report::parse(&good[..len]);
+        }
+    }
+
+    fn program_sample() -> ProgramReport {
+        ProgramReport {
+            slot: 4,
+            flow_id: 9 << 16 | 3,
+            epoch: 2,
+            seq: 12,
+            now_ns: 5_000,
+            install: 7,
+            flags: F_URGENT,
+            index: 1,
+            mss: 1448,
+            cwnd_pkts: 30,
+            in_flight_pkts: 28,
+            srtt_us: 90,
+            snd_una: 1 << 34,
+            snd_nxt: (1 << 34) + 40_000,
+            lport: 40_001,
+            rport: 5301,
+            signals: 3,
+            registers: (0..22).map(|i| i * 1000 + 1).collect(),
+        }
+    }
+
+    #[test]
+    fn program_reports_round_trip_and_are_told_apart_by_kind() {
+        let p = program_sample();
+        let bytes = p.encode();
+        assert_eq!(ProgramReport::parse(&bytes), Ok(p.clone()));
+        assert_eq!(Message::parse(&bytes), Ok(Message::Program(p)));
+        assert_eq!(Message::parse(&sample().encode()), Ok(Message::Report(sample())));
+    }
+
+    #[test]
+    fn malformed_program_reports_are_rejected_without_panicking() {
+        let good = program_sample().encode();
+        assert_eq!(ProgramReport::parse(&good[..200]), Err(CodecError::ProgramLength(200)));
+        let mut bad = good;
+        bad[39] = 33;
+        assert_eq!(Message::parse(&bad), Err(CodecError::Registers(33)));
+        assert_eq!(
+            CodecError::Registers(33).to_string(),
+            "33 registers, a program report holds at most 32",
+            "the error names what is wrong"
+        );
+        let mut bad = good;
+        bad[8..16].fill(0);
+        assert_eq!(Message::parse(&bad), Err(CodecError::FlowId));
+        let mut bad = good;
+        bad[4] = 2;
+        assert_eq!(Message::parse(&bad), Err(CodecError::Version(2)));
+        for len in 0..PROGRAM_REPORT_BYTES {
+            let _ = Message::parse(&good[..len]);
         }
     }
 

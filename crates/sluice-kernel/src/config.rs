@@ -297,33 +297,9 @@ impl Library {
             (algorithm.build)(params, line_rate)
         }
         .map_err(|e| format!("algorithm `{name}`: {e}"))?;
-        refuse_programs(name, factory.as_ref(), line_rate)?;
         self.built.push((name.into(), params.clone(), factory.clone()));
         Ok(factory)
     }
-}
-
-/// Refuses parameters that make an algorithm report through datapath programs (`program = true` for
-/// Reno, DCTCP and BBR): the BPF side folds ACKs with its fixed engines, so the flows would run the
-/// fixed form while the settings asked for the program.
-fn refuse_programs(name: &str, factory: &dyn Factory, line_rate: Rate) -> Result<(), String> {
-    let flow = sluice_cc::FlowInfo {
-        flow_id: 0,
-        mss: 1448,
-        header_bytes: 66,
-        line_rate,
-        base_rtt: 0,
-        hops: 0,
-        size: None,
-        start: 0,
-    };
-    if factory.create(&flow).programs().is_empty() {
-        return Ok(());
-    }
-    Err(format!(
-        "algorithm `{name}` with these parameters reports through datapath programs, which kernel TCP does not \
-         run (its BPF side folds ACKs with fixed engines); leave `program` out"
-    ))
 }
 
 /// A checked rule.
@@ -423,20 +399,39 @@ mod tests {
     }
 
     #[test]
-    fn parameters_that_ask_for_datapath_programs_are_refused() {
-        for name in ["reno", "dctcp", "bbr"] {
+    fn algorithms_that_report_through_datapath_programs_run() {
+        let flow = sluice_cc::FlowInfo {
+            flow_id: 1,
+            mss: 1448,
+            header_bytes: 66,
+            line_rate: 10_000_000_000,
+            base_rtt: 100_000_000,
+            hops: 1,
+            size: None,
+            start: 0,
+        };
+        for (name, param) in
+            [("reno", "program=true"), ("dctcp", "program=true"), ("bbr", "program=true"), ("dctcp_burst", "n_acks=8")]
+        {
             let mut c = AgentConfig::default();
             c.add_rule_arg(&format!("5201={name}")).unwrap();
-            assert!(c.resolve("options").is_ok(), "{name} with its fixed engines");
-            c.add_param_arg(&format!("{name}.program=true")).unwrap();
-            let e = c.resolve("options").err().unwrap();
-            assert!(e.message.contains("datapath programs, which kernel TCP does not run"), "{name}: {e}");
+            c.add_param_arg(&format!("{name}.{param}")).unwrap();
+            let mut r = c.resolve("options").unwrap_or_else(|e| panic!("{name}: {e}"));
+            let (chosen, factory) = r.choose(None, 5201, 1);
+            assert_eq!(chosen, name);
+            assert!(!factory.create(&flow).programs().is_empty(), "{name} with {param} installs a program");
         }
+        let mut c = AgentConfig::default();
+        c.add_rule_arg("5201=dctcp_burst").unwrap();
+        c.add_param_arg("dctcp_burst.program=(def (Report (x 0)))\n(when true (foo))").unwrap();
+        let e = c.resolve("options").err().unwrap();
+        assert_eq!(e.place, "options: params.dctcp_burst");
+        assert!(e.message.contains("parameter `program`: 2:"), "a bad program names the place in it: {e}");
     }
 
     #[test]
     fn the_kernel_runs_what_its_capabilities_meet_and_the_fixed_test_algorithm() {
-        let runs = ["reno", "cubic", "vegas", "dctcp", "timely", "swift", "bbr", "opt", "aimd", "fixed"];
+        let runs = ["reno", "cubic", "vegas", "dctcp", "dctcp_burst", "timely", "swift", "bbr", "opt", "aimd", "fixed"];
         assert_eq!(supported_names(), runs);
         let e = supported("ndp").unwrap_err();
         assert_eq!(

@@ -2,7 +2,8 @@
 //! signals per flow, reports them in batches through a ring buffer, applies the agent's window and pacing
 //! decisions, and falls back to the kernel's own Cubic (Reno with `--fallback reno`, or where the kernel
 //! lacks Cubic's functions) when the agent stops answering; the agent runs the library's algorithms on
-//! those reports through sluice-plane's fold, triggers and filters.
+//! those reports through sluice-plane's fold, triggers and filters. A flow whose algorithm installs a
+//! datapath program runs it on the BPF side instead of the fold, and its reports carry the registers.
 //!
 //! - [`codec`]: the messages both ways, with validation.
 //! - [`loader`]: loading, registering and the pinned maps.
@@ -11,7 +12,8 @@
 //! - [`config`]: algorithm choice per flow (socket name, port rules, default) and settings.
 //! - [`runtime`]: the main loop.
 //! - [`fixed`]: a fixed-window / fixed-rate test algorithm.
-//! - [`program`]: the BPF interpreter of datapath programs, run under test (not yet on the TCP hooks).
+//! - [`program`]: datapath programs on the BPF side: the tape the TCP hooks run per flow on every ACK,
+//!   loss and timeout, what the agent installs, and the interpreter under `BPF_PROG_TEST_RUN`.
 
 pub mod adapter;
 pub mod agent;

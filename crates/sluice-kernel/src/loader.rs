@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::codec::{Decision, DECISION_BYTES};
 use crate::config::Fallback;
+use crate::program::{Install, Tapes};
 
 /// The compiled BPF object (built by build.rs from bpf/sluice.bpf.c).
 const OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sluice.bpf.o"));
@@ -79,6 +80,12 @@ pub struct KernelCounters {
     pub no_state: u64,
     /// Of the fallbacks, those that ran the kernel's Cubic (the others ran its Reno).
     pub fallbacks_to_cubic: u64,
+    /// Signals (ACKs, losses, timeouts, wakes) run through flows' datapath programs.
+    pub program_signals: u64,
+    /// Of the reports, those of datapath programs.
+    pub program_reports: u64,
+    /// Times a flow left its program because its state was missing or not its own (it folds again).
+    pub programs_lost: u64,
 }
 
 impl KernelCounters {
@@ -96,12 +103,15 @@ impl KernelCounters {
             resumed: at(8),
             no_state: at(9),
             fallbacks_to_cubic: at(10),
+            program_signals: at(11),
+            program_reports: at(12),
+            programs_lost: at(13),
         }
     }
 }
 
 /// Counters in the counters map's value (`SLK_C_MAX` in bpf/sluice.h).
-const COUNTER_SLOTS: u32 = 11;
+const COUNTER_SLOTS: u32 = 14;
 
 /// What went wrong loading or talking to the BPF side.
 #[derive(Debug)]
@@ -257,6 +267,8 @@ pub struct Maps {
     reports: MapHandle,
     config: MapHandle,
     counters: MapHandle,
+    tapes: MapHandle,
+    pstates: MapHandle,
 }
 
 impl Maps {
@@ -270,6 +282,8 @@ impl Maps {
             reports: open("slk_reports")?,
             config: open("slk_config")?,
             counters: open("slk_counters")?,
+            tapes: open("slk_tapes")?,
+            pstates: open("slk_pstates")?,
         })
     }
 
@@ -286,6 +300,8 @@ impl Maps {
             reports: find("slk_reports")?,
             config: find("slk_config")?,
             counters: find("slk_counters")?,
+            tapes: find("slk_tapes")?,
+            pstates: find("slk_pstates")?,
         })
     }
 
@@ -331,6 +347,30 @@ impl Maps {
         for d in decisions {
             self.cells.write(cell::of(d.flow_id), &d.encode());
         }
+    }
+
+    /// Writes a flow's program for agent `epoch`: its tape, unless `tapes` says this agent wrote it
+    /// already, then its state (registers), which replaces the flow's previous install at once. The
+    /// decision that turns the program on must follow.
+    pub fn install(&self, tapes: &mut Tapes, epoch: u32, install: &Install) -> Result<(), KernelError> {
+        let slot = match tapes.find(&install.tape) {
+            Some(slot) => slot,
+            None => {
+                let slot = tapes.next().map_err(KernelError)?;
+                let mut value = Vec::with_capacity(8 + install.tape.len());
+                value.extend_from_slice(&(epoch as u64).to_ne_bytes());
+                value.extend_from_slice(&install.tape);
+                self.tapes
+                    .update(&slot.to_ne_bytes(), &value, MapFlags::ANY)
+                    .map_err(|e| kerr(&format!("write program tape {slot}"), e))?;
+                tapes.written(install.tape.clone());
+                slot
+            }
+        };
+        let key = (cell::of(install.flow_id) as u32).to_ne_bytes();
+        self.pstates
+            .update(&key, &install.state(epoch, slot), MapFlags::ANY)
+            .map_err(|e| kerr(&format!("write the program state of flow {:#x}", install.flow_id), e))
     }
 
     /// Writes any bytes (up to a decision's size, the rest zero) as the decision in flow `flow_id`'s
@@ -418,7 +458,7 @@ impl Datapath {
 
     /// Removes the pins: a later agent then starts with fresh maps and cannot take flows over.
     pub fn unpin(&self) -> Result<(), KernelError> {
-        for name in ["slk_cells", "slk_reports", "slk_config", "slk_counters"] {
+        for name in ["slk_cells", "slk_reports", "slk_config", "slk_counters", "slk_tapes", "slk_pstates"] {
             let path = self.pin_dir.join(name);
             if path.exists() {
                 std::fs::remove_file(&path).map_err(|e| kerr(&format!("unpin {}", path.display()), e))?;
@@ -525,7 +565,7 @@ impl BpfRunTime {
 }
 
 /// Sections of a profiling build's `slk_profile` map (`enum slk_section` in bpf/sluice.bpf.c).
-pub const PROFILE_SECTIONS: [&str; 3] = ["decide", "report", "reserve"];
+pub const PROFILE_SECTIONS: [&str; 5] = ["decide", "report", "reserve", "program", "interpreter"];
 
 /// What a profiling build of the BPF side (`SLUICE_BPF_CFLAGS=-DSLK_PROFILE=1`) measured so far: per
 /// section of [`PROFILE_SECTIONS`], (runs, total ns) summed over CPUs; `None` in a normal build.

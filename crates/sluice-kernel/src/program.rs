@@ -1,12 +1,12 @@
-//! The BPF side's datapath-program interpreter (`bpf/program.bpf.c`): a verified
+//! The BPF side's datapath-program interpreter (`bpf/program.h`): a verified
 //! [`sluice_cc::program::Program`] flattened into a tape that only skips forward (the commonest
 //! operand shapes fused into one instruction), run by one bounded open-coded loop per signal over the
 //! flow's registers.
 //!
-//! Not wired to the TCP hooks yet: kernel TCP still refuses algorithms that need programs
-//! (`Capabilities::KERNEL_TCP` lacks `Capability::Programs`). What is here runs the interpreter under
-//! `BPF_PROG_TEST_RUN`, which the tests use to hold it against the Rust interpreter signal by signal and
-//! to measure its cost per signal.
+//! The TCP hooks (`bpf/sluice.bpf.c`) run a flow's tape on every ACK, loss and timeout; [`Install`] is
+//! what the agent writes for a flow (its tape, shared through [`Tapes`], and its registers). The
+//! [`Interpreter`] runs the same interpreter under `BPF_PROG_TEST_RUN` (`bpf/program.bpf.c`), which the
+//! tests use to hold it against the Rust interpreter signal by signal and to measure its cost per signal.
 
 use std::time::Duration;
 
@@ -14,6 +14,121 @@ use libbpf_rs::{MapCore, MapFlags, Object, ObjectBuilder};
 use sluice_cc::program::{Binary, Field, Input, Op, Program, Stmt, Unary, FIELD_COUNT, MAX_REGISTERS};
 
 use crate::loader::KernelError;
+
+/// Tapes the BPF side holds at once (`SLK_TAPES`): distinct programs, shared by the flows that run them.
+pub const TAPES: usize = 64;
+/// Bytes of `struct slk_pstate` (bpf/sluice.h): one flow's program state.
+pub const STATE_BYTES_TCP: usize = 312;
+
+/// The field numbers `bpf/program.h` fills on the TCP hooks (`SLP_F_*`), which must be the Rust
+/// [`Field`]s' numbers.
+pub const TCP_FIELDS: [(Field, usize); 26] = [
+    (Field::Now, 0),
+    (Field::EventAck, 1),
+    (Field::EventLoss, 2),
+    (Field::EventTick, 8),
+    (Field::AckAcks, 9),
+    (Field::AckBytesAcked, 10),
+    (Field::AckPacketsAcked, 11),
+    (Field::AckEcnBytes, 12),
+    (Field::AckEcnPackets, 13),
+    (Field::AckEcn, 14),
+    (Field::AckRtt, 16),
+    (Field::AckHasRtt, 17),
+    (Field::AckRttMin, 18),
+    (Field::AckRate, 19),
+    (Field::AckHasRate, 20),
+    (Field::AckSndUna, 21),
+    (Field::AckSndNxt, 22),
+    (Field::AckInFlight, 23),
+    (Field::LossKind, 28),
+    (Field::LossCount, 29),
+    (Field::LossInFlight, 30),
+    (Field::LossSndNxt, 31),
+    (Field::FlowMss, 41),
+    (Field::FlowBaseRtt, 42),
+    (Field::FlowLineRate, 43),
+    (Field::AckReordered, 44),
+];
+
+/// A flow's program for the BPF side: written by the agent when the flow starts one (at its start or by
+/// `ctx.install`), before the decision that turns it on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Install {
+    /// The flow.
+    pub flow_id: u64,
+    /// The agent's number for this install (program reports echo it; older ones are dropped).
+    pub install: u32,
+    /// The algorithm's number for the program.
+    pub index: u8,
+    /// The program's tape (`struct slp_prog`).
+    pub tape: Vec<u8>,
+    /// The registers to start from, in declaration order.
+    pub registers: Vec<u64>,
+    /// `Flow.base_rtt`, ps.
+    pub base_rtt: u64,
+    /// `Flow.line_rate`, bit/s.
+    pub line_rate: u64,
+}
+
+impl Install {
+    /// The flow's program for `program` (the algorithm's number `index`), starting from `registers`.
+    pub fn new(
+        flow_id: u64,
+        install: u32,
+        (program, index, registers): (&Program, u8, &[u64]),
+        base_rtt: u64,
+        line_rate: u64,
+    ) -> Result<Install, String> {
+        let tape = encode(program)?;
+        Ok(Install { flow_id, install, index, tape, registers: registers.to_vec(), base_rtt, line_rate })
+    }
+
+    /// `struct slk_pstate` for this install by agent `epoch`, its tape in slot `tape`.
+    pub fn state(&self, epoch: u32, tape: u32) -> [u8; STATE_BYTES_TCP] {
+        let mut out = [0u8; STATE_BYTES_TCP];
+        out[0..8].copy_from_slice(&self.flow_id.to_ne_bytes());
+        out[8..12].copy_from_slice(&epoch.to_ne_bytes());
+        out[12..16].copy_from_slice(&self.install.to_ne_bytes());
+        out[16..20].copy_from_slice(&tape.to_ne_bytes());
+        out[20] = self.index;
+        let n = self.registers.len().min(MAX_REGISTERS);
+        out[22..24].copy_from_slice(&(n as u16).to_ne_bytes());
+        out[32..40].copy_from_slice(&self.base_rtt.to_ne_bytes());
+        out[40..48].copy_from_slice(&self.line_rate.to_ne_bytes());
+        for (i, v) in self.registers.iter().take(n).enumerate() {
+            out[56 + i * 8..64 + i * 8].copy_from_slice(&v.to_ne_bytes());
+        }
+        out
+    }
+}
+
+/// The tapes written to the BPF side by this agent, by content: flows running the same program share
+/// its slot, and a slot is never rewritten while the agent runs (a flow may be running it).
+#[derive(Debug, Default)]
+pub struct Tapes {
+    written: Vec<Vec<u8>>,
+}
+
+impl Tapes {
+    /// The slot holding `tape`, if written.
+    pub fn find(&self, tape: &[u8]) -> Option<u32> {
+        self.written.iter().position(|t| t == tape).map(|i| i as u32)
+    }
+
+    /// The slot the next new tape takes, or why there is none.
+    pub fn next(&self) -> Result<u32, String> {
+        if self.written.len() >= TAPES {
+            return Err(format!("the BPF side holds {TAPES} distinct programs at once, all taken"));
+        }
+        Ok(self.written.len() as u32)
+    }
+
+    /// `tape` was written to slot [`Tapes::next`].
+    pub fn written(&mut self, tape: Vec<u8>) {
+        self.written.push(tape);
+    }
+}
 
 /// The compiled interpreter (`bpf/program.bpf.c`).
 const OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/program.bpf.o"));
@@ -53,8 +168,8 @@ mod kind {
 
 /// Bytes of `struct slp_prog`.
 const PROG_BYTES: usize = 8 + TAPE * 16 + MAX_REGISTERS * 8 + MAX_REGISTERS;
-/// Bytes of `struct slp_state`.
-const STATE_BYTES: usize = 2 * MAX_REGISTERS * 8 + 16;
+/// Bytes of `struct slp_state` (the test harness's).
+const STATE_BYTES: usize = 2 * MAX_REGISTERS * 8 + 24;
 
 /// One tape instruction: kind, two one-byte operands, a 64-bit operand.
 type Insn = (u8, u8, u8, u64);
@@ -155,7 +270,7 @@ pub fn tape(program: &Program) -> Result<Vec<Insn>, String> {
 }
 
 /// `struct slp_prog` for `program`.
-fn encode(program: &Program) -> Result<Vec<u8>, String> {
+pub fn encode(program: &Program) -> Result<Vec<u8>, String> {
     let tape = tape(program)?;
     let mut bytes = Vec::with_capacity(PROG_BYTES);
     bytes.extend((tape.len() as u32).to_ne_bytes());
@@ -184,6 +299,9 @@ pub struct Signal {
     pub reported: Option<Vec<u64>>,
     /// The wake the program asked for, when it did.
     pub wake: Option<u64>,
+    /// The wake pending after the signal, kept as the TCP hooks keep it (a report keeps what was
+    /// pending; a wake asked for is kept unless one is pending; a tick clears it before running).
+    pub pending_wake: Option<u64>,
 }
 
 /// The interpreter loaded into the kernel with one installed program.
@@ -249,8 +367,9 @@ impl Interpreter {
         let registers = (0..self.registers).map(word).collect();
         let reported =
             (outcome & OUT_REPORT != 0).then(|| (0..self.registers).map(|i| word(MAX_REGISTERS + i)).collect());
-        let wake = (outcome & OUT_WAKE != 0).then(|| word(2 * MAX_REGISTERS));
-        Ok(Signal { outcome, registers, reported, wake })
+        let wake = (outcome & OUT_WAKE != 0).then(|| word(2 * MAX_REGISTERS + 1));
+        let pending_wake = Some(word(2 * MAX_REGISTERS)).filter(|&w| w != 0);
+        Ok(Signal { outcome, registers, reported, wake, pending_wake })
     }
 
     /// Average time of one signal over `repeat` runs, and of the same test run with an empty program
@@ -306,9 +425,10 @@ mod tests {
         out
     }
 
-    /// The BPF interpreter and the Rust one agree on every signal: outcome, wake, reported registers
-    /// and registers after the report.
-    fn agree(name: &str, program: Arc<Program>, values: &[(u8, u64)]) -> Option<Interpreter> {
+    /// The BPF interpreter and the Rust one agree on every signal: outcome, wake, reported registers,
+    /// registers after the report, and the wake left pending (the plane driver's rule, which the TCP
+    /// hooks share with the harness: `slp_next_wake` in bpf/program.h).
+    fn agree(name: &str, program: Arc<Program>, values: &[(u8, u64)]) -> Option<(Interpreter, usize)> {
         let interpreter = match Interpreter::load(&program, values) {
             Ok(interpreter) => interpreter,
             Err(e) if sluice_testbed::unavailable().is_some() => {
@@ -318,9 +438,16 @@ mod tests {
             Err(e) => panic!("{name}: {e}"),
         };
         let mut machine = Machine::new(Arc::clone(&program), 0, values);
+        let (mut pending, mut kept): (Option<u64>, usize) = (None, 0);
         for (i, input) in signals().iter().enumerate() {
             let bpf = interpreter.signal(input).unwrap();
+            if input.get(Field::EventTick) == 1 {
+                pending = None;
+            }
             let rust = machine.run(input);
+            if let (false, Some(at), None) = (rust.report, rust.wake, pending) {
+                pending = Some(at.max(1));
+            }
             let reported = rust.report.then(|| machine.registers().to_vec());
             if rust.report {
                 machine.reset_volatile();
@@ -332,19 +459,23 @@ mod tests {
             assert_eq!(bpf.wake, rust.wake, "{name}: signal {i}");
             assert_eq!(bpf.reported, reported, "{name}: signal {i}");
             assert_eq!(bpf.registers, machine.registers(), "{name}: signal {i}");
+            assert_eq!(bpf.pending_wake, pending, "{name}: signal {i}");
+            kept += pending.is_some() as usize;
         }
-        Some(interpreter)
+        Some((interpreter, kept))
     }
 
     #[test]
     fn the_bpf_interpreter_agrees_with_the_rust_one() {
         let interval = [(library::reg::INTERVAL, 8_000_000)];
         agree("per_signal", library::per_signal(), &[]);
-        agree("per_interval", library::per_interval(), &interval);
+        if let Some((_, kept)) = agree("per_interval", library::per_interval(), &interval) {
+            assert!(kept > 0, "per_interval's wakes were kept pending on some signals");
+        }
         let burst = sluice_cc::dctcp_burst::DctcpBurst::new(Default::default());
         let install = burst.install();
         let program = Arc::new(Program::parse(sluice_cc::dctcp_burst::PROGRAM).unwrap());
-        let Some(interpreter) = agree("dctcp_burst", program, install.values()) else { return };
+        let Some((interpreter, _)) = agree("dctcp_burst", program, install.values()) else { return };
         let input = &signals()[100];
         let fixed = Interpreter::load(&library::per_signal(), &[]).unwrap();
         for (name, interpreter) in [("dctcp_burst", &interpreter), ("per_signal", &fixed)] {
@@ -355,6 +486,64 @@ mod tests {
                 floor.as_nanos()
             );
         }
+    }
+
+    #[test]
+    fn the_tcp_hooks_fill_the_fields_the_rust_side_names() {
+        for (field, number) in TCP_FIELDS {
+            assert_eq!(field as usize, number, "{}", field.name());
+            assert_eq!(Field::ALL[number], field);
+        }
+        let header = include_str!("../bpf/program.h");
+        for (field, number) in TCP_FIELDS {
+            let name = format!("SLP_F_{}", field.name().replace('.', "_").to_ascii_uppercase());
+            assert!(header.contains(&format!("#define {name} {number}\n")), "{name} {number} in program.h");
+        }
+    }
+
+    #[test]
+    fn an_install_lays_out_like_the_c_struct_and_tapes_are_shared() {
+        let program = library::per_signal();
+        let registers: Vec<u64> = (0..program.registers().len() as u64).collect();
+        let install = Install::new(7 << 16 | 5, 3, (&program, 0, &registers), 90_000_000, 10_000_000_000).unwrap();
+        let state = install.state(2, 1);
+        let word = |at: usize| u64::from_ne_bytes(state[at..at + 8].try_into().unwrap());
+        assert_eq!(word(0), 7 << 16 | 5);
+        assert_eq!(u32::from_ne_bytes(state[8..12].try_into().unwrap()), 2, "epoch");
+        assert_eq!(u32::from_ne_bytes(state[12..16].try_into().unwrap()), 3, "install");
+        assert_eq!(u32::from_ne_bytes(state[16..20].try_into().unwrap()), 1, "tape");
+        assert_eq!(u16::from_ne_bytes(state[22..24].try_into().unwrap()), 23, "registers");
+        assert_eq!((word(32), word(40)), (90_000_000, 10_000_000_000));
+        assert_eq!((word(56), word(56 + 22 * 8)), (0, 22));
+        let mut tapes = Tapes::default();
+        assert_eq!((tapes.find(&install.tape), tapes.next()), (None, Ok(0)));
+        tapes.written(install.tape.clone());
+        assert_eq!(tapes.find(&install.tape), Some(0), "a second flow shares the slot");
+        for _ in 1..TAPES {
+            tapes.written(Vec::new());
+        }
+        assert_eq!(tapes.next().unwrap_err(), "the BPF side holds 64 distinct programs at once, all taken");
+    }
+
+    #[test]
+    fn the_programs_of_the_kernels_algorithms_fit_the_tape() {
+        let mut config = crate::config::AgentConfig::default();
+        for (name, param) in [("reno", "program=true"), ("dctcp", "program=true"), ("bbr", "program=true")] {
+            config.add_param_arg(&format!("{name}.{param}")).unwrap();
+        }
+        let mut library = crate::config::Library::default();
+        let mut programs = 0;
+        for name in crate::config::supported_names() {
+            let params = config.params.get(name).cloned().unwrap_or_default();
+            let factory = library.factory(name, &params, 10_000_000_000).unwrap();
+            let flow = FlowInfo { flow_id: 1, mss: 1448, ..flow() };
+            for program in factory.create(&flow).programs() {
+                let tape = tape(&program).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(tape.len() <= TAPE, "{name}");
+                programs += 1;
+            }
+        }
+        assert_eq!(programs, 5, "reno's, dctcp's, bbr's two and dctcp_burst's");
     }
 
     #[test]

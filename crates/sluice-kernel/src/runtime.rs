@@ -12,6 +12,7 @@ use sluice_core::{Time, PS_PER_NS, PS_PER_US};
 use crate::agent::{Agent, AgentCounters};
 use crate::config::Resolved;
 use crate::loader::{poll_timeout, Datapath, KernelCounters, KernelError, KernelSettings};
+use crate::program::Tapes;
 
 /// How the agent runs.
 #[derive(Debug, Clone, Default)]
@@ -162,6 +163,7 @@ fn drive(
         0
     })?;
     let mut decisions = Vec::new();
+    let (mut installs, mut tapes) = (Vec::new(), Tapes::default());
     let (mut drains, mut last_status) = (0u64, Instant::now());
     let (mut last_drain, mut longest_gap) = (monotonic(), 0);
     while !STOP.load(Ordering::SeqCst) && options.duration.is_none_or(|d| start.0.elapsed() < d) {
@@ -174,6 +176,19 @@ fn drive(
         drains += 1;
         let mut a = agent.borrow_mut();
         a.poll(now.get());
+        // A flow's program state goes before the decision that turns it on.
+        installs.clear();
+        a.installs(&mut installs);
+        for install in &installs {
+            let written = datapath.maps.install(&mut tapes, a.epoch(), install);
+            if let Err(e) = &written {
+                log(&format!(
+                    "sluice agent: flow {:#x}: its program runs in the agent on folded reports: {e}",
+                    install.flow_id
+                ));
+            }
+            a.installed(install.flow_id, install.install, written.is_ok());
+        }
         decisions.clear();
         a.decisions(&mut decisions);
         datapath.maps.write_decisions(&decisions);
@@ -236,5 +251,8 @@ fn difference(now: KernelCounters, then: KernelCounters) -> KernelCounters {
         resumed: now.resumed.saturating_sub(then.resumed),
         no_state: now.no_state.saturating_sub(then.no_state),
         fallbacks_to_cubic: now.fallbacks_to_cubic.saturating_sub(then.fallbacks_to_cubic),
+        program_signals: now.program_signals.saturating_sub(then.program_signals),
+        program_reports: now.program_reports.saturating_sub(then.program_reports),
+        programs_lost: now.programs_lost.saturating_sub(then.programs_lost),
     }
 }

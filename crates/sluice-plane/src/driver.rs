@@ -99,6 +99,8 @@ pub struct FlowDriver {
     every_signal: bool,
     /// A signal reached the program since its last report.
     pending: bool,
+    /// Installs so far ([`FlowDriver::installs`]).
+    installs: u64,
     /// The flow's facts, for the programs' `Flow.*` fields.
     info: Option<FlowInfo>,
 }
@@ -179,6 +181,35 @@ impl FlowDriver {
     /// The installed program's number and registers, when the algorithm installed one.
     pub fn program(&self) -> Option<(u8, &[u64])> {
         self.machine.as_ref().map(|m| (m.index(), m.registers()))
+    }
+
+    /// The installed program itself, with its number and registers: what a datapath that runs programs
+    /// itself installs (the registers are the initial values with the install's values, or where the
+    /// driver's own interpreter left them).
+    pub fn installed(&self) -> Option<(&Program, u8, &[u64])> {
+        self.machine.as_ref().map(|m| (m.program(), m.index(), m.registers()))
+    }
+
+    /// How many installs (at start and by `ctx.install`, removals included) happened: a datapath that
+    /// runs programs itself installs again when this moves.
+    pub fn installs(&self) -> u64 {
+        self.installs
+    }
+
+    /// The datapath ran the installed program itself and it reported `registers` (as they were before
+    /// volatile ones reset) for program `program`: they reach the algorithm as the driver's own
+    /// interpreter's reports do.
+    pub fn on_program_report(&mut self, program: u8, registers: &[u64], urgent: bool, dp: &mut impl Datapath) {
+        if self.cc.is_none() {
+            return;
+        }
+        dp.counters().signals += 1;
+        let n = registers.len().min(MAX_REGISTERS);
+        let mut values = [0u64; MAX_REGISTERS];
+        values[..n].copy_from_slice(&registers[..n]);
+        let message_bytes = 16 + 8 * n as u32;
+        self.pending = false;
+        self.deliver_registers(program, &values[..n], urgent, message_bytes, dp);
     }
 
     /// Lengthens the aggregation period by `factor` (back-pressure from the channel), 1 restores it.
@@ -282,17 +313,10 @@ impl FlowDriver {
     }
 
     /// Signals the datapath folded itself (`fold` adds them, e.g. from a report that already aggregates
-    /// many ACKs): reported when due, never handed over one by one.
-    ///
-    /// A program needs every signal, so a datapath that folds them itself runs none: the capability
-    /// contract refuses algorithms that need a program there, and a flow whose algorithm offers
-    /// programs as an option goes back to its fixed reporting policy.
+    /// many ACKs): reported when due, never handed over one by one. A datapath that folds signals runs
+    /// an installed program itself ([`FlowDriver::on_program_report`]) or hands them over one by one
+    /// ([`FlowDriver::on_ack`], [`FlowDriver::on_loss`]); folded signals go to the fixed engines.
     pub fn on_folded(&mut self, urgency: Urgency, dp: &mut impl Datapath, fold: impl FnOnce(&mut Fold, Time)) {
-        if self.machine.is_some() || !self.programs.is_empty() {
-            self.machine = None;
-            self.programs.clear();
-            self.pending = false;
-        }
         fold(&mut self.fold, dp.now());
         self.folded(urgency, dp);
     }
@@ -484,6 +508,7 @@ impl FlowDriver {
     /// program (the fold and reporting policy report again).
     fn install(&mut self, install: Install) {
         self.pending = false;
+        self.installs += 1;
         self.machine = self
             .programs
             .get(install.program as usize)
@@ -528,6 +553,21 @@ impl FlowDriver {
         values[..n].copy_from_slice(machine.registers());
         let message_bytes = machine.program().message_bytes();
         machine.reset_volatile();
+        self.deliver_registers(index, &values[..n], urgent, message_bytes, dp);
+    }
+
+    /// Program `index` reported `values`: they go to the algorithm, at once in native mode (a program
+    /// that reports every signal is then a handler call and counts no message, as a per-ACK policy
+    /// does), through the channel in offload mode.
+    fn deliver_registers(
+        &mut self,
+        index: u8,
+        values: &[u64],
+        urgent: bool,
+        message_bytes: u32,
+        dp: &mut impl Datapath,
+    ) {
+        let n = values.len();
         let native = dp.config().mode == Mode::Native;
         if native && self.every_signal {
             let report = ProgramReport { program: index, registers: &values[..n], urgent };
@@ -907,7 +947,7 @@ mod tests {
     }
 
     #[test]
-    fn a_datapath_that_folds_itself_runs_no_program() {
+    fn a_datapath_that_folds_itself_keeps_the_program() {
         let mut dp = Recorder::default();
         let mut driver = FlowDriver::default();
         let cc = Counting { every: ReportEvery::Acks(2), cwnd: 10_000, acks_seen: Vec::new() };
@@ -915,6 +955,22 @@ mod tests {
         assert_eq!(driver.program(), None, "no programs declared: the fold and policy report");
         let mut programmed = programmed(&mut dp);
         programmed.on_folded(Urgency::Normal, &mut dp, |fold, at| fold.add_loss(&loss(), at));
-        assert_eq!(programmed.program(), None, "the program is dropped, the fixed engines report");
+        assert_eq!(programmed.program().map(|p| p.0), Some(0), "the program stays for the datapath to run");
+    }
+
+    #[test]
+    fn a_datapath_that_runs_the_program_itself_hands_its_reports_over() {
+        let mut dp = Recorder::default();
+        let mut driver = programmed(&mut dp);
+        assert_eq!(driver.installs(), 1);
+        let (program, index, registers) = driver.installed().unwrap();
+        assert_eq!((program.registers().len(), index, registers[3]), (4, 0, 2000), "the install's values");
+        driver.on_program_report(0, &[2500, 7, 1, 2000], false, &mut dp);
+        assert_eq!(dp.counters.reports, 1);
+        assert_eq!(dp.applied.last().and_then(|d| d.cwnd), Some(2500), "the algorithm read the registers");
+        driver.on_program_report(0, &[100, 7, 1, 2000], true, &mut dp);
+        assert_eq!(driver.program().map(|p| p.0), Some(1), "the urgent report installed program 1");
+        assert_eq!(driver.installs(), 2);
+        assert_eq!(dp.counters.reports, 2);
     }
 }

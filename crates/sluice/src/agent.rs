@@ -119,6 +119,20 @@ pub fn run(args: AgentArgs) -> Result<(), String> {
         summary.kernel.fallbacks,
         summary.kernel.resumed
     ));
+    let (a, k) = (&summary.agent, &summary.kernel);
+    if a.installs + a.installs_failed + a.program_reports > 0 {
+        note(&format!(
+            "sluice agent: datapath programs: {} installed ({} failed), {} reports to the algorithms ({} of other \
+             installs dropped); kernel: {} signals through programs, {} program reports, {} left their program",
+            a.installs,
+            a.installs_failed,
+            a.program_reports,
+            a.program_reports_dropped,
+            k.program_signals,
+            k.program_reports,
+            k.programs_lost
+        ));
+    }
     let lag = &summary.agent.answer_lag;
     note(&format!(
         "sluice agent: answers to {} reports: {} within 1 ms, {} within 2 ms, {} within 5 ms, {} within 10 ms, {} \

@@ -111,10 +111,10 @@ mod kernel_tcp {
     use super::*;
     use sluice_kernel::config::{supported, AgentConfig};
 
-    /// What kernel TCP lacks, per algorithm it refuses.
-    const REFUSED: [(&str, &[Capability]); 16] = [
+    /// What kernel TCP lacks, per algorithm it refuses. It runs datapath programs (`dctcp_burst`, and
+    /// Reno, DCTCP and BBR with `program = true`) on the BPF side.
+    const REFUSED: [(&str, &[Capability]); 15] = [
         ("none", &[Capability::Uncontrolled]),
-        ("dctcp_burst", &[Capability::Programs]),
         ("dcqcn", &[Capability::Cnp]),
         ("hpcc", &[Capability::Int]),
         ("bolt", &[Capability::Bolt]),

@@ -365,3 +365,339 @@ fn delay_and_rate_algorithms_keep_the_bottleneck_utilised() {
     }
     wait_unregistered();
 }
+
+/// What one flow's algorithm got from its datapath program, and the windows it set.
+#[derive(Debug, Default, Clone)]
+struct ProgramLog {
+    reports: u64,
+    urgent: u64,
+    /// Each register summed over the reports.
+    sums: Vec<u64>,
+    /// The registers of the first report.
+    first: Vec<u64>,
+    /// The registers of the last report.
+    last: Vec<u64>,
+    /// The programs whose reports came (the algorithm's numbers).
+    programs: std::collections::BTreeSet<u8>,
+    /// The windows the algorithm set after reports, packets, and when.
+    windows: Vec<(Instant, u64)>,
+}
+
+type ProgramLogs = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<u64, ProgramLog>>>;
+
+/// An algorithm whose program reports and windows are recorded in `logs`.
+struct Recording {
+    inner: Box<dyn sluice_cc::CongestionControl>,
+    flow: u64,
+    mss: u64,
+    logs: ProgramLogs,
+}
+
+impl sluice_cc::CongestionControl for Recording {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn events(&self) -> sluice_cc::Events {
+        self.inner.events()
+    }
+    fn on_start(&mut self, flow: &sluice_cc::FlowInfo, ctx: &mut sluice_cc::Ctx) {
+        self.inner.on_start(flow, ctx)
+    }
+    fn on_ack(&mut self, ack: &sluice_cc::Ack<'_>, ctx: &mut sluice_cc::Ctx) {
+        self.inner.on_ack(ack, ctx)
+    }
+    fn on_loss(&mut self, loss: &sluice_cc::Loss, ctx: &mut sluice_cc::Ctx) {
+        self.inner.on_loss(loss, ctx)
+    }
+    fn on_timer(&mut self, id: sluice_cc::TimerId, ctx: &mut sluice_cc::Ctx) {
+        self.inner.on_timer(id, ctx)
+    }
+    fn report_policy(&self) -> sluice_cc::ReportPolicy {
+        self.inner.report_policy()
+    }
+    fn programs(&self) -> Vec<std::sync::Arc<sluice_cc::program::Program>> {
+        self.inner.programs()
+    }
+    fn on_report(&mut self, report: &sluice_cc::program::ProgramReport<'_>, ctx: &mut sluice_cc::Ctx) {
+        self.inner.on_report(report, ctx);
+        let mut logs = self.logs.lock().expect("logs");
+        let log = logs.entry(self.flow).or_default();
+        log.reports += 1;
+        log.urgent += report.urgent as u64;
+        log.programs.insert(report.program);
+        log.sums.resize(report.registers.len(), 0);
+        for (sum, value) in log.sums.iter_mut().zip(report.registers) {
+            *sum = sum.saturating_add(*value);
+        }
+        if log.first.is_empty() {
+            log.first = report.registers.to_vec();
+        }
+        log.last = report.registers.to_vec();
+        if let Some(cwnd) = ctx.decisions().cwnd {
+            log.windows.push((Instant::now(), cwnd.div_ceil(self.mss).max(2)));
+        }
+    }
+}
+
+struct RecordingFactory {
+    inner: std::sync::Arc<dyn sluice_cc::registry::Factory>,
+    logs: ProgramLogs,
+}
+
+impl sluice_cc::registry::Factory for RecordingFactory {
+    fn create(&self, flow: &sluice_cc::FlowInfo) -> Box<dyn sluice_cc::CongestionControl> {
+        let inner = self.inner.create(flow);
+        Box::new(Recording { inner, flow: flow.flow_id, mss: flow.mss.max(1) as u64, logs: self.logs.clone() })
+    }
+    fn resolved(&self) -> toml::Table {
+        self.inner.resolved()
+    }
+}
+
+/// The agent in this process (its loop on a thread), with `rules` and `params`, every rule's algorithm
+/// recording into `logs`.
+fn agent_in_process(
+    tag: &str,
+    rules: &[&str],
+    params: &[&str],
+    logs: &ProgramLogs,
+) -> std::thread::JoinHandle<Result<sluice_kernel::runtime::RunSummary, sluice_kernel::loader::KernelError>> {
+    let mut config = sluice_kernel::config::AgentConfig {
+        pin_dir: PathBuf::from(format!("/sys/fs/bpf/slk-test-{tag}")),
+        ..Default::default()
+    };
+    for rule in rules {
+        config.add_rule_arg(rule).expect("rule");
+    }
+    for param in params {
+        config.add_param_arg(param).expect("param");
+    }
+    let mut resolved = config.resolve("test").expect("settings");
+    for rule in &mut resolved.rules {
+        rule.factory = std::sync::Arc::new(RecordingFactory { inner: rule.factory.clone(), logs: logs.clone() });
+    }
+    let agent = std::thread::spawn(move || {
+        sluice_kernel::runtime::run(resolved, &sluice_kernel::runtime::RunOptions::default(), &mut |_| {})
+    });
+    let t = Instant::now();
+    while registered_names().len() < 8 {
+        assert!(!agent.is_finished(), "the agent stopped before registering");
+        assert!(t.elapsed() < Duration::from_secs(20), "the agent did not register its names");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    agent
+}
+
+fn stop_in_process(
+    agent: std::thread::JoinHandle<Result<sluice_kernel::runtime::RunSummary, sluice_kernel::loader::KernelError>>,
+) -> sluice_kernel::runtime::RunSummary {
+    std::thread::sleep(Duration::from_millis(300));
+    sluice_kernel::runtime::request_stop();
+    let summary = agent.join().expect("agent thread").expect("agent run");
+    wait_unregistered();
+    summary
+}
+
+/// A transfer on `port` through the sluice name, with `ss` read half-way (and when).
+fn transfer_with_ss(bed: &TestBed, port: u16) -> (sluice_testbed::Transfer, (Instant, String, Instant)) {
+    let mut server = bed.server(port).expect("server");
+    let client = bed.client(port, "sluice", 1, SECONDS, &[]).expect("client");
+    std::thread::sleep(Duration::from_millis(SECONDS as u64 * 500));
+    let ss = (Instant::now(), bed.ss(port), Instant::now());
+    let transfer = finish(client).expect("transfer");
+    let _ = server.kill();
+    let _ = server.wait();
+    (transfer, ss)
+}
+
+/// The flow of `logs` that moved the most bytes (iperf3's data connection, not its control one), by
+/// register `snd_una` of its last report.
+fn busiest_flow(logs: &ProgramLogs, snd_una: usize) -> ProgramLog {
+    let logs = logs.lock().expect("logs");
+    logs.values().max_by_key(|l| l.last.get(snd_una).copied().unwrap_or(0)).cloned().expect("a flow reported")
+}
+
+/// DCTCP with its reporting as a datapath program (`program = true`) and `dctcp_burst` run their
+/// programs on the BPF side: reports arrive with registers that account for every byte acknowledged,
+/// the windows the algorithm sets are the kernel's, and the run matches DCTCP's fixed-engine form.
+#[test]
+fn datapath_programs_run_on_the_kernels_acks() {
+    use sluice_cc::program::library::reg;
+    let Some(_lock) = guard("datapath_programs_run_on_the_kernels_acks") else { return };
+    let bed = TestBed::new("pg", "1gbit", "1mb").expect("test bed");
+
+    let logs = ProgramLogs::default();
+    let agent = agent_in_process("pgf", &["5320=dctcp"], &[], &logs);
+    let fixed = bed.transfer(5320, "sluice", 1, SECONDS).expect("fixed-engine transfer");
+    let fixed_summary = stop_in_process(agent);
+    assert!(logs.lock().unwrap().is_empty(), "the fixed engines report through no program");
+    assert_eq!(fixed_summary.kernel.program_reports, 0);
+
+    let agent = agent_in_process("pg", &["5321=dctcp", "5322=dctcp_burst"], &["dctcp.program=true"], &logs);
+    let (program, ss) = transfer_with_ss(&bed, 5321);
+    let dctcp = busiest_flow(&logs, reg::SND_UNA as usize);
+    logs.lock().unwrap().clear();
+    let (burst, burst_ss) = transfer_with_ss(&bed, 5322);
+    let burst_flow = busiest_flow(&logs, 7);
+    let summary = stop_in_process(agent);
+
+    let (a, k) = (&summary.agent, &summary.kernel);
+    eprintln!(
+        "dctcp fixed engines {} ({} retransmits); dctcp program {} ({} retransmits), {} reports ({} urgent); \
+         dctcp_burst {} ({} retransmits), {} reports ({} urgent)",
+        gbps(fixed.received_bps),
+        fixed.retransmits,
+        gbps(program.received_bps),
+        program.retransmits,
+        dctcp.reports,
+        dctcp.urgent,
+        gbps(burst.received_bps),
+        burst.retransmits,
+        burst_flow.reports,
+        burst_flow.urgent
+    );
+    eprintln!(
+        "agent: installs {} (failed {}), program reports {} (dropped {}); kernel: program signals {}, program \
+         reports {}, programs lost {}, ring full {}, fallbacks {}",
+        a.installs,
+        a.installs_failed,
+        a.program_reports,
+        a.program_reports_dropped,
+        k.program_signals,
+        k.program_reports,
+        k.programs_lost,
+        k.ringbuf_full,
+        k.fallbacks
+    );
+    eprintln!("answers: {:?}", a.answer_lag);
+    assert!(a.installs >= 2 && a.installs_failed == 0, "every program flow's program was written: {a:?}");
+    assert!(k.program_reports > 1000 && k.program_signals >= k.program_reports, "{k:?}");
+    assert_eq!(k.programs_lost, 0);
+    assert!(a.program_reports * 10 >= k.program_reports * 9, "the agent handled the BPF side's reports: {a:?}");
+
+    // Every byte acknowledged under sluice is in exactly one report: DCTCP's program reports each ACK's
+    // bytes, so from the ACK point before the first report (the SYN and iperf3's cookie were acknowledged
+    // before the socket chose sluice) they add up to the ACK point of the last one.
+    let (acked, snd_una) = (reg::ACKED as usize, reg::SND_UNA as usize);
+    let base = dctcp.first[snd_una] - dctcp.first[acked];
+    let (sum, last) = (dctcp.sums[acked], dctcp.last[snd_una]);
+    eprintln!("dctcp program: {sum} bytes acknowledged in reports, ACK point {base} before them and {last} after");
+    assert!(last >= program.received_bytes, "{last} acknowledged, {} received", program.received_bytes);
+    assert_eq!(base + sum, last, "every acknowledged byte is reported once");
+    // Most ACKs carry an RTT sample, in picoseconds; the registers are per ACK.
+    let samples = dctcp.sums[reg::HAS_RTT as usize];
+    let rtt_us = dctcp.sums[reg::RTT as usize] / samples.max(1) / 1_000_000;
+    eprintln!("dctcp program: {samples} RTT samples in {} reports, mean {rtt_us} us", dctcp.reports);
+    assert!(samples * 2 >= dctcp.reports && (1..1_000_000).contains(&rtt_us), "RTT {rtt_us} us");
+    let registers = &dctcp.last;
+    assert!(registers[reg::SND_NXT as usize] >= last && registers[reg::ACKS as usize] == 1, "{registers:?}");
+    // dctcp_burst reports once per window: the windows' sums (w_acked) and what the last report holds
+    // since its window (acked).
+    let (held, w_acked, snd_una) = (0, 3, 7);
+    let (first, last) = (&burst_flow.first, &burst_flow.last);
+    let base = first[snd_una] - first[w_acked] - first[held];
+    let sum = burst_flow.sums[w_acked] + last[held];
+    eprintln!(
+        "dctcp_burst: {sum} bytes acknowledged in reports, ACK point {base} before them and {} after",
+        last[snd_una]
+    );
+    // Its last report came at most a window before the end.
+    assert!(
+        last[snd_una] as f64 >= 0.95 * burst.received_bytes as f64,
+        "{} of {}",
+        last[snd_una],
+        burst.received_bytes
+    );
+    assert_eq!(base + sum, last[snd_una], "every acknowledged byte is reported once");
+
+    // The kernel's window is one the algorithm set around the time `ss` read it.
+    for (name, log, (before, ss, after)) in [("dctcp", &dctcp, &ss), ("dctcp_burst", &burst_flow, &burst_ss)] {
+        let cwnd = cwnd_in(ss).expect("ss shows the window") as u64;
+        let slack = Duration::from_millis(20);
+        let around: Vec<u64> =
+            log.windows.iter().filter(|(at, _)| *at + slack >= *before && *at <= *after + slack).map(|w| w.1).collect();
+        let range = (around.iter().min(), around.iter().max());
+        eprintln!("{name}: ss cwnd {cwnd}; the algorithm set {} windows then, {range:?}", around.len());
+        assert!(around.contains(&cwnd), "{name}: the kernel's window {cwnd} is not one the algorithm set then");
+    }
+    let ratio = program.received_bps / fixed.received_bps;
+    eprintln!("dctcp program / fixed engines: {:.3}", ratio);
+    assert!((ratio - 1.0).abs() <= 0.05, "the program form reached {:.1}% of the fixed form", ratio * 100.0);
+    assert!(burst.received_bps >= 0.9 * fixed.received_bps, "dctcp_burst reached {}", gbps(burst.received_bps));
+}
+
+/// A flow running its program on the BPF side keeps going when the agent dies: the watchdog hands it to
+/// the kernel's Cubic or Reno while the program keeps running, and a restarted agent takes the flow over,
+/// writes its program again and gets its reports.
+#[test]
+fn a_program_flow_falls_back_when_the_agent_dies_and_is_taken_over() {
+    let Some(_lock) = guard("a_program_flow_falls_back_when_the_agent_dies_and_is_taken_over") else { return };
+    let bed = TestBed::new("pk", "1gbit", "1mb").expect("test bed");
+    let args = ["--default", "dctcp", "--param", "dctcp.program=true"];
+    let mut first = Agent::start("pk", &args);
+    let mut server = bed.server(5323).expect("server");
+    let client = bed.client(5323, "sluice", 1, 6, &[]).expect("client");
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = first.maps().counters().expect("counters");
+    first.kill();
+    wait_unregistered();
+    std::thread::sleep(Duration::from_millis(1500));
+    let during = first.maps().counters().expect("counters");
+    eprintln!("agent killed: {before:?} -> {during:?}");
+    assert!(before.program_reports > 0, "the program ran before: {before:?}");
+    assert!(during.fallbacks > before.fallbacks, "no fallback: {during:?}");
+    assert!(during.program_signals > before.program_signals, "the program kept running: {during:?}");
+    let second = Agent::start("pk", &args);
+    let transfer = finish(client).expect("the transfer completes");
+    let _ = server.kill();
+    let _ = server.wait();
+    let summary = second.stop();
+    eprintln!(
+        "program flow kill/restart: transfer {} in 6 s; summary agent {} kernel {}",
+        gbps(transfer.received_bps),
+        summary["agent"],
+        summary["kernel"]
+    );
+    assert!(transfer.received_bps > 0.5e9, "the flow did not stall: {}", gbps(transfer.received_bps));
+    let agent = &summary["agent"];
+    assert!(agent["flows_taken_over"].as_u64().unwrap_or(0) >= 1, "{summary}");
+    assert!(agent["installs"].as_u64().unwrap_or(0) >= 1, "{summary}");
+    assert!(agent["program_reports"].as_u64().unwrap_or(0) > 0, "{summary}");
+    assert!(summary["kernel"]["resumed"].as_u64().unwrap_or(0) >= 1, "{summary}");
+    wait_unregistered();
+    drop(first);
+}
+
+/// BBR with `program = true` replaces its program at run time (`ctx.install`, CCP's Install): the
+/// per-signal program in STARTUP, the per-interval one in PROBE_BW. On kernel TCP the agent writes each
+/// install to the BPF side, whose reports then come from the new program.
+#[test]
+fn a_program_installed_at_run_time_reaches_the_kernel() {
+    let Some(_lock) = guard("a_program_installed_at_run_time_reaches_the_kernel") else { return };
+    let bed = TestBed::new("pi", "1gbit", "1mb").expect("test bed");
+    let logs = ProgramLogs::default();
+    let agent = agent_in_process("pi", &["5324=bbr"], &["bbr.program=true"], &logs);
+    let transfer = bed.transfer(5324, "sluice", 1, SECONDS).expect("transfer");
+    let summary = stop_in_process(agent);
+    let flow = busiest_flow(&logs, sluice_cc::program::library::reg::SND_UNA as usize);
+    let (a, k) = (&summary.agent, &summary.kernel);
+    eprintln!(
+        "bbr program: {} ({} retransmits); programs {:?}, {} reports; agent installs {} (failed {}), program \
+         reports {} (dropped {}); kernel program reports {}, lost {}, fallbacks {}",
+        gbps(transfer.received_bps),
+        transfer.retransmits,
+        flow.programs,
+        flow.reports,
+        a.installs,
+        a.installs_failed,
+        a.program_reports,
+        a.program_reports_dropped,
+        k.program_reports,
+        k.programs_lost,
+        k.fallbacks
+    );
+    assert_eq!(flow.programs, [0, 1].into(), "reports of both programs reached BBR");
+    assert!(a.installs >= 2 && a.installs_failed == 0, "{a:?}");
+    assert!(k.program_reports > 100 && k.programs_lost == 0, "{k:?}");
+    assert!(transfer.received_bps >= 0.6e9, "bbr with its programs reached {}", gbps(transfer.received_bps));
+}
