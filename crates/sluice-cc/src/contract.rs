@@ -222,9 +222,11 @@ impl Capabilities {
     /// software switch does); the sender applies a window and paces at a rate per flow, or sends at line
     /// rate for `none` (a traffic generator's unlimited flow). Receiver-driven algorithms run their
     /// token transport as UDP control packets, with their receiver-side controllers at the receivers.
+    /// Switch-side signals run at the sluice software switch's ports: data packets carry the signal
+    /// field, receivers echo it on ACKs, and switches' signal packets reach the sender.
     /// No acknowledgment policy (a real host has no modelled processing queue), host policy or Bolt
-    /// switch logic, and no switch-side signals: the software switch has no signal hook. Datapath programs
-    /// run in the sender's plane driver on every signal, as in the simulator.
+    /// switch logic. Datapath programs run in the sender's plane driver on every signal, as in the
+    /// simulator.
     pub const UDP: Capabilities = Capabilities::new(
         "the UDP datapath",
         CapabilitySet::of(&[
@@ -237,6 +239,7 @@ impl Capabilities {
             Capability::PacingRate,
             Capability::Uncontrolled,
             Capability::Programs,
+            Capability::Signal,
         ]),
     );
 

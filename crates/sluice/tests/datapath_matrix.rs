@@ -188,11 +188,10 @@ mod kernel_tcp {
 }
 
 /// What the UDP datapath lacks, per algorithm it refuses.
-const REFUSED_ON_UDP: [(&str, &[Capability]); 5] = [
+const REFUSED_ON_UDP: [(&str, &[Capability]); 4] = [
     ("bolt", &[Capability::Bolt]),
     ("ec_aware", &[Capability::AckPolicy]),
     ("hostcc", &[Capability::HostPolicy]),
-    ("rocc", &[Capability::Signal]),
     ("doca_rtt", &[Capability::Probe]),
 ];
 
