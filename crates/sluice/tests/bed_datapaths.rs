@@ -827,9 +827,10 @@ fn settled(dir: &Path) -> Settled {
 ///
 /// With the values on the ACKs (`feedback = "path"`), the switch must write them and the senders take
 /// them, and the flows must share the port equally (Jain at least 0.99). Its rate is not checked: on the
-/// bed the senders start some milliseconds apart, the queue passes `q_max` before the halvings catch up,
-/// and the fair rate falls to its minimum, from which the PI loop's small low-rate gains climb slowly,
-/// with no self-rise while every ACK brings a value (4 of 5 runs ended near 27 Mbps; docs/signals.md).
+/// bed the senders start some milliseconds after the switch's clock, the halvings come an update late,
+/// and the PI step takes the fair rate to its minimum, from which the loop's small low-rate gains climb
+/// slowly, with no self-rise while every ACK brings a value (4 of 5 runs ended near 27 Mbps;
+/// docs/signals.md).
 #[test]
 fn rocc_on_the_bed_gives_fair_rates_with_a_bounded_queue_as_in_the_simulator() {
     if skip() {
