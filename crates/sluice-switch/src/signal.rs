@@ -32,7 +32,6 @@ pub struct SignalCounters {
 /// A design's state at every switch port of the fabric (`None` at host links).
 #[derive(Debug)]
 pub struct Signals {
-    design: Arc<dyn SwitchSignal>,
     ports: Vec<Option<Box<dyn PortSignal>>>,
     combine: Combine,
     /// What the hooks did.
@@ -68,12 +67,7 @@ impl Signals {
     /// `design`'s state at each switch port of `ports`.
     pub fn new(design: Arc<dyn SwitchSignal>, ports: &[Port]) -> Signals {
         let states = ports.iter().map(|p| p.switch.then(|| design.port(p.rate))).collect();
-        Signals { combine: design.combine(), design, ports: states, counters: SignalCounters::default() }
-    }
-
-    /// The design's name.
-    pub fn name(&self) -> &'static str {
-        self.design.name()
+        Signals { combine: design.combine(), ports: states, counters: SignalCounters::default() }
     }
 
     /// The current value of port `index`'s state (`None` at a host link).
@@ -145,28 +139,24 @@ impl Signals {
             self.counters.no_feedback += 1;
             return None;
         };
-        let L4::Udp { header: udp, .. } = f.l4 else { return None };
-        let n = feedback_frame(feedback, &f, udp.src_port, udp.dst_port, &h, value, at.port.node, at.now).ok()?;
+        let n = feedback_frame(feedback, &f, &h, value, at.port.node, at.now).ok()?;
         self.counters.feedback += 1;
         Some(n)
     }
 }
 
 /// Writes the signal packet carrying `value` from switch `node` at `now` for data packet `data` (its
-/// frame, UDP ports and sluice header) into `buf`: addressed from the data packet's receiver to its
-/// sender, so that the sender's transport finds the flow by its peer and id. The MAC addresses are set
-/// on delivery.
-#[allow(clippy::too_many_arguments)]
+/// frame and sluice header `h`) into `buf`: addressed from the data packet's receiver to its sender, so
+/// that the sender's transport finds the flow by its peer and id. The MAC addresses are set on delivery.
 fn feedback_frame(
     buf: &mut [u8],
     data: &Frame,
-    src_port: u16,
-    dst_port: u16,
     h: &SluiceHeader,
     value: u64,
     node: u32,
     now: Time,
 ) -> Result<usize, WireError> {
+    let ports = data.five_tuple();
     let header = SluiceHeader {
         seq: value,
         bytes: node,
@@ -189,5 +179,5 @@ fn feedback_frame(
         src: data.ip.dst,
         dst: data.ip.src,
     };
-    frame::write_udp(buf, &eth, &ip, (dst_port, src_port), &payload[..n])
+    frame::write_udp(buf, &eth, &ip, (ports.dst_port, ports.src_port), &payload[..n])
 }
