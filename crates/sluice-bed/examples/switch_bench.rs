@@ -47,6 +47,7 @@ fn config(rate: u64) -> FabricConfig {
         sampling: Sampling::default(),
         seed: 1,
         slots: DEFAULT_SLOTS,
+        signal: None,
     }
 }
 

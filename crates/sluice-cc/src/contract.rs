@@ -230,9 +230,11 @@ impl Capabilities {
     /// software switch does); the sender applies a window and paces at a rate per flow, or sends at line
     /// rate for `none` (a traffic generator's unlimited flow). Receiver-driven algorithms run their
     /// token transport as UDP control packets, with their receiver-side controllers at the receivers.
+    /// Switch-side signals run at the sluice software switch's ports: data packets carry the signal
+    /// field, receivers echo it on ACKs, and switches' signal packets reach the sender.
     /// No acknowledgment policy (a real host has no modelled processing queue), host policy or Bolt
-    /// switch logic, and no switch-side signals: the software switch has no signal hook. Datapath programs
-    /// run in the sender's plane driver on every signal, as in the simulator.
+    /// switch logic. Datapath programs run in the sender's plane driver on every signal, as in the
+    /// simulator.
     ///
     /// Real receivers sample no host congestion signals ([`Needs::host_signal`]).
     pub const UDP: Capabilities = Capabilities::new(
@@ -247,6 +249,7 @@ impl Capabilities {
             Capability::PacingRate,
             Capability::Uncontrolled,
             Capability::Programs,
+            Capability::Signal,
         ]),
     );
 

@@ -3,13 +3,14 @@
 //!
 //! An input is a sequence of records: one control byte (bits 0-1: the peer, 0 being the flows' receiver;
 //! bits 2-3: the ECN codepoint; bit 4: let 100 us pass first), a length byte, then that many bytes of
-//! datagram. The endpoint sends two DCTCP flows (0 and 1) and an NDP flow (2) to peer 0, runs NDP's
-//! receiver side for receiver-driven flows that come to it, and receives whatever comes.
+//! datagram. The endpoint sends two DCTCP flows (0 and 1), an NDP flow (2) and a RoCC flow (3, with a
+//! switch signal) to peer 0, runs NDP's receiver side for receiver-driven flows that come to it, and
+//! receives whatever comes.
 
 use sluice_cc::registry::lookup;
 use sluice_plane::PlaneConfig;
 use sluice_udp::{Endpoint, FlowSpec, TransportConfig};
-use sluice_wire::sluice::{encode, Flags, Kind, SluiceHeader, SluicePacket};
+use sluice_wire::sluice::{encode, Flags, Kind, SignalField, SluiceHeader, SluicePacket};
 use sluice_wire::Ecn;
 
 /// Runs one input.
@@ -46,6 +47,9 @@ fn endpoint() -> Endpoint {
     let factory = (ndp.build)(&toml::Table::new(), 10_000_000_000).expect("defaults build");
     e.receive_tokens(factory.clone()).expect("a receiver-driven algorithm");
     e.open(FlowSpec { id: 2, peer: 0, size: Some(50_000), factory, needs: ndp.needs }, 0).expect("a fresh id");
+    let rocc = lookup("rocc").expect("registered");
+    let factory = (rocc.build)(&toml::Table::new(), 10_000_000_000).expect("defaults build");
+    e.open(FlowSpec { id: 3, peer: 0, size: Some(50_000), factory, needs: rocc.needs }, 0).expect("a fresh id");
     e
 }
 
@@ -59,7 +63,9 @@ fn drain(e: &mut Endpoint, now: u64, buf: &mut [u8]) {
 
 /// Seed inputs: ACKs for the flows (in order, selective, with ECN echo), data of a new flow (in order,
 /// out of order, CE-marked, last), a CNP, tokens and NACKs for the NDP flow, a receiver-driven flow
-/// coming in (its request, data, a probe and a stop), and a datagram that is not a sluice packet.
+/// coming in (its request, data, a probe and a stop), switch signals for the RoCC flow (an ACK echoing
+/// the path's field, a switch's signal packet, and one for a flow without a signal), data carrying a
+/// signal field, and a datagram that is not a sluice packet.
 pub fn seed_messages() -> Vec<(String, Vec<u8>)> {
     let ack = |flow, seq, offset, ce| SluiceHeader {
         seq,
@@ -117,6 +123,23 @@ pub fn seed_messages() -> Vec<(String, Vec<u8>)> {
                 record(1 | 0x10, rd(1000, Flags::RECEIVER_DRIVEN | Flags::PROBE), 0),
                 record(1, rd(2000, Flags::RECEIVER_DRIVEN | Flags::SCHEDULED | Flags::MORE_THAN_BDP), 100),
                 record(1, SluiceHeader::new(Kind::Stop, 8), 0),
+            ],
+        ),
+        (
+            "signals",
+            vec![
+                record(
+                    0,
+                    SluiceHeader { signal: Some(SignalField { value: 5_000, hops: 1 }), ..ack(3, 1416, 0, 0) },
+                    0,
+                ),
+                record(0x10, SluiceHeader { seq: 2_500, bytes: 9, ..SluiceHeader::new(Kind::Signal, 3) }, 0),
+                record(0, SluiceHeader { seq: 2_500, bytes: 9, ..SluiceHeader::new(Kind::Signal, 0) }, 0),
+                record(
+                    1,
+                    SluiceHeader { signal: Some(SignalField { value: 7, hops: 2 }), ..data(0, Flags::FIRST) },
+                    100,
+                ),
             ],
         ),
         ("garbage", vec![vec![0, 4, b'j', b'u', b'n', b'k']]),

@@ -6,7 +6,8 @@ use sluice_wire::sluice::{self, IntRecord, SluiceHeader, SluicePacket};
 
 /// Parses the input as a sluice packet and as an Ethernet frame. An accepted sluice packet must encode
 /// back to the same bytes; an accepted frame must still parse after CE marking (with only its ECN
-/// changed) and after an INT record is appended (with one more record).
+/// changed), after an INT record is appended (with one more record) and after a signal value is
+/// written (with that value, and nothing else changed).
 pub fn run(data: &[u8]) {
     if let Ok(p) = SluicePacket::parse(data) {
         let hops: Vec<IntRecord> = p.hops().collect();
@@ -31,6 +32,15 @@ pub fn run(data: &[u8]) {
         };
         assert_eq!(hops(g.l4), hops(f.l4).map(|h| h + 1), "the record is counted");
     }
+    let mut signalled = data.to_vec();
+    if frame::set_signal(&mut signalled, f.len(), 7, 2).is_ok() {
+        let g = Frame::parse(&signalled).expect("a frame with a signal written parses");
+        let (L4::Udp { sluice: Some(before), .. }, L4::Udp { sluice: Some(after), .. }) = (f.l4, g.l4) else {
+            panic!("a signal is written only into sluice packets");
+        };
+        assert_eq!(after.signal, Some(sluice::SignalField { value: 7, hops: 2 }));
+        assert_eq!(SluiceHeader { signal: before.signal, ..after }, before, "only the signal field changes");
+    }
 }
 
 /// Seed inputs made by the encoders: sluice packets of every kind with and without INT records, and
@@ -48,13 +58,17 @@ pub fn seed_messages() -> Vec<(String, Vec<u8>)> {
         ("token", Kind::Token),
         ("request", Kind::Request),
         ("stop", Kind::Stop),
+        ("signal", Kind::Signal),
     ];
     for (name, kind) in kinds {
         for hops in [0usize, 2] {
+            // Data and acks carry a signal field in half the seeds.
+            let signal = matches!(kind, Kind::Data | Kind::Ack) && hops > 0;
             let header = SluiceHeader {
                 flags: Flags(Flags::INT_REQUEST),
                 seq: 4096,
                 sent_ns: 1_000_000,
+                signal: signal.then_some(sluice::SignalField { value: 12_345, hops: 1 }),
                 ..SluiceHeader::new(kind, 1)
             };
             let mut buf = vec![0u8; 512];

@@ -95,7 +95,7 @@ mod tests {
             ("hostcc", "needs: ECN, host policy; runs on: the simulator]"),
             ("dctcp_host", "needs: ECN, receiving host's signals; runs on: the simulator]"),
             ("dctcp_burst", "needs: ECN, datapath programs; runs on: the simulator, the UDP datapath]"),
-            ("rocc", "[controls: rate; needs: switch signals; runs on: the simulator]"),
+            ("rocc", "[controls: rate; needs: switch signals; runs on: the simulator, the UDP datapath]"),
             ("none", "[controls: nothing; needs: nothing; runs on: the simulator, the UDP datapath]"),
         ];
         for (algorithm, shown) in expected {

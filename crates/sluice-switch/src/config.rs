@@ -1,6 +1,9 @@
 //! What a fabric is built from: the topology and routes, the hosts' addresses, the switches'
 //! settings (the simulator's `[switch]` types, with the same meaning), impairments and sampling.
 
+use std::sync::Arc;
+
+use sluice_cc::signal::SwitchSignal;
 use sluice_core::{Rate, Time};
 use sluice_sim::config::{EcnConfig, LoadBalance};
 use sluice_topo::{NodeId, PortNo, Routes, Topology};
@@ -161,6 +164,9 @@ pub struct FabricConfig {
     pub seed: u64,
     /// Packet slots (see [`crate::pool`]): packets queued and in flight on delay lines together.
     pub slots: usize,
+    /// The switch side of the run's algorithm, when it has a per-hop signal (`sluice_cc::signal`),
+    /// built by the algorithm's factory from its parameters: every switch port runs it.
+    pub signal: Option<Arc<dyn SwitchSignal>>,
 }
 
 /// Default packet slots: 65,536 (128 MiB of 2 KiB slots, touched only as used): a 10 ms link at the

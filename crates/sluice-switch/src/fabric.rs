@@ -24,6 +24,7 @@ use sluice_wire::sluice::{Flags, IntRecord, Kind};
 use crate::config::{FabricConfig, ImpairAction, Pick};
 use crate::pool::{Meta, Pool};
 use crate::port::{Buffer, Peer, Port, MAX_QUEUES};
+use crate::signal::{At, Hook, SignalCounters, Signals};
 use crate::tokens::{Limiter, Verdict};
 
 /// Fabric-wide counters (per-port ones are in [`crate::port::PortStats`]).
@@ -92,6 +93,10 @@ pub struct Fabric {
     now: Time,
     sampler: crate::records::Sampler,
     tokens: Option<Limiter>,
+    /// The run's switch signal at every switch port, when its algorithm has one.
+    signals: Option<Box<Signals>>,
+    /// Where a hook writes a signal packet before it is stored.
+    feedback: Box<[u8; crate::pool::SLOT_BYTES]>,
 }
 
 /// Mixes 64 bits (SplitMix64's finaliser, Steele et al. OOPSLA 2014).
@@ -141,6 +146,7 @@ impl Fabric {
         let rules = cfg.impairments.iter().map(|_| Rule::default()).collect();
         let sampler = crate::records::Sampler::new(&cfg.sampling, |node, port| port_of[node as usize][port as usize]);
         let tokens = cfg.switch.token_limiter.map(|limits| Limiter::new(limits, ports.len(), seed));
+        let signals = cfg.signal.clone().map(|design| Box::new(Signals::new(design, &ports)));
         Fabric {
             pool: Pool::new(cfg.slots),
             cfg,
@@ -157,7 +163,20 @@ impl Fabric {
             now: 0,
             sampler,
             tokens,
+            signals,
+            feedback: Box::new([0; crate::pool::SLOT_BYTES]),
         }
+    }
+
+    /// What the switch signal's hooks did (`None` when the run has no signal).
+    pub fn signal_counters(&self) -> Option<SignalCounters> {
+        self.signals.as_ref().map(|s| s.counters)
+    }
+
+    /// The switch signal's current value at port `port` of switch `node` (`None` without a signal or at
+    /// a host link).
+    pub fn signal_value(&self, node: NodeId, port: PortNo) -> Option<u64> {
+        self.signals.as_ref()?.value(self.port_of[node as usize][port as usize])
     }
 
     /// The configuration.
@@ -382,6 +401,9 @@ impl Fabric {
     /// Packet `id` arrives at egress port `p` at `t`: sent at once by an idle port with empty queues
     /// (no occupancy, so no mark, as in the simulator), else admitted to its queue or dropped.
     fn offer(&mut self, p: usize, id: u32, t: Time) {
+        if self.signals.is_some() && self.ports[p].switch {
+            self.signal_hook(Hook::Enqueue, p, id, t);
+        }
         let meta = *self.pool.meta(id);
         let wire = self.wire(id);
         let queue = meta.queue as usize;
@@ -487,8 +509,32 @@ impl Fabric {
         if self.ports[p].switch && self.cfg.switch.int && meta.int {
             self.stamp_int(p, id, t);
         }
+        if self.signals.is_some() && self.ports[p].switch {
+            self.signal_hook(Hook::Dequeue, p, id, t);
+        }
         let wire = self.wire(id);
         self.ports[p].send(&mut self.pool, t, id, wire);
+    }
+
+    /// Runs the switch signal's `hook` at switch port `p` for packet `id` at `t`: the value it writes
+    /// goes into the packet, and a signal packet it sends is routed from this switch toward the data
+    /// packet's sender (the simulator routes it as if it arrived with the data packet).
+    fn signal_hook(&mut self, hook: Hook, p: usize, id: u32, t: Time) {
+        let Some(signals) = self.signals.as_deref_mut() else { return };
+        let port = &self.ports[p];
+        let buffer = &self.buffers[port.buffer];
+        let len = self.pool.meta(id).len as usize;
+        let wire = len as u64 + self.cfg.switch.wire_overhead as u64;
+        let at = At { index: p, port, buffer_used: buffer.used, buffer_size: buffer.size, now: t, wire };
+        let Some(n) = signals.run(hook, at, self.pool.bytes_mut(id), len, &mut self.feedback[..]) else { return };
+        let Some(meta) = self.classify(&self.feedback[..n]) else { return };
+        let Some(fid) = self.pool.store(&self.feedback[..n]) else {
+            self.counters.no_slot += 1;
+            return;
+        };
+        *self.pool.meta_mut(fid) = Meta { len: n as u32, ..meta };
+        let node = self.ports[p].node;
+        self.forward(node, fid, t);
     }
 
     /// Applies the impairments of packet `id`'s flow, from rule `first` (the first that names the flow)

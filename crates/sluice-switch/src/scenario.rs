@@ -1,10 +1,13 @@
 //! A fabric's configuration from a resolved sluice scenario: `[topology]`, `[switch]`, `[switch.ecn]`,
-//! `seed`, the port sampling of `[output]` and `[[fault]]` (as impairments of sluice UDP flows). Every
+//! `seed`, the port sampling of `[output]`, `[[fault]]` (as impairments of sluice UDP flows) and the
+//! switch side of `[cc]`'s algorithm when it has a per-hop signal (built from its parameters). Every
 //! network setting the fabric cannot honour is an error naming its key; none is ignored. Host-side settings (`[host]`, `[cc]`, `[[workload]]`,
 //! `[plane]`, flow outputs) belong to the datapaths the bed's hosts run, not to the switch.
 
 use std::fmt;
+use std::sync::Arc;
 
+use sluice_cc::signal::SwitchSignal;
 use sluice_core::{format_duration, format_rate, Rate, Time, PS_PER_MS, PS_PER_US};
 use sluice_scenario::Resolved;
 use sluice_sim::config::{FaultAction, FaultKind, Scheduler};
@@ -95,7 +98,23 @@ pub fn fabric_config(resolved: &Resolved) -> Result<FabricConfig, Unsupported> {
         sampling: Sampling { interval: scenario.output.sample_interval, ports: resolved.throughput_ports.clone() },
         seed: scenario.seed,
         slots: DEFAULT_SLOTS,
+        signal: switch_signal(resolved)?,
     })
+}
+
+/// The switch side of the run's per-hop signal: built by the factory of the algorithm that has one
+/// (`[cc]`'s or one of a mix's), from that algorithm's parameters. Two algorithms with signals in one
+/// run are refused, as one switch port runs one design.
+fn switch_signal(resolved: &Resolved) -> Result<Option<Arc<dyn SwitchSignal>>, Unsupported> {
+    let main = std::iter::once((resolved.algorithm.name, &resolved.factory));
+    let others = resolved.mix.iter().flat_map(|m| m.others.iter().map(|(a, f)| (a.name, f)));
+    let mut signals = main.chain(others).filter_map(|(name, f)| f.switch_signal().map(|s| (name, s)));
+    let first = signals.next();
+    if let (Some((a, _)), Some((b, _))) = (&first, signals.next()) {
+        let why = format!("`{a}` and `{b}` both have switch signals; a switch port runs one design");
+        return Err(unsupported("cc.workloads", why));
+    }
+    Ok(first.map(|(_, s)| s))
 }
 
 /// The `[[fault]]` entries as impairments of the sluice UDP flows they name: the chosen data packets of

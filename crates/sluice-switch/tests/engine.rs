@@ -43,6 +43,7 @@ fn fabric(spec: TopologySpec, switch: SwitchParams, impairments: Vec<Impairment>
         sampling: Sampling::default(),
         seed: 7,
         slots: 4096,
+        signal: None,
     })
 }
 

@@ -152,3 +152,16 @@ fn results_have_the_simulator_columns() {
     assert!(rows[1].starts_with("sw0:p2,100000.000,0,"), "{}", rows[1]);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// An algorithm with a switch signal gets its switch side at the fabric, built from its parameters; one
+/// without gets none.
+#[test]
+fn the_algorithms_switch_signal_is_built_from_its_parameters() {
+    assert!(config(&[]).unwrap().signal.is_none(), "DCTCP has no switch signal");
+    let rocc = config(&["cc.algorithm=rocc"]).unwrap().signal.expect("RoCC's switch side");
+    assert_eq!(rocc.name(), "rocc");
+    // RoCC's port starts at the link rate in whole rate units: the parameters reached it.
+    let start = |sets: &[&str]| config(sets).unwrap().signal.unwrap().port(1_000_000_000).value();
+    assert_eq!(start(&["cc.algorithm=rocc"]), 1_000_000_000, "100 units of 10 Mbps");
+    assert_eq!(start(&["cc.algorithm=rocc", "cc.params.rate_unit=300Mbps", "cc.params.min_rate=300Mbps"]), 900_000_000);
+}

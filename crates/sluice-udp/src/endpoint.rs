@@ -12,11 +12,14 @@
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
-use sluice_cc::{Ack, CongestionControl, Decisions, Events, Factory, FlowInfo, IntHop, Loss, LossKind, Needs, Sent};
+use sluice_cc::{
+    Ack, CongestionControl, Decisions, Events, Factory, Feedback, FlowInfo, IntHop, Loss, LossKind, Needs, Sent,
+    SignalOrigin,
+};
 use sluice_core::{Rate, Time, PS_PER_NS, PS_PER_S};
 use sluice_plane::{ChannelEvent, Datapath, FlowDriver, Fold, HostChannel, Message, PlaneConfig, PlaneCounters, Wake};
 use sluice_results::{FlowTrace, TraceRecorder};
-use sluice_wire::sluice::{encode, Flags, IntRecord, Kind, SluiceHeader, SluicePacket};
+use sluice_wire::sluice::{encode, Flags, IntRecord, Kind, SignalField, SluiceHeader, SluicePacket, SIGNAL_LEN};
 use sluice_wire::{Ecn, WireError};
 
 use crate::config::{TransportConfig, ETHERNET_BYTES, INT_HOPS_RESERVED, IP_UDP_BYTES};
@@ -99,17 +102,22 @@ pub struct TransportCounters {
     /// Refused: not a sluice packet of this version, or malformed (bad magic, version, kind, flags,
     /// lengths, truncated).
     pub malformed: u64,
-    /// Refused: an ACK or CNP for a flow this endpoint does not send.
+    /// Refused: an ACK, CNP or signal packet for a flow this endpoint does not send.
     pub unknown_flow: u64,
-    /// Refused: an ACK or CNP from another peer than the flow's receiver.
+    /// Refused: an ACK, CNP or signal packet from another peer than the flow's receiver.
     pub wrong_peer: u64,
     /// Refused: sequence numbers outside the window (acknowledging bytes never sent, data far ahead).
     pub out_of_window: u64,
     /// Refused: a kind this endpoint does not take (tokens and NACKs for flows of sender-driven
-    /// algorithms, requests and receiver-driven data without a receiver algorithm).
+    /// algorithms, requests and receiver-driven data without a receiver algorithm, signal packets for
+    /// flows whose algorithm has no switch signal).
     pub unexpected_kind: u64,
     /// Refused: data of a new flow past [`MAX_RECEIVE_FLOWS`].
     pub too_many_flows: u64,
+    /// Switch signal values echoed on ACKs (the path's field) handed to the flows' algorithms.
+    pub signals_path: u64,
+    /// Switch signal values from switches' signal packets handed to the flows' algorithms.
+    pub signals_switch: u64,
 }
 
 impl TransportCounters {
@@ -129,6 +137,8 @@ impl TransportCounters {
             out_of_window,
             unexpected_kind,
             too_many_flows,
+            signals_path,
+            signals_switch,
         } = *o;
         self.data_sent += data_sent;
         self.retransmits += retransmits;
@@ -143,6 +153,8 @@ impl TransportCounters {
         self.out_of_window += out_of_window;
         self.unexpected_kind += unexpected_kind;
         self.too_many_flows += too_many_flows;
+        self.signals_path += signals_path;
+        self.signals_switch += signals_switch;
     }
 }
 
@@ -198,6 +210,8 @@ struct SendFlow {
     rate: Rate,
     next_tx: Time,
     flags: u16,
+    /// Data packets carry a signal field for the switches' per-hop signal.
+    signal: bool,
     ect: bool,
     in_ready: bool,
     pace_armed: bool,
@@ -415,7 +429,10 @@ impl Endpoint {
             return Err(format!("flow {} is open already", spec.id));
         }
         let int_hops = spec.needs.int;
-        let mss = self.config.payload_bytes(if int_hops { INT_HOPS_RESERVED } else { 0 });
+        let signal = spec.needs.signal;
+        let signal_bytes = if signal { SIGNAL_LEN as u32 } else { 0 };
+        let mss =
+            self.config.payload_bytes(if int_hops { INT_HOPS_RESERVED } else { 0 }).saturating_sub(signal_bytes).max(1);
         let slot = self.flows.len() as u32;
         let mut flags = if int_hops { Flags::INT_REQUEST } else { 0 };
         if spec.needs.cnp {
@@ -430,6 +447,7 @@ impl Endpoint {
             rate: self.config.line_rate,
             next_tx: now,
             flags,
+            signal,
             ect: spec.needs.ecn || spec.needs.cnp,
             in_ready: false,
             pace_armed: false,
@@ -444,7 +462,7 @@ impl Endpoint {
         let info = FlowInfo {
             flow_id: spec.id as u64,
             mss,
-            header_bytes: IP_UDP_BYTES + ETHERNET_BYTES + sluice_wire::sluice::HEADER_LEN as u32,
+            header_bytes: IP_UDP_BYTES + ETHERNET_BYTES + sluice_wire::sluice::HEADER_LEN as u32 + signal_bytes,
             line_rate: self.config.line_rate,
             base_rtt: self.config.base_rtt,
             hops: 1,
@@ -597,6 +615,7 @@ impl Endpoint {
             Kind::Nack => self.on_nack(now, peer, h),
             Kind::Request => self.on_request(now, peer, h),
             Kind::Stop => self.on_stop(peer, h),
+            Kind::Signal => self.on_signal(now, peer, h),
         }
     }
 
@@ -612,7 +631,7 @@ impl Endpoint {
     pub fn prefetch_for(&self, peer: PeerId, datagram: &[u8], deep: bool) {
         let Ok(h) = SluiceHeader::parse(datagram) else { return };
         match h.kind {
-            Kind::Ack | Kind::Cnp => {
+            Kind::Ack | Kind::Cnp | Kind::Signal => {
                 let Some(slot) = self.slot_of.get(h.flow) else { return };
                 let f = &self.flows[slot as usize];
                 match deep {
@@ -741,6 +760,7 @@ impl Endpoint {
             seq: next.seq,
             sent_ns: now / PS_PER_NS,
             offset: token,
+            signal: f.signal.then_some(SignalField::default()),
             ..SluiceHeader::new(Kind::Data, f.id)
         };
         let len = encode(&header, &[], &ZEROES[..next.len as usize], buf).expect("buffers hold an MTU");
@@ -817,7 +837,8 @@ impl Endpoint {
                 *slot = hop;
                 n += 1;
             }
-            let header = SluiceHeader { int_hops: n, ..ack.header(h.flow, now) };
+            // The path's signal field goes back as it came.
+            let header = SluiceHeader { int_hops: n, signal: h.signal, ..ack.header(h.flow, now) };
             self.control.push_back(Control { peer, header, hops, ecn: Ecn::NotEct });
             self.counters.acks_sent += 1;
         }
@@ -893,6 +914,13 @@ impl Endpoint {
             };
             self.drive(now, slot, |d, dp| d.on_ack(&ack, false, dp));
         }
+        if let Some(signal) = h.signal.filter(|s| s.hops > 0 && events.contains(Events::FEEDBACK)) {
+            // After the ACK, as the simulator hands over the path's value.
+            let origin = SignalOrigin::Path(signal.hops);
+            let feedback = Feedback::Signal { value: signal.value, origin, at: now, sent_at: echo };
+            self.counters.signals_path += 1;
+            self.drive(now, slot, |d, dp| d.on_feedback(feedback, dp));
+        }
         let f = &mut self.flows[slot as usize];
         if effect.lost > 0 && events.contains(Events::LOSS) {
             let loss = Loss {
@@ -916,6 +944,27 @@ impl Endpoint {
         let f = &self.flows[slot as usize];
         if !f.ended && f.driver.events().contains(Events::CNP) {
             self.drive(now, slot, |d, dp| d.on_cnp(dp));
+            self.wake(slot);
+        }
+        Ok(())
+    }
+
+    /// A switch's signal packet for a flow this endpoint sends: its value goes to the algorithm. The
+    /// switch's clock is not this host's, so `at` is the packet's arrival here; `sent_at` is the data
+    /// packet's send time, which the switch echoed.
+    fn on_signal(&mut self, now: Time, peer: PeerId, h: &SluiceHeader) -> Result<(), Refused> {
+        let slot = self.sending_slot(peer, h.flow)?;
+        let f = &self.flows[slot as usize];
+        if !f.signal {
+            self.counters.unexpected_kind += 1;
+            return Err(Refused::UnexpectedKind);
+        }
+        if !f.ended && f.driver.events().contains(Events::FEEDBACK) {
+            let origin = SignalOrigin::Switch(h.bytes);
+            let sent_at = h.echo_ns.saturating_mul(PS_PER_NS);
+            let feedback = Feedback::Signal { value: h.seq, origin, at: now, sent_at };
+            self.counters.signals_switch += 1;
+            self.drive(now, slot, |d, dp| d.on_feedback(feedback, dp));
             self.wake(slot);
         }
         Ok(())

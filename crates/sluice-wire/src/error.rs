@@ -34,6 +34,8 @@ pub enum WireError {
     Reserved,
     /// An INT record would not fit: the packet is at its size limit or has 255 records.
     NoRoom,
+    /// A signal value for a sluice packet that carries no signal field (its sender did not ask).
+    NoSignalField,
 }
 
 impl fmt::Display for WireError {
@@ -51,6 +53,7 @@ impl fmt::Display for WireError {
             WireError::UnknownFlags(b) => write!(f, "unknown sluice flag bits {b:#06x}"),
             WireError::Reserved => write!(f, "a reserved sluice field is not zero"),
             WireError::NoRoom => write!(f, "no room for another INT record"),
+            WireError::NoSignalField => write!(f, "the sluice packet carries no signal field"),
         }
     }
 }

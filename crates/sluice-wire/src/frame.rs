@@ -1,6 +1,6 @@
 //! One received Ethernet frame read down to its transport: where the IPv4 header is, the 5-tuple, and
-//! for UDP whether it carries a sluice header. Also the two rewrites a switch makes in place: CE
-//! marking and appending an INT record.
+//! for UDP whether it carries a sluice header. Also the rewrites a switch makes in place: CE marking,
+//! appending an INT record and writing a signal value.
 
 use crate::eth::{self, EthHeader, ETHERTYPE_IPV4};
 use crate::ipv4::{self, Ipv4Header, PROTO_TCP, PROTO_UDP};
@@ -152,6 +152,21 @@ pub fn append_int(frame: &mut [u8], len: usize, mtu: usize, hop: &IntRecord) -> 
     Ok(ip_at + total as usize)
 }
 
+/// Writes `value`, now written by `hops` switches, into the signal field of the sluice packet in
+/// `frame[..len]` (an Ethernet frame), and fixes the UDP checksum when there is one. The lengths do not
+/// change. On error (not a sluice packet, or [`WireError::NoSignalField`]) the frame is unchanged.
+pub fn set_signal(frame: &mut [u8], len: usize, value: u64, hops: u8) -> Result<(), WireError> {
+    let parsed = Frame::parse(frame.get(..len).ok_or(WireError::BadLength)?)?;
+    let L4::Udp { header, sluice: Some(_) } = parsed.l4 else {
+        return Err(WireError::BadMagic);
+    };
+    let udp_at = eth::HEADER_LEN + parsed.ip.header_len as usize;
+    let udp_end = udp_at + header.len as usize;
+    sluice::set_signal(&mut frame[udp_at + udp::HEADER_LEN..udp_end], value, hops)?;
+    udp::refresh_checksum(parsed.ip.src, parsed.ip.dst, &mut frame[udp_at..udp_end]);
+    Ok(())
+}
+
 /// Writes a whole frame into `buf`: Ethernet, a 20-byte IPv4 header, UDP and `udp_payload`, with both
 /// checksums. `ip` supplies addresses, DSCP, ECN, id and TTL; its lengths and protocol are set here.
 /// Returns the frame length.
@@ -245,6 +260,39 @@ mod tests {
         let mut plain = [0u8; 100];
         let k = sample(Ecn::NotEct, b"x", &mut plain);
         assert_eq!(append_int(&mut plain, k, 1500, &hop), Err(WireError::BadMagic));
+    }
+
+    #[test]
+    fn set_signal_rewrites_the_field_in_place_and_keeps_checksums() {
+        use crate::sluice::{SignalField, SIGNAL_LEN};
+        let mut payload = [0u8; 100];
+        let header = crate::sluice::SluiceHeader {
+            signal: Some(SignalField::default()),
+            ..crate::sluice::SluiceHeader::new(Kind::Data, 3)
+        };
+        let p = encode(&header, &[], b"0123456789", &mut payload).unwrap();
+        assert_eq!(p, crate::sluice::HEADER_LEN + SIGNAL_LEN + 10);
+        let mut buf = [0u8; 256];
+        let n = sample(Ecn::Ect0, &payload[..p], &mut buf);
+        set_signal(&mut buf, n, 0x0102_0304_0506_0708, 2).unwrap();
+        let f = Frame::parse(&buf[..n]).unwrap();
+        let L4::Udp { sluice: Some(s), .. } = f.l4 else { panic!("not sluice") };
+        assert_eq!(s.signal, Some(SignalField { value: 0x0102_0304_0506_0708, hops: 2 }));
+        assert!(udp::verify(f.ip.src, f.ip.dst, &buf[34..n]));
+        assert_eq!(SluicePacket::parse(&buf[42..n]).unwrap().payload, b"0123456789");
+        // An INT record goes after the signal field.
+        let hop = IntRecord { ts_ns: 5, tx_bytes: 6, qlen: 7, rate: 8 };
+        let m = append_int(&mut buf, n, 1500, &hop).unwrap();
+        let sp = SluicePacket::parse(&buf[42..m]).unwrap();
+        assert_eq!((sp.hops().next(), sp.header.signal.map(|s| s.hops)), (Some(hop), Some(2)));
+        assert_eq!(sp.payload, b"0123456789");
+        // A packet without the field is refused and left alone.
+        let mut plain = [0u8; 256];
+        let q = encode(&crate::sluice::SluiceHeader::new(Kind::Data, 3), &[], b"x", &mut payload).unwrap();
+        let k = sample(Ecn::Ect0, &payload[..q], &mut plain);
+        let before = plain;
+        assert_eq!(set_signal(&mut plain, k, 1, 1), Err(WireError::NoSignalField));
+        assert_eq!(plain, before);
     }
 
     #[test]

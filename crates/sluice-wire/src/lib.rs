@@ -1,6 +1,6 @@
 //! Packet formats that the sluice software switch and the sluice UDP transport share: Ethernet II
-//! ([`eth`]), IPv4 ([`ipv4`]), UDP ([`udp`]) and the sluice header with its INT hop records
-//! ([`sluice`]), plus [`frame`], which finds them all in one received frame.
+//! ([`eth`]), IPv4 ([`ipv4`]), UDP ([`udp`]) and the sluice header with its signal field and INT hop
+//! records ([`sluice`]), plus [`frame`], which finds them all in one received frame.
 //!
 //! Parsers read borrowed bytes and return `Result`; they never panic and never allocate, whatever
 //! the input. Encoders write into a buffer the caller owns and say how many bytes they wrote. Every
@@ -16,7 +16,7 @@ pub mod udp;
 pub use error::WireError;
 pub use frame::{Frame, L4};
 pub use ipv4::Ecn;
-pub use sluice::{Flags, IntRecord, Kind, SluiceHeader, SluicePacket};
+pub use sluice::{Flags, IntRecord, Kind, SignalField, SluiceHeader, SluicePacket};
 
 /// Reads a big-endian `u16` at `at`; the caller has checked the length.
 #[inline]

@@ -1,5 +1,6 @@
 //! The sluice header, version 1: what the sluice UDP transport puts at the start of every UDP payload,
-//! followed by the INT hop records switches append, then the payload.
+//! followed by the signal field when the header's `SIGNAL` flag is set, the INT hop records switches
+//! append, then the payload.
 //!
 //! Header (56 bytes, big-endian):
 //!
@@ -10,15 +11,29 @@
 //! | 3 | 1 | kind ([`Kind`]) |
 //! | 4 | 2 | flags ([`Flags`]) |
 //! | 6 | 1 | INT hop count `n` |
-//! | 7 | 1 | reserved, 0 |
+//! | 7 | 1 | with the `SIGNAL` flag: the switches that wrote the signal field (0: none yet); else reserved, 0 |
 //! | 8 | 4 | flow id |
 //! | 12 | 4 | payload length (bytes after the INT records) |
-//! | 16 | 8 | sequence number (data: byte offset; ack and nack: cumulative bytes received; token: the token's number; request: the flow's size, `u64::MAX` when unknown; stop: the sender's next new byte) |
-//! | 24 | 8 | send timestamp, ns (the sender's clock) |
-//! | 32 | 8 | echoed timestamp, ns (an ack's copy of the data packet's send timestamp) |
+//! | 16 | 8 | sequence number (data: byte offset; ack and nack: cumulative bytes received; token: the token's number; request: the flow's size, `u64::MAX` when unknown; stop: the sender's next new byte; signal: the switch's value) |
+//! | 24 | 8 | send timestamp, ns (the sender's clock; a signal packet: the switch's clock) |
+//! | 32 | 8 | echoed timestamp, ns (an ack's or a signal packet's copy of the data packet's send timestamp) |
 //! | 40 | 8 | offset: an ack's selectively acknowledged data packet (its byte offset); a nack's packet to resend; a token's priority queue for the data it grants (0: the sender's own); scheduled data: the number of the token it spends; a request: the bytes sent before any token |
-//! | 48 | 4 | bytes: an ack's payload bytes newly received since the previous ack; a token's grant in payload bytes; a request: the sender's first window (its unsent bytes, at most one BDP) |
+//! | 48 | 4 | bytes: an ack's payload bytes newly received since the previous ack; a token's grant in payload bytes; a request: the sender's first window (its unsent bytes, at most one BDP); a signal packet: the node id of the switch that sent it |
 //! | 52 | 4 | CE bytes: an ack's share of those bytes that arrived with Congestion Experienced; a request: the flow's payload bytes per packet |
+//!
+//! With the `SIGNAL` flag, the signal field follows (8 bytes): the value the switches of the path wrote
+//! for a switch signal (`sluice_cc::signal`), combined hop by hop by the design's rule, as a big-endian
+//! `u64`; byte 7 counts the switches that wrote it. A data packet carries the field for switches to
+//! write; an ack carries the field of the data packet it answers, as the receiver echoes it. A switch
+//! rewrites the field in place ([`set_signal`]), so the packet's length does not change.
+//!
+//! A signal packet ([`Kind::Signal`]) goes from a switch to a data packet's sender, addressed as if the
+//! data packet's receiver sent it (so the sender's transport finds the flow by its peer and id): its
+//! flow id is the data packet's, and it carries the switch's value, the switch's node id and the data
+//! packet's send timestamp.
+//!
+//! Both are version 1: a packet without the flag and of the other kinds is laid out as before, and a
+//! reader that does not know the flag or the kind refuses the packet rather than misreading it.
 //!
 //! Then `n` INT hop records of 32 bytes each, one per switch egress the packet crossed, in path order
 //! (the fields of HPCC's INT, Li et al. SIGCOMM'19 section 3.2, as the simulator's `IntHop`):
@@ -34,8 +49,10 @@
 
 use crate::{be16, be32, be64, need, WireError};
 
-/// Length of the header.
+/// Length of the header (without the signal field).
 pub const HEADER_LEN: usize = 56;
+/// Length of the signal field that follows the header when the `SIGNAL` flag is set.
+pub const SIGNAL_LEN: usize = 8;
 /// Length of one INT hop record.
 pub const HOP_LEN: usize = 32;
 /// The magic number at offset 0 ("SL").
@@ -62,6 +79,8 @@ pub enum Kind {
     Request = 6,
     /// A sender's request to stop issuing tokens (ExpressPass's early CREDIT_STOP).
     Stop = 7,
+    /// A switch signal's feedback packet, from a switch to a data packet's sender.
+    Signal = 8,
 }
 
 impl Kind {
@@ -75,6 +94,7 @@ impl Kind {
             5 => Kind::Cnp,
             6 => Kind::Request,
             7 => Kind::Stop,
+            8 => Kind::Signal,
             _ => return Err(WireError::UnknownKind(v)),
         })
     }
@@ -108,8 +128,11 @@ impl Flags {
     pub const TOKEN_ECHO: u16 = 1 << 9;
     /// More than one BDP of the flow is unsent from this packet on (ToCC's volume flag).
     pub const MORE_THAN_BDP: u16 = 1 << 10;
+    /// The signal field follows the header; byte 7 counts the switches that wrote it. Set and cleared
+    /// by the encoder from [`SluiceHeader::signal`].
+    pub const SIGNAL: u16 = 1 << 11;
     /// Every bit version 1 defines.
-    pub const ALL: u16 = (1 << 11) - 1;
+    pub const ALL: u16 = (1 << 12) - 1;
 
     /// Whether `bit` is set.
     #[inline]
@@ -144,6 +167,17 @@ pub struct SluiceHeader {
     pub bytes: u32,
     /// An ack's newly received payload bytes that arrived with Congestion Experienced.
     pub ce_bytes: u32,
+    /// The signal field, present exactly when the `SIGNAL` flag is set.
+    pub signal: Option<SignalField>,
+}
+
+/// A packet's signal field: the value the switches of its path wrote, and how many wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SignalField {
+    /// The combined value (meaningless while `hops` is 0).
+    pub value: u64,
+    /// The switches that wrote it.
+    pub hops: u8,
 }
 
 impl SluiceHeader {
@@ -161,11 +195,24 @@ impl SluiceHeader {
             offset: 0,
             bytes: 0,
             ce_bytes: 0,
+            signal: None,
         }
     }
 
-    /// Parses the header at the start of `buf`, checking magic, version, kind, flags and reserved
-    /// fields (not the lengths of what follows: see [`SluicePacket::parse`]).
+    /// Bytes of the header and, when present, the signal field: where the INT records start.
+    #[inline]
+    pub fn len(&self) -> usize {
+        HEADER_LEN + if self.signal.is_some() { SIGNAL_LEN } else { 0 }
+    }
+
+    /// Whether the header has no bytes (never); for clippy's `len_without_is_empty`.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Parses the header at the start of `buf`, and the signal field after it when the `SIGNAL` flag is
+    /// set, checking magic, version, kind, flags and reserved fields (not the lengths of what follows:
+    /// see [`SluicePacket::parse`]).
     pub fn parse(buf: &[u8]) -> Result<SluiceHeader, WireError> {
         need(buf, HEADER_LEN)?;
         if be16(buf, 0) != MAGIC {
@@ -179,9 +226,14 @@ impl SluiceHeader {
         if flags & !Flags::ALL != 0 {
             return Err(WireError::UnknownFlags(flags & !Flags::ALL));
         }
-        if buf[7] != 0 {
+        let signal = if flags & Flags::SIGNAL != 0 {
+            need(buf, HEADER_LEN + SIGNAL_LEN)?;
+            Some(SignalField { value: be64(buf, HEADER_LEN), hops: buf[7] })
+        } else if buf[7] != 0 {
             return Err(WireError::Reserved);
-        }
+        } else {
+            None
+        };
         Ok(SluiceHeader {
             kind,
             flags: Flags(flags),
@@ -194,18 +246,25 @@ impl SluiceHeader {
             offset: be64(buf, 40),
             bytes: be32(buf, 48),
             ce_bytes: be32(buf, 52),
+            signal,
         })
     }
 
-    /// Writes the header at the start of `buf`, as it is (counts included); returns [`HEADER_LEN`].
+    /// Writes the header at the start of `buf`, as it is (counts included), with the signal field when
+    /// there is one (the `SIGNAL` flag follows [`SluiceHeader::signal`]); returns [`SluiceHeader::len`].
     pub fn write(&self, buf: &mut [u8]) -> Result<usize, WireError> {
-        need(buf, HEADER_LEN)?;
+        let len = self.len();
+        need(buf, len)?;
+        let flags = match self.signal {
+            Some(_) => self.flags.0 | Flags::SIGNAL,
+            None => self.flags.0 & !Flags::SIGNAL,
+        };
         buf[0..2].copy_from_slice(&MAGIC.to_be_bytes());
         buf[2] = VERSION;
         buf[3] = self.kind as u8;
-        buf[4..6].copy_from_slice(&self.flags.0.to_be_bytes());
+        buf[4..6].copy_from_slice(&flags.to_be_bytes());
         buf[6] = self.int_hops;
-        buf[7] = 0;
+        buf[7] = self.signal.map_or(0, |s| s.hops);
         buf[8..12].copy_from_slice(&self.flow.to_be_bytes());
         buf[12..16].copy_from_slice(&self.payload_len.to_be_bytes());
         buf[16..24].copy_from_slice(&self.seq.to_be_bytes());
@@ -214,7 +273,10 @@ impl SluiceHeader {
         buf[40..48].copy_from_slice(&self.offset.to_be_bytes());
         buf[48..52].copy_from_slice(&self.bytes.to_be_bytes());
         buf[52..56].copy_from_slice(&self.ce_bytes.to_be_bytes());
-        Ok(HEADER_LEN)
+        if let Some(signal) = self.signal {
+            buf[HEADER_LEN..HEADER_LEN + SIGNAL_LEN].copy_from_slice(&signal.value.to_be_bytes());
+        }
+        Ok(len)
     }
 }
 
@@ -266,15 +328,17 @@ pub struct SluicePacket<'a> {
 }
 
 impl<'a> SluicePacket<'a> {
-    /// Parses a whole UDP payload: the header, then exactly `int_hops` records and `payload_len` bytes.
+    /// Parses a whole UDP payload: the header (with its signal field when flagged), then exactly
+    /// `int_hops` records and `payload_len` bytes.
     pub fn parse(buf: &'a [u8]) -> Result<SluicePacket<'a>, WireError> {
         let header = SluiceHeader::parse(buf)?;
-        let hops_end = HEADER_LEN + header.int_hops as usize * HOP_LEN;
+        let hops_at = header.len();
+        let hops_end = hops_at + header.int_hops as usize * HOP_LEN;
         need(buf, hops_end)?;
         if buf.len() - hops_end != header.payload_len as usize {
             return Err(WireError::BadLength);
         }
-        Ok(SluicePacket { header, hops: &buf[HEADER_LEN..hops_end], payload: &buf[hops_end..] })
+        Ok(SluicePacket { header, hops: &buf[hops_at..hops_end], payload: &buf[hops_end..] })
     }
 
     /// The INT records, in path order.
@@ -288,18 +352,19 @@ impl<'a> SluicePacket<'a> {
     }
 }
 
-/// Encodes a packet into `buf`: `header` with its hop count and payload length taken from `hops` and
-/// `payload`, the records, the payload. Returns the bytes written.
+/// Encodes a packet into `buf`: `header` (with its signal field, if any) with its hop count and payload
+/// length taken from `hops` and `payload`, the records, the payload. Returns the bytes written.
 pub fn encode(header: &SluiceHeader, hops: &[IntRecord], payload: &[u8], buf: &mut [u8]) -> Result<usize, WireError> {
     if hops.len() > MAX_HOPS || payload.len() > u32::MAX as usize {
         return Err(WireError::BadLength);
     }
-    let total = HEADER_LEN + hops.len() * HOP_LEN + payload.len();
+    let hops_at = header.len();
+    let total = hops_at + hops.len() * HOP_LEN + payload.len();
     need(buf, total)?;
     let header = SluiceHeader { int_hops: hops.len() as u8, payload_len: payload.len() as u32, ..*header };
     header.write(buf)?;
     for (i, hop) in hops.iter().enumerate() {
-        hop.write(&mut buf[HEADER_LEN + i * HOP_LEN..])?;
+        hop.write(&mut buf[hops_at + i * HOP_LEN..])?;
     }
     buf[total - payload.len()..total].copy_from_slice(payload);
     Ok(total)
@@ -315,11 +380,24 @@ pub fn append_hop(buf: &mut [u8], len: usize, hop: &IntRecord) -> Result<usize, 
     if count >= MAX_HOPS || len + HOP_LEN > buf.len() {
         return Err(WireError::NoRoom);
     }
-    let at = HEADER_LEN + count * HOP_LEN;
+    let at = packet.header.len() + count * HOP_LEN;
     buf.copy_within(at..len, at + HOP_LEN);
     hop.write(&mut buf[at..])?;
     buf[6] = count as u8 + 1;
     Ok(len + HOP_LEN)
+}
+
+/// Sets the signal field of the sluice packet in `buf` (a whole UDP payload) to `value`, written by
+/// `hops` switches, in place. [`WireError::NoSignalField`] when the packet has no signal field; `buf`
+/// is unchanged on error.
+pub fn set_signal(buf: &mut [u8], value: u64, hops: u8) -> Result<(), WireError> {
+    let packet = SluicePacket::parse(buf)?;
+    if packet.header.signal.is_none() {
+        return Err(WireError::NoSignalField);
+    }
+    buf[7] = hops;
+    buf[HEADER_LEN..HEADER_LEN + SIGNAL_LEN].copy_from_slice(&value.to_be_bytes());
+    Ok(())
 }
 
 #[cfg(test)]
@@ -378,6 +456,45 @@ mod tests {
         let mut many = buf;
         many[6] = 3;
         assert!(matches!(SluicePacket::parse(&many[..n]), Err(WireError::Truncated { .. })));
+    }
+
+    #[test]
+    fn the_signal_field_follows_the_header_and_byte_7_counts_its_writers() {
+        let mut buf = [0u8; 128];
+        let h = SluiceHeader { signal: Some(SignalField { value: 0xabcd, hops: 3 }), ..header() };
+        let hop = IntRecord { ts_ns: 1, tx_bytes: 2, qlen: 3, rate: 4 };
+        let n = encode(&h, &[hop], b"xy", &mut buf).unwrap();
+        assert_eq!(n, HEADER_LEN + SIGNAL_LEN + HOP_LEN + 2);
+        assert_eq!(&buf[4..8], &[0b1000, 0b1010, 1, 3]);
+        assert_eq!(&buf[HEADER_LEN..HEADER_LEN + SIGNAL_LEN], &[0, 0, 0, 0, 0, 0, 0xab, 0xcd]);
+        let p = SluicePacket::parse(&buf[..n]).unwrap();
+        assert_eq!(p.header.signal, Some(SignalField { value: 0xabcd, hops: 3 }));
+        assert!(p.header.flags.has(Flags::SIGNAL));
+        assert_eq!(p.hops().collect::<Vec<_>>(), vec![hop]);
+        assert_eq!(p.payload, b"xy");
+        set_signal(&mut buf[..n], 7, 4).unwrap();
+        assert_eq!(SluicePacket::parse(&buf[..n]).unwrap().header.signal, Some(SignalField { value: 7, hops: 4 }));
+        // The flag without room for the field, and byte 7 set without the flag, are refused.
+        assert!(matches!(SluiceHeader::parse(&buf[..HEADER_LEN + 4]), Err(WireError::Truncated { .. })));
+        let mut plain = [0u8; 64];
+        let m = encode(&header(), &[], b"", &mut plain).unwrap();
+        assert_eq!(set_signal(&mut plain[..m], 7, 1), Err(WireError::NoSignalField));
+        plain[7] = 1;
+        assert_eq!(SluicePacket::parse(&plain[..m]), Err(WireError::Reserved));
+        // The encoder sets the flag from the field alone.
+        let stray = SluiceHeader { flags: Flags(Flags::SIGNAL), ..header() };
+        let k = encode(&stray, &[], b"", &mut plain).unwrap();
+        assert_eq!(k, HEADER_LEN);
+        assert!(!SluicePacket::parse(&plain[..k]).unwrap().header.flags.has(Flags::SIGNAL));
+    }
+
+    #[test]
+    fn a_signal_packet_carries_value_node_and_echo() {
+        let mut buf = [0u8; 64];
+        let h = SluiceHeader { seq: 5_000, bytes: 9, echo_ns: 77, sent_ns: 80, ..SluiceHeader::new(Kind::Signal, 4) };
+        let n = encode(&h, &[], &[], &mut buf).unwrap();
+        assert_eq!(buf[3], 8);
+        assert_eq!(SluicePacket::parse(&buf[..n]).unwrap().header, h);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use sluice_wire::eth::EthHeader;
 use sluice_wire::frame::{self, Frame, L4};
 use sluice_wire::ipv4::{self, Ecn, Ipv4Header};
-use sluice_wire::sluice::{self, Flags, IntRecord, Kind, SluiceHeader, SluicePacket};
+use sluice_wire::sluice::{self, Flags, IntRecord, Kind, SignalField, SluiceHeader, SluicePacket};
 use sluice_wire::udp;
 
 fn kind() -> impl Strategy<Value = Kind> {
@@ -16,7 +16,8 @@ fn kind() -> impl Strategy<Value = Kind> {
         Just(Kind::Token),
         Just(Kind::Cnp),
         Just(Kind::Request),
-        Just(Kind::Stop)
+        Just(Kind::Stop),
+        Just(Kind::Signal)
     ]
 }
 
@@ -25,10 +26,12 @@ fn ecn() -> impl Strategy<Value = Ecn> {
 }
 
 fn header() -> impl Strategy<Value = SluiceHeader> {
-    (kind(), 0..=Flags::ALL, any::<u32>(), any::<[u64; 4]>(), any::<[u32; 2]>()).prop_map(
-        |(kind, flags, flow, w, b)| SluiceHeader {
+    let signal = prop::option::of((any::<u64>(), any::<u8>()).prop_map(|(value, hops)| SignalField { value, hops }));
+    (kind(), 0..=Flags::ALL, any::<u32>(), any::<[u64; 4]>(), any::<[u32; 2]>(), signal).prop_map(
+        |(kind, flags, flow, w, b, signal)| SluiceHeader {
             kind,
-            flags: Flags(flags),
+            // The encoder sets the signal flag from the field.
+            flags: Flags(if signal.is_some() { flags | Flags::SIGNAL } else { flags & !Flags::SIGNAL }),
             int_hops: 0,
             flow,
             payload_len: 0,
@@ -38,6 +41,7 @@ fn header() -> impl Strategy<Value = SluiceHeader> {
             offset: w[3],
             bytes: b[0],
             ce_bytes: b[1],
+            signal,
         },
     )
 }
@@ -118,6 +122,39 @@ proptest! {
         let _ = frame::set_ce(&mut copy);
         let _ = frame::append_int(&mut copy, len, mtu, &IntRecord::default());
         let _ = sluice::append_hop(&mut copy, len, &IntRecord::default());
+        let _ = frame::set_signal(&mut copy, len, 1, 1);
+        let _ = sluice::set_signal(&mut copy, 1, 1);
+    }
+
+    #[test]
+    fn signal_writes_keep_the_rest_and_checksums(h in header(), value in any::<u64>(), writers in any::<u8>(),
+                                                 hops in prop::collection::vec(hop(), 0..3),
+                                                 payload in prop::collection::vec(any::<u8>(), 0..300)) {
+        let mut inner = vec![0u8; 1024];
+        let p = sluice::encode(&h, &hops, &payload, &mut inner).unwrap();
+        let mut buf = vec![0u8; 2048];
+        let eth = EthHeader { dst: [1; 6], src: [2; 6], ethertype: 0 };
+        let n = frame::write_udp(&mut buf, &eth, &ip(Ecn::Ect0, 0, 1), (7, 9), &inner[..p]).unwrap();
+        let before = buf.clone();
+        let wrote = frame::set_signal(&mut buf, n, value, writers);
+        match h.signal {
+            None => {
+                prop_assert_eq!(wrote, Err(sluice_wire::WireError::NoSignalField));
+                prop_assert_eq!(&buf, &before);
+            }
+            Some(_) => {
+                prop_assert_eq!(wrote, Ok(()));
+                let f = Frame::parse(&buf[..n]).unwrap();
+                prop_assert!(udp::verify(f.ip.src, f.ip.dst, &buf[34..n]));
+                let sp = SluicePacket::parse(&buf[42..n]).unwrap();
+                prop_assert_eq!(sp.header.signal, Some(SignalField { value, hops: writers }));
+                let expect = SluiceHeader { signal: sp.header.signal, int_hops: hops.len() as u8,
+                                            payload_len: payload.len() as u32, ..h };
+                prop_assert_eq!(sp.header, expect);
+                prop_assert_eq!(sp.hops().collect::<Vec<_>>(), hops);
+                prop_assert_eq!(sp.payload, &payload[..]);
+            }
+        }
     }
 
     #[test]

@@ -263,7 +263,10 @@ fn run_bed(
         let (outcome, algorithm, real) =
             waiter.join().map_err(|_| Failure::Error("the workload's waiter panicked".into()))?;
         let faults = fault_summary(&resolved, &fabric.impairment_stats());
-        bed_workload::merge(real, &dir, &algorithm, &outcome, resolved.flows.len() as u64, faults)?;
+        let signal = fabric.signal_counters().map_or(Value::Null, |c| {
+            json!({ "writes": c.writes, "no_field": c.no_field, "feedback": c.feedback, "no_feedback": c.no_feedback })
+        });
+        bed_workload::merge(real, &dir, &algorithm, &outcome, resolved.flows.len() as u64, faults, signal)?;
         if interrupted() {
             // The hosts' senders were interrupted too (one process group) and wrote what they had.
             return Err(Failure::Interrupted(format!(

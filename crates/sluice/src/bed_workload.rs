@@ -220,7 +220,8 @@ impl Running {
 /// Merges the senders' results into `dir/fct.csv` and `dir/summary.json`. Flows that closed loops
 /// started during the run (ids from `generated` up) are numbered from `generated` in the order they
 /// started, as the simulator numbers them. `faults` (a JSON array) becomes summary.json's `faults`
-/// section unless it is empty.
+/// section unless it is empty, and `signal` (what the software switch's signal hooks did) its
+/// `switch_signal` section unless it is null.
 pub fn merge(
     real: Real,
     dir: &Path,
@@ -228,11 +229,21 @@ pub fn merge(
     outcome: &Outcome,
     generated: u64,
     faults: Value,
+    signal: Value,
 ) -> Result<(), Failure> {
     let mut header = None;
     let mut rows: Vec<(u64, String)> = Vec::new();
-    let mut totals =
-        json!({"retransmits": 0, "timeouts": 0, "data_packets": 0, "flows": 0, "failed": 0, "delivered_bytes": 0});
+    const SUMMED: [&str; 8] = [
+        "retransmits",
+        "timeouts",
+        "data_packets",
+        "flows",
+        "failed",
+        "delivered_bytes",
+        "signals_path",
+        "signals_switch",
+    ];
+    let mut totals: Value = SUMMED.iter().map(|k| (k.to_string(), json!(0))).collect::<serde_json::Map<_, _>>().into();
     for host in host_dirs(dir) {
         let Ok(text) = fs::read_to_string(host.join("fct.csv")) else { continue };
         let mut lines = text.lines();
@@ -242,7 +253,7 @@ pub fn merge(
         );
         if let Ok(summary) = fs::read_to_string(host.join("summary.json")) {
             let summary: Value = serde_json::from_str(&summary).unwrap_or_default();
-            for key in ["retransmits", "timeouts", "data_packets", "flows", "failed", "delivered_bytes"] {
+            for key in SUMMED {
                 totals[key] = json!(totals[key].as_u64().unwrap_or(0) + summary[key].as_u64().unwrap_or(0));
             }
         }
@@ -263,6 +274,9 @@ pub fn merge(
     });
     if faults.as_array().is_some_and(|f| !f.is_empty()) {
         summary["faults"] = faults;
+    }
+    if !signal.is_null() {
+        summary["switch_signal"] = signal;
     }
     fs::write(dir.join("summary.json"), format!("{summary:#}\n"))
         .map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))

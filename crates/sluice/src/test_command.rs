@@ -124,6 +124,13 @@ fn refuse_for_peer(resolved: &Resolved) -> Result<(), Failure> {
             a.name
         )));
     }
+    if a.needs.signal {
+        return Err(Failure::Error(format!(
+            "cc.algorithm {:?} needs switches that compute its per-hop signal, which the network between two \
+             hosts does not have: run it on the bed (`sluice test SCENARIO` without --peer)",
+            a.name
+        )));
+    }
     sluice_cc::contract::check(a, &sluice_cc::contract::Capabilities::UDP).map_err(|m| Failure::Error(m.to_string()))
 }
 

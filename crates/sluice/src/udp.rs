@@ -604,6 +604,8 @@ fn report(
             "goodput_jain": goodput_jain(results),
             "retransmits": c.retransmits,
             "timeouts": c.timeouts,
+            "signals_path": c.signals_path,
+            "signals_switch": c.signals_switch,
             "tokens": token_stats(&total.tokens),
             "refused": refused(&c),
             "plane": plane_stats(&total.plane),

@@ -195,12 +195,11 @@ mod kernel_tcp {
 }
 
 /// What the UDP datapath lacks, per algorithm it refuses.
-const REFUSED_ON_UDP: [(&str, &[Capability]); 6] = [
+const REFUSED_ON_UDP: [(&str, &[Capability]); 5] = [
     ("bolt", &[Capability::Bolt]),
     ("ec_aware", &[Capability::AckPolicy]),
     ("hostcc", &[Capability::HostPolicy]),
     ("dctcp_host", &[Capability::HostSignal]),
-    ("rocc", &[Capability::Signal]),
     ("doca_rtt", &[Capability::Probe]),
 ];
 

@@ -306,3 +306,17 @@ fn a_test_runs_across_two_namespaces_joined_by_a_veth_pair() {
     assert!(text(&served).contains("test from 10.78.0.1:"), "{}", text(&served));
     check_results(&out);
 }
+
+/// An algorithm that needs the switches' per-hop signal is refused before anything starts: no switch
+/// between two plain hosts computes it. It runs on the bed.
+#[test]
+fn a_switch_signal_algorithm_is_refused_between_two_hosts() {
+    let dir = scratch("two-hosts-signal");
+    let key = key_file(&dir, "key", "a shared key of the two hosts\n");
+    let test = client(&[], &dir, "127.0.0.1:9", &key, &dir.join("out"), &["--set", "cc.algorithm=rocc"]);
+    assert_eq!(test.status.code(), Some(2), "{}", text(&test));
+    let message = text(&test);
+    assert!(message.contains("cc.algorithm \"rocc\" needs switches that compute its per-hop signal"), "{message}");
+    assert!(message.contains("run it on the bed"), "{message}");
+    assert!(!dir.join("out").exists(), "no output for a refused test");
+}
