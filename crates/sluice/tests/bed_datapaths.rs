@@ -199,8 +199,9 @@ fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// Waits up to 30 s for `sluice bed run` to make its namespaces (a loaded machine took 9 s).
 fn wait_for_namespaces() {
-    for _ in 0..100 {
+    for _ in 0..300 {
         let list = Command::new("ip").args(["netns", "list"]).output().unwrap();
         if String::from_utf8_lossy(&list.stdout).contains("slsw-h2") {
             sleep(Duration::from_millis(500));
