@@ -165,6 +165,23 @@ impl FlowAdapter {
         }
     }
 
+    /// Takes report number `seq`, made at `now_ns` by the BPF side with the flow's `mss` and `srtt_us`,
+    /// unless it is older than one already taken: it is owed an answer.
+    fn take(&mut self, seq: u32, now_ns: u64, mss: u32, srtt_us: u32) -> Result<(), Rejected> {
+        if seq <= self.last_report {
+            return Err(Rejected::Stale);
+        }
+        self.last_report = seq;
+        if self.oldest_unanswered_ns == 0 {
+            self.oldest_unanswered_ns = now_ns.max(1);
+        }
+        self.answer.owed = true;
+        self.reports += 1;
+        self.mss = mss.max(1);
+        self.srtt_us = srtt_us;
+        Ok(())
+    }
+
     /// Folds a report; hands the fold to the algorithm when its policy says so.
     pub fn on_report(
         &mut self,
@@ -174,17 +191,7 @@ impl FlowAdapter {
         plane: &PlaneConfig,
         counters: &mut PlaneCounters,
     ) -> Result<(), Rejected> {
-        if r.seq <= self.last_report {
-            return Err(Rejected::Stale);
-        }
-        self.last_report = r.seq;
-        if self.oldest_unanswered_ns == 0 {
-            self.oldest_unanswered_ns = r.now_ns.max(1);
-        }
-        self.answer.owed = true;
-        self.reports += 1;
-        self.mss = r.mss.max(1);
-        self.srtt_us = r.srtt_us;
+        self.take(r.seq, r.now_ns, r.mss, r.srtt_us)?;
         let urgency = urgency_of(r);
         let mss = self.mss;
         let mut dp = KernelPath { now, line_rate, config: plane, counters, answer: &mut self.answer };
@@ -219,17 +226,7 @@ impl FlowAdapter {
         plane: &PlaneConfig,
         counters: &mut PlaneCounters,
     ) -> Result<(), Rejected> {
-        if r.seq <= self.last_report {
-            return Err(Rejected::Stale);
-        }
-        self.last_report = r.seq;
-        if self.oldest_unanswered_ns == 0 {
-            self.oldest_unanswered_ns = r.now_ns.max(1);
-        }
-        self.answer.owed = true;
-        self.reports += 1;
-        self.mss = r.mss.max(1);
-        self.srtt_us = r.srtt_us;
+        self.take(r.seq, r.now_ns, r.mss, r.srtt_us)?;
         if self.live_install != Some(r.install) {
             return Err(Rejected::OtherInstall);
         }
