@@ -286,7 +286,7 @@ pub struct ProgramReport {
     pub now_ns: u64,
     /// The agent's install number of the program that ran.
     pub install: u32,
-    /// `F_*` bits: [`F_URGENT`] when the program said `(urgent)`, [`F_FALLBACK`].
+    /// `F_*` bits: `F_URGENT` when the program said `(urgent)`, `F_FALLBACK` while the flow is on its fallback.
     pub flags: u16,
     /// The algorithm's number for the program.
     pub index: u8,
