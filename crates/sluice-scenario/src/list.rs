@@ -94,7 +94,7 @@ mod tests {
             ("ec_aware", "needs: acknowledgment policy; runs on: the simulator]"),
             ("hostcc", "needs: ECN, host policy; runs on: the simulator]"),
             ("dctcp_host", "needs: ECN, receiving host's signals; runs on: the simulator]"),
-            ("dctcp_burst", "needs: ECN, datapath programs; runs on: the simulator, the UDP datapath]"),
+            ("dctcp_burst", "needs: ECN, datapath programs; runs on: the simulator, kernel TCP, the UDP datapath]"),
             ("rocc", "[controls: rate; needs: switch signals; runs on: the simulator, the UDP datapath]"),
             ("none", "[controls: nothing; needs: nothing; runs on: the simulator, the UDP datapath]"),
         ];
