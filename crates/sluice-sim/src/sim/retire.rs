@@ -2,8 +2,9 @@
 //! wire, held by a host) can never be touched again but by the events it left behind, which find the
 //! tombstone ([`crate::transport::table`]). Its state (most of a flow's memory) is dropped and its result
 //! row kept, so memory follows the flows in progress rather than every flow the run has carried.
-//! Flows the run samples for throughput keep their state to the end; token flows and traced flows are
-//! never queued for retirement ([`crate::transport::flow::Flow::finish`]).
+//! Flows the run samples for throughput keep their state to the end; token flows, flows with a
+//! receiver controller and traced flows are never queued for retirement
+//! ([`crate::transport::flow::Flow::finish`]).
 
 use sluice_results::FlowRecord;
 

@@ -214,8 +214,9 @@ impl Flow {
         if let Some(slot) = self.slot {
             core.freed_slots.push(slot);
         }
-        // A token flow's receiver and a traced flow's trace outlive its finish.
-        if self.rd.is_none() && self.trace.is_none() {
+        // A token flow's receiver, a receiver controller (which hears of the flow's data leaving a
+        // processing queue after the last ACK) and a traced flow's trace outlive its finish.
+        if self.rd.is_none() && self.rx.is_none() && self.trace.is_none() {
             core.finished.push(id);
         }
     }
