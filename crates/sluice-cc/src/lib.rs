@@ -12,6 +12,7 @@
 pub mod api;
 pub mod contract;
 pub mod hostctl;
+pub mod periodic;
 pub mod program;
 pub mod receiver;
 pub mod registry;

@@ -1,10 +1,11 @@
 //! DCQCN driven directly with hand-fired CNPs, timers and sends; expected values are derived in the
-//! comments. A test fires only the timers it names, so alpha stays 1 unless an alpha timer is fired.
+//! comments. Alpha is brought up to date at CNPs and cuts; tests that need exact halvings give it a
+//! one-second update period.
 
 mod common;
 
 use common::{flow, trace, us, G100};
-use sluice_cc::dcqcn::{Dcqcn, DcqcnConfig, DcqcnVariant, ALPHA_TIMER, DECREASE_TIMER, INCREASE_TIMER};
+use sluice_cc::dcqcn::{Dcqcn, DcqcnConfig, DcqcnVariant, DECREASE_TIMER, INCREASE_TIMER};
 use sluice_cc::{CongestionControl, Decisions, Events, Sent, TimerId};
 use sluice_core::{Rate, Time, PS_PER_NS};
 
@@ -73,63 +74,92 @@ fn starts_at_line_rate_with_an_unlimited_or_bdp_window() {
 }
 
 #[test]
-fn hpcc_first_cnp_starts_the_timers_and_the_cut_waits_for_the_check() {
+fn hpcc_first_cnp_arms_the_check_and_the_cut_waits_for_it() {
     let mut cc = started(hpcc(), G100);
     let d = cnp(&mut cc, us(10));
     assert_eq!(d.rate, None, "the cut happens at the next decrease check");
-    assert_eq!(timer(&d, ALPHA_TIMER), Some(us(11)));
     assert_eq!(timer(&d, DECREASE_TIMER), Some(us(14) + PS_PER_NS), "4 us + 1 ns: after the alpha update");
     assert_eq!(timer(&d, INCREASE_TIMER), None);
+    assert_eq!(d.set_timers.iter().flatten().count(), 1, "alpha needs no timer");
     assert_eq!(cc.alpha(), 1.0);
 
-    // 11 us: no CNP since the first (which does not count): alpha = 255/256.
-    let d = fire(&mut cc, ALPHA_TIMER, us(11));
-    assert_eq!(cc.alpha(), 255.0 / 256.0);
-    assert_eq!(timer(&d, ALPHA_TIMER), Some(us(12)));
-    // A CNP in (11, 12]: alpha = (255/256)^2 + 1/256 = 65281/65536.
-    cnp(&mut cc, us(11) + 500_000);
-    fire(&mut cc, ALPHA_TIMER, us(12));
-    assert_eq!(cc.alpha(), 65281.0 / 65536.0);
-    // 13 and 14 us without CNPs: alpha = 65281/65536 (255/256)^2 = 4244897025/2^32 = 0.98834...
-    fire(&mut cc, ALPHA_TIMER, us(13));
-    fire(&mut cc, ALPHA_TIMER, us(14));
-    assert_eq!(cc.alpha(), 4_244_897_025.0 / 4_294_967_296.0);
+    // Alpha updates at 11, 12, 13 and 14 us. 11: no CNP since the first (which does not count), 255/256.
+    // A CNP in (11, 12] counts at 12: (255/256)^2 + 1/256 = 65281/65536; the check it would arm is
+    // armed already. 13 and 14 without CNPs: 65281/65536 (255/256)^2 = 4244897025/2^32 = 0.98834...
+    let d = cnp(&mut cc, us(11) + 500_000);
+    assert_eq!(cc.alpha(), 255.0 / 256.0, "brought up to date to 11 us");
+    assert_eq!(d.set_timers, [None; 4]);
 
-    // The check at 14 us + 1 ns cuts: 100 Gb/s (1 - 0.98834/2) = 50582894671.24 -> 50582894671 bit/s.
-    // Stage 0 and no target clamping: Rt stays at 100 Gb/s.
+    // The check at 14 us + 1 ns brings alpha up to date and cuts: 100 Gb/s (1 - 0.98834/2) =
+    // 50582894671.24 -> 50582894671 bit/s. Stage 0 and no target clamping: Rt stays at 100 Gb/s.
     let at = us(14) + PS_PER_NS;
     let d = fire(&mut cc, DECREASE_TIMER, at);
+    assert_eq!(cc.alpha(), 4_244_897_025.0 / 4_294_967_296.0);
     assert_eq!(d.rate, Some(50_582_894_671));
     assert_eq!(rates(&cc), (50_582_894_671, G100));
-    assert_eq!(timer(&d, DECREASE_TIMER), Some(at + us(4)));
+    assert_eq!(timer(&d, DECREASE_TIMER), None, "no CNP is waiting: no check");
     assert_eq!(timer(&d, INCREASE_TIMER), Some(at + us(300)));
 
-    // The next check saw no CNP: nothing changes, the check is re-armed.
-    let d = fire(&mut cc, DECREASE_TIMER, at + us(4));
-    assert_eq!(d.rate, None);
+    // The next CNP arms the check that ends its period on the checks' grid (4 us apart from 14 us + 1 ns).
+    let d = cnp(&mut cc, at + us(5));
     assert_eq!(timer(&d, DECREASE_TIMER), Some(at + us(8)));
-    assert_eq!(timer(&d, INCREASE_TIMER), None);
+    assert_eq!(d.rate, None);
+    // A CNP at the instant of a check is too late for it: the next one takes it.
+    fire(&mut cc, DECREASE_TIMER, at + us(8));
+    let d = cnp(&mut cc, at + us(12));
+    assert_eq!(timer(&d, DECREASE_TIMER), Some(at + us(16)));
 }
 
+/// Alpha brought up to date at CNPs and checks equals alpha updated every microsecond by a ticking
+/// timer, for CNPs at arbitrary times (some exactly on update boundaries, which a CNP takes).
 #[test]
-fn hpcc_alpha_decays_per_interval_and_rises_with_cnps() {
+fn hpcc_alpha_brought_up_to_date_equals_a_ticking_alpha() {
+    let g = 1.0 / 256.0;
+    let mut rng = sluice_core::Rng::new(7, 1);
+    for _ in 0..200 {
+        let mut cc = started(hpcc(), G100);
+        cnp(&mut cc, 0);
+        // The CNPs after the first, in time order, some on a microsecond boundary.
+        let mut times: Vec<Time> = (0..rng.below(40))
+            .map(|_| if rng.below(4) == 0 { us(1 + rng.below(200)) } else { 1 + rng.below(us(200)) })
+            .collect();
+        times.sort_unstable();
+        let check = us(200) + PS_PER_NS;
+        for &t in &times {
+            cnp(&mut cc, t);
+        }
+        // The ticking reference: an update at every microsecond k takes the CNPs in (k - 1, k].
+        let mut alpha: f64 = 1.0;
+        for k in 1..=200u64 {
+            let flagged = times.iter().any(|&t| t > us(k - 1) && t <= us(k));
+            alpha = (1.0 - g) * alpha + if flagged { g } else { 0.0 };
+        }
+        fire(&mut cc, DECREASE_TIMER, check);
+        assert_eq!(cc.alpha(), alpha, "CNPs at {times:?}");
+    }
+}
+
+/// A check fired late (a user-space host loop wakes after the period) still cuts once, with alpha
+/// brought up to date to the moment it fires.
+#[test]
+fn hpcc_a_late_check_cuts_once_with_alpha_up_to_date() {
     let mut cc = started(hpcc(), G100);
     cnp(&mut cc, 0);
-    for k in 1..=3 {
-        fire(&mut cc, ALPHA_TIMER, us(k));
-    }
-    let a3 = (255.0f64 / 256.0).powi(3);
-    assert_eq!(cc.alpha(), a3);
-    cnp(&mut cc, us(3) + 1);
-    cnp(&mut cc, us(3) + 2); // several CNPs in one interval count once
-    fire(&mut cc, ALPHA_TIMER, us(4));
-    assert_eq!(cc.alpha(), a3 * 255.0 / 256.0 + 1.0 / 256.0);
+    fire(&mut cc, DECREASE_TIMER, us(50));
+    let ticked = (0..50).fold(1.0f64, |alpha, _| alpha * (255.0 / 256.0));
+    assert_eq!(cc.alpha(), ticked, "50 updates, one multiplication each");
+    let cut = (G100 as f64 * (1.0 - cc.alpha() / 2.0)) as Rate;
+    assert_eq!(rates(&cc), (cut, G100));
 }
 
-/// Rates stay exact because alpha is 1 (no alpha timer fired): every cut halves.
+/// Alpha stays 1 with a one-second update period, so every cut below halves exactly.
+fn hpcc_fixed_alpha() -> DcqcnConfig {
+    DcqcnConfig { alpha_interval: 1_000_000 * us(1), ..hpcc() }
+}
+
 #[test]
 fn hpcc_fast_recovery_then_additive_then_hyper_increase() {
-    let mut cc = started(hpcc(), G100);
+    let mut cc = started(hpcc_fixed_alpha(), G100);
     cnp(&mut cc, 0);
     let check = us(4) + PS_PER_NS;
     fire(&mut cc, DECREASE_TIMER, check);
@@ -140,10 +170,11 @@ fn hpcc_fast_recovery_then_additive_then_hyper_increase() {
     assert_eq!(d.rate, Some(75 * GBPS));
     assert_eq!(timer(&d, INCREASE_TIMER), Some(t1 + us(300)));
 
-    // A CNP after an increase (stage 1 > 0): the check sets Rt = Rc = 75G, then Rc = 37.5G, and
-    // restarts the increase timer, replacing the deadline at t1 + 300 us.
-    cnp(&mut cc, t1 + us(1));
+    // A CNP after an increase (stage 1 > 0): the check at the end of its period sets Rt = Rc = 75G, then
+    // Rc = 37.5G, and restarts the increase timer, replacing the deadline at t1 + 300 us.
+    let d = cnp(&mut cc, t1 + us(1));
     let check2 = check + us(304);
+    assert_eq!(timer(&d, DECREASE_TIMER), Some(check2));
     let d = fire(&mut cc, DECREASE_TIMER, check2);
     assert_eq!(rates(&cc), (37_500 * MBPS, 75 * GBPS));
     assert_eq!(timer(&d, INCREASE_TIMER), Some(check2 + us(300)));
@@ -165,9 +196,33 @@ fn hpcc_fast_recovery_then_additive_then_hyper_increase() {
     assert_eq!(step(&mut cc), (72_923_750_000, 75_420 * MBPS));
 }
 
+/// An increase timer fired three periods late applies the three increase events, as three timely
+/// firings would, and stays on its grid.
+#[test]
+fn a_late_increase_timer_applies_every_period_that_ended() {
+    let mut timely = started(hpcc_fixed_alpha(), G100);
+    let mut late = started(hpcc_fixed_alpha(), G100);
+    for cc in [&mut timely, &mut late] {
+        cnp(cc, 0);
+        fire(cc, DECREASE_TIMER, us(4) + PS_PER_NS);
+    }
+    let first = us(304) + PS_PER_NS;
+    for k in 0..3 {
+        fire(&mut timely, INCREASE_TIMER, first + k * us(300));
+    }
+    let d = fire(&mut late, INCREASE_TIMER, first + us(600) + 5);
+    assert_eq!(rates(&late), rates(&timely));
+    assert_eq!(timer(&d, INCREASE_TIMER), Some(first + us(900)));
+    // Long after, the rates have climbed as far as they go: the target to line rate, the rate halfway to
+    // it rounded down, one bit/s short.
+    let d = fire(&mut late, INCREASE_TIMER, first + us(300_000_000));
+    assert_eq!(rates(&late), (G100 - 1, G100));
+    assert_eq!(timer(&d, INCREASE_TIMER), Some(first + us(300_000_300)));
+}
+
 #[test]
 fn hpcc_target_stays_at_line_rate_and_rate_stays_above_rmin() {
-    let mut cc = started(hpcc(), G100);
+    let mut cc = started(hpcc_fixed_alpha(), G100);
     cnp(&mut cc, 0);
     fire(&mut cc, DECREASE_TIMER, us(4) + PS_PER_NS);
     fire(&mut cc, INCREASE_TIMER, us(304) + PS_PER_NS); // fast recovery: 75G
@@ -175,7 +230,7 @@ fn hpcc_target_stays_at_line_rate_and_rate_stays_above_rmin() {
     assert_eq!(rates(&cc), (87_500 * MBPS, G100));
 
     // 4 Gb/s NIC, Rmin 1 Gb/s: 4 -> 2 -> 1 -> 1 (0.5 clamped).
-    let mut cc = started(hpcc(), 4 * GBPS);
+    let mut cc = started(hpcc_fixed_alpha(), 4 * GBPS);
     let mut at = 0;
     for want in [2 * GBPS, GBPS, GBPS] {
         cnp(&mut cc, at);
@@ -184,7 +239,7 @@ fn hpcc_target_stays_at_line_rate_and_rate_stays_above_rmin() {
         assert_eq!(cc.rate(), want);
     }
     // Rmin above the line rate is capped at the line rate.
-    let mut cc = started(DcqcnConfig { min_rate: 10 * GBPS, ..hpcc() }, 4 * GBPS);
+    let mut cc = started(DcqcnConfig { min_rate: 10 * GBPS, ..hpcc_fixed_alpha() }, 4 * GBPS);
     cnp(&mut cc, 0);
     fire(&mut cc, DECREASE_TIMER, us(4) + PS_PER_NS);
     assert_eq!(cc.rate(), 4 * GBPS);
@@ -192,7 +247,7 @@ fn hpcc_target_stays_at_line_rate_and_rate_stays_above_rmin() {
 
 #[test]
 fn hpcc_clamp_target_rate_sets_the_target_on_every_cut() {
-    let mut cc = started(DcqcnConfig { clamp_target_rate: true, ..hpcc() }, G100);
+    let mut cc = started(DcqcnConfig { clamp_target_rate: true, ..hpcc_fixed_alpha() }, G100);
     cnp(&mut cc, 0);
     fire(&mut cc, DECREASE_TIMER, us(4) + PS_PER_NS);
     cnp(&mut cc, us(5));
@@ -202,33 +257,33 @@ fn hpcc_clamp_target_rate_sets_the_target_on_every_cut() {
 }
 
 #[test]
-fn paper_cnp_cuts_at_once_and_restarts_both_timers() {
+fn paper_cnp_cuts_at_once_and_restarts_the_increase_timer() {
     let mut cc = started(paper(), G100);
     let d = cnp(&mut cc, us(100));
     // Rt = Rc = 100G, Rc = 100G (1 - 1/2), alpha = (1 - g) 1 + g = 1.
     assert_eq!(d.rate, Some(50 * GBPS));
     assert_eq!(rates(&cc), (50 * GBPS, 100 * GBPS));
     assert_eq!(cc.alpha(), 1.0);
-    assert_eq!(timer(&d, ALPHA_TIMER), Some(us(155)));
     assert_eq!(timer(&d, INCREASE_TIMER), Some(us(155)));
-    assert_eq!(timer(&d, DECREASE_TIMER), None);
+    assert_eq!(d.set_timers.iter().flatten().count(), 1, "alpha needs no timer");
 
-    // K = 55 us without a CNP: alpha = 255/256.
-    let d = fire(&mut cc, ALPHA_TIMER, us(155));
-    assert_eq!(cc.alpha(), 255.0 / 256.0);
-    assert_eq!(timer(&d, ALPHA_TIMER), Some(us(210)));
     // Ti: T = 1 < F = 5: fast recovery, (50 + 100) / 2.
     let d = fire(&mut cc, INCREASE_TIMER, us(155));
     assert_eq!(d.rate, Some(75 * GBPS));
     assert_eq!(timer(&d, INCREASE_TIMER), Some(us(210)));
 
-    // The next CNP cuts with the decayed alpha: Rt = 75G, Rc = 75G (1 - 255/512) = 37646484375,
-    // alpha = (255/256)^2 + 1/256.
+    // The next CNP cuts with alpha decayed once (K = 55 us passed at 155 us): Rt = 75G,
+    // Rc = 75G (1 - 255/512) = 37646484375, alpha = (255/256)^2 + 1/256.
     let d = cnp(&mut cc, us(180));
     assert_eq!(rates(&cc), (37_646_484_375, 75 * GBPS));
     assert_eq!(cc.alpha(), 65281.0 / 65536.0);
-    assert_eq!(timer(&d, ALPHA_TIMER), Some(us(235)));
     assert_eq!(timer(&d, INCREASE_TIMER), Some(us(235)));
+
+    // Three periods from 180 us end at 235, 290 and 345 us; a CNP at 345 us comes after the third decay.
+    let before = cc.alpha();
+    cnp(&mut cc, us(345));
+    let decayed = before * (255.0 / 256.0) * (255.0 / 256.0) * (255.0 / 256.0);
+    assert_eq!(cc.alpha(), (1.0 - 1.0 / 256.0) * decayed + 1.0 / 256.0);
 }
 
 #[test]

@@ -4,8 +4,12 @@ use sluice_core::{Rate, Time, PS_PER_MS, PS_PER_US};
 
 /// IPv4 (20) and UDP (8) header bytes in front of every sluice header.
 pub const IP_UDP_BYTES: u32 = 28;
-/// Ethernet header bytes on the wire (14), counted with the IP packet when pacing at line rate.
-pub const ETHERNET_BYTES: u32 = 14;
+/// Ethernet bytes on the wire around each IP packet, counted with it when pacing: header 14, FCS 4,
+/// preamble and SFD 8, inter-frame gap 12 (IEEE 802.3 clauses 3 and 4). A link's rate counts them all,
+/// as the software switch's ports and the simulator's `link.header_bytes` do; a sender that paced on
+/// the header alone would send 1.6% more than a 1500-byte link carries at its line rate and build a
+/// standing queue at its own NIC.
+pub const ETHERNET_BYTES: u32 = 38;
 /// INT records a data packet leaves room for when its algorithm reads INT: the simulator's
 /// `MAX_INT_HOPS`, enough for a 5-hop fat-tree path.
 pub const INT_HOPS_RESERVED: u32 = 5;
