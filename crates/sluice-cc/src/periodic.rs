@@ -1,10 +1,10 @@
 //! A timer that stands for a clock ticking at a fixed period, as the hardware timers of NIC-based
-//! algorithms do (DCQCN's alpha update every microsecond, its rate-increase timer).
+//! algorithms do (DCQCN's rate-increase timer and its decrease checks).
 //!
 //! A datapath fires a timer at its deadline or later: the simulator on time, a user-space host loop when
-//! it next wakes, which at microsecond periods is tens of microseconds late. A NIC's clock would have
-//! ticked once per period meanwhile, so an algorithm that updates once per firing would update far less
-//! often than its paper says. [`Periodic::fire`] tells the algorithm how many periods have elapsed, and
+//! it next wakes, tens of microseconds late under load. A NIC's clock would have ticked once per period
+//! meanwhile, so an algorithm that updates once per firing would update less often than its paper
+//! says. [`Periodic::fire`] tells the algorithm how many periods have elapsed, and
 //! re-arms on the period's grid, so the algorithm can apply them all. When a datapath fires on time the
 //! count is always 1 and the next deadline is one period on.
 

