@@ -522,8 +522,17 @@ fn bundled(name: &str, scratch: &str) -> (String, PathBuf) {
 
 /// Runs `scenario`'s flows on the bed over UDP into `out`.
 fn bed_udp(scenario: &str, out: &Path) {
-    let bed =
-        Command::new(SLUICE).args(["bed", "run", scenario, "--datapath", "udp", "--out"]).arg(out).output().unwrap();
+    bed_udp_with(scenario, out, &[]);
+}
+
+/// [`bed_udp`] with `--set KEY=VALUE` for each of `sets`.
+fn bed_udp_with(scenario: &str, out: &Path, sets: &[&str]) {
+    let mut bed = Command::new(SLUICE);
+    bed.args(["bed", "run", scenario, "--datapath", "udp"]);
+    for set in sets {
+        bed.args(["--set", set]);
+    }
+    let bed = bed.arg("--out").arg(out).output().unwrap();
     assert!(bed.status.success(), "{}", text(&bed));
 }
 
@@ -579,26 +588,35 @@ fn flow_series(dir: &Path) -> std::collections::BTreeMap<u32, Vec<(f64, f64)>> {
     series
 }
 
-/// Marlin's congestion test (section 7.3), `scenarios/tester/congestion.toml` over UDP with DCTCP: four
-/// flows start 2 s apart and stop in the reverse order through one 100 Mbps port. The flows' own
-/// throughput series (payload bytes acknowledged per 10 ms, as the simulator's `throughput_flows`)
-/// must show each flow sending only while it runs, the port full (at least 90% of its 93.5 Mbps goodput
-/// limit) in every interval, and every active flow within 25% of the interval's fair share over the
-/// interval's second half. Marlin's own bound is 10%, which DCTCP meets here in some runs and not in
-/// others: the worst interval of four runs on this bed was 9.3%, 10.7%, 14.4% and 19.4% off (the
-/// simulator's DCTCP, deterministic, stays up to 45% off); BENCHMARKS.md has the figures.
+/// Marlin's congestion test (section 7.3), `scenarios/tester/congestion.toml` over UDP with DCTCP and
+/// with DCQCN: four flows start 2 s apart and stop in the reverse order through one 100 Mbps port. The
+/// flows' own throughput series (payload bytes acknowledged per 10 ms, as the simulator's
+/// `throughput_flows`) must show each flow sending only while it runs, the port full (at least 90% of
+/// its 93.5 Mbps goodput limit) in every interval, and every active flow near the interval's fair share
+/// over the interval's second half. Marlin's own bound is 10%:
+/// - DCQCN meets it (0.7% off at worst in the runs of BENCHMARKS.md) and is held to it.
+/// - DCTCP meets it in some runs and not in others: the worst interval of four runs on this bed was
+///   9.3%, 10.7%, 14.4% and 19.4% off (the simulator's DCTCP, deterministic, stays up to 45% off), so it
+///   is held to 25%.
 #[test]
 fn marlin_congestion_test_flows_share_the_bottleneck_as_they_come_and_go() {
     if skip() {
         return;
     }
     let _one = BED.lock().unwrap_or_else(|e| e.into_inner());
-    let (scenario, dir) = bundled("tester/congestion.toml", "bed-congestion");
+    for (algorithm, bound) in [("dctcp", 0.25), ("dcqcn", 0.1)] {
+        congestion_test(algorithm, bound);
+    }
+}
+
+/// One algorithm's run of Marlin's congestion test, each active flow within `bound` of the fair share.
+fn congestion_test(algorithm: &str, bound: f64) {
+    let (scenario, dir) = bundled("tester/congestion.toml", &format!("bed-congestion-{algorithm}"));
     let (starts, stops) = ([0.0, 2.0, 4.0, 6.0], [14.0, 12.0, 10.0, 8.0]);
     let mut report = Vec::new();
     let passed = (0..2).any(|attempt| {
         let out = dir.join(format!("udp-{attempt}"));
-        bed_udp(&scenario, &out);
+        bed_udp_with(&scenario, &out, &[&format!("cc.algorithm={algorithm}")]);
         let series = flow_series(&out);
         assert_eq!(series.keys().copied().collect::<Vec<u32>>(), [0, 1, 2, 3], "a series per flow");
         let mut ok = true;
@@ -622,7 +640,8 @@ fn marlin_congestion_test_flows_share_the_bottleneck_as_they_come_and_go() {
             let fair = total / active.len() as f64;
             let worst = means.iter().map(|m| (m - fair).abs() / fair).fold(0.0, f64::max);
             report.push(format!(
-                "attempt {attempt}, {}-{} s, {} flows: {:.1} Mbps in all, {} Mbps, worst {:.1}% off the fair share",
+                "{algorithm}, attempt {attempt}, {}-{} s, {} flows: {:.1} Mbps in all, {} Mbps, worst {:.1}% off \
+                 the fair share",
                 2 * k,
                 2 * (k + 1),
                 active.len(),
@@ -630,7 +649,7 @@ fn marlin_congestion_test_flows_share_the_bottleneck_as_they_come_and_go() {
                 means.iter().map(|m| format!("{:.1}", m / 1e6)).collect::<Vec<_>>().join(" / "),
                 100.0 * worst
             ));
-            ok &= total >= 0.9 * RATE * PAYLOAD_SHARE && worst <= 0.25;
+            ok &= total >= 0.9 * RATE * PAYLOAD_SHARE && worst <= bound;
         }
         ok
     });
