@@ -40,6 +40,7 @@ pub mod timely;
 pub mod vegas;
 
 pub mod expresspass;
+pub mod grants;
 pub mod homa;
 pub mod ndp;
 pub mod tocc;

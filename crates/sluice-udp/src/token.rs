@@ -4,7 +4,8 @@
 //! volume control, SRPT grant ranking with overcommitment, the receiver's loss check (NACKs), the
 //! sender's request timer and ExpressPass's early stop. The simulator's token transport
 //! (`sluice-sim/src/transport/token.rs`) defines the behaviour; this module follows it packet for packet on the host
-//! side. Switch-side design points (token limiters, trimming, Aeolus dropping, token ECN, priorities) are
+//! side. The bookkeeping both keep alike (held tokens, a flow's grants, the log of issued tokens, SRPT
+//! ranks) is [`sluice_cc::grants`]. Switch-side design points (token limiters, trimming, Aeolus dropping, token ECN, priorities) are
 //! the network's business: packets carry what those features read, and `docs/udp.md` says which ones
 //! the software switch provides.
 //!
@@ -17,6 +18,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use sluice_cc::api::MAX_TIMERS;
+use sluice_cc::grants::{srpt_rank, Grants, HeldTokens, TokenLog};
 use sluice_cc::token::{bdp_bytes, jittered, more_than_bdp, token_gap, TokenTransport};
 use sluice_cc::{AckKind, Arrival, Factory, FlowInfo, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, TimerId};
 use sluice_core::{serialization_ps, Rate, Rng, Time, PS_PER_NS};
@@ -132,16 +134,6 @@ impl TokenCounters {
     }
 }
 
-/// One token held at a sender.
-#[derive(Debug, Clone, Copy)]
-struct Held {
-    at: Time,
-    seq: u32,
-    /// Packets it still lets the sender send (a token of K bytes grants K/MSS packets, rounded up).
-    packets: u32,
-    used: bool,
-}
-
 /// The sender's side of a receiver-driven flow.
 #[derive(Debug)]
 pub struct TokenSender {
@@ -151,9 +143,8 @@ pub struct TokenSender {
     size: u64,
     bdp: u64,
     unscheduled_end: u64,
-    held: VecDeque<Held>,
-    /// Packets granted and not yet sent.
-    credit: u64,
+    /// The tokens held: packets granted and not yet sent.
+    tokens: HeldTokens,
     /// A token arrived Congestion Experienced; the next data packet echoes it.
     echo: bool,
     probe_due: bool,
@@ -190,8 +181,7 @@ impl TokenSender {
             mss: info.mss.max(1) as u64,
             size: info.size.unwrap_or(u64::MAX),
             bdp,
-            held: VecDeque::new(),
-            credit: 0,
+            tokens: HeldTokens::default(),
             echo: false,
             probe_due: false,
             request_at: 0,
@@ -246,7 +236,7 @@ impl TokenSender {
         let mut flags = Flags::RECEIVER_DRIVEN;
         let mut token = 0;
         if scheduled {
-            let (seq, first) = self.spend()?;
+            let (seq, first) = self.tokens.spend()?;
             token = seq as u64;
             counters.tokens_used += first as u64;
             counters.scheduled_bytes += next.len as u64;
@@ -267,32 +257,7 @@ impl TokenSender {
 
     /// Drops held tokens that are stale at `now`; returns how many had not been used.
     fn expire(&mut self, now: Time) -> u64 {
-        let t = &self.transport;
-        let mut dropped = 0;
-        while let Some(h) = self.held.front() {
-            let old = t.stale_timeout > 0 && now.saturating_sub(h.at) > t.stale_timeout;
-            let beyond = t.stale_bdp && self.credit * self.mss > self.bdp.max(h.packets as u64 * self.mss);
-            if !(old || beyond) {
-                break;
-            }
-            self.credit -= h.packets as u64;
-            dropped += u64::from(!h.used);
-            self.held.pop_front();
-        }
-        dropped
-    }
-
-    /// Spends one packet of credit: the token's number and whether this is its first packet.
-    fn spend(&mut self) -> Option<(u32, bool)> {
-        let front = self.held.front_mut()?;
-        let (seq, first) = (front.seq, !front.used);
-        front.used = true;
-        front.packets -= 1;
-        self.credit -= 1;
-        if front.packets == 0 {
-            self.held.pop_front();
-        }
-        Some((seq, first))
+        self.tokens.expire(now, &self.transport, self.mss, self.bdp)
     }
 
     /// A token arrived (`ce`: its IP header carried Congestion Experienced). `sender` is the flow's
@@ -316,9 +281,7 @@ impl TokenSender {
         if self.transport.early_stop && !self.stop_sent {
             self.early_stop(hooks, sender, peer, h.flow, now, counters);
         }
-        let packets = (h.bytes as u64).div_ceil(self.mss).max(1) as u32;
-        self.held.push_back(Held { at: now, seq: h.seq as u32, packets, used: false });
-        self.credit += packets as u64;
+        self.tokens.hold(h.seq as u32, h.bytes as u64, self.mss, now);
         self.echo |= ce;
     }
 
@@ -342,7 +305,7 @@ impl TokenSender {
                 *self.rtt.insert(now.saturating_sub(self.request_at))
             }
         };
-        let left = self.unsent_packets(sender).saturating_sub(self.credit);
+        let left = self.unsent_packets(sender).saturating_sub(self.tokens.credit());
         let round_over = now.saturating_sub(self.round_start) >= rtt;
         let stop = left == 0 || (round_over && self.round_tokens >= left);
         if round_over {
@@ -421,7 +384,7 @@ impl TokenSender {
             return;
         }
         if self.stop_sent {
-            if self.unsent_packets(sender) > 0 && self.credit == 0 {
+            if self.unsent_packets(sender) > 0 && self.tokens.credit() == 0 {
                 self.stop_sent = false;
                 self.retries += 1;
                 counters.requests += 1;
@@ -450,23 +413,15 @@ struct RxFlow {
     /// The flow's size, `u64::MAX` while unknown (a stream).
     size: u64,
     mss: u64,
-    done: bool,
-    stopped: bool,
-    stop_requested: bool,
+    grants: Grants,
     token_rate: Rate,
     tick_gen: u32,
-    window: Option<u64>,
-    /// Bytes expected (unscheduled bytes announced plus granted bytes) that have not arrived.
-    outstanding: u64,
-    received: u64,
     next_token: u32,
     timer_gen: [u32; MAX_TIMERS],
     last_activity: Time,
     check_pending: bool,
-    /// Flag-driven volume control: grant bytes earned and not yet issued.
-    owed: u64,
-    /// Numbers and departure times of tokens whose data has not arrived (for `token_rtt`).
-    token_times: VecDeque<(u32, Time)>,
+    /// Tokens issued whose data has not arrived (the credit-to-data round trip).
+    log: TokenLog,
     /// Flag-driven recovery: the highest offset asked for again.
     recovering: Option<u64>,
     /// The request's send time, echoed on the ACK that answers a repeated request.
@@ -480,22 +435,6 @@ impl RxFlow {
     /// Payload bytes of the packet at `seq`.
     fn payload_at(&self, seq: u64) -> u64 {
         self.mss.min(self.size.saturating_sub(seq))
-    }
-
-    /// The credit-to-data round trip of token `seq` whose data arrived at `now`, the first time it is
-    /// asked; forgets tokens issued before it (lost, or stale at the sender).
-    fn token_rtt(&mut self, seq: u32, now: Time) -> Option<Time> {
-        while let Some(&(s, at)) = self.token_times.front() {
-            let behind = (s.wrapping_sub(seq) as i32) < 0;
-            if !behind && s != seq {
-                return None;
-            }
-            self.token_times.pop_front();
-            if s == seq {
-                return Some(now.saturating_sub(at));
-            }
-        }
-        None
     }
 }
 
@@ -578,13 +517,13 @@ impl TokenReceiver {
         if let Some(f) = self.flows.get_mut(&key) {
             // A repeat: the sender wants tokens again after an early stop, lost what came back, or its
             // stream stopped. The receiver says what it has and tops up the grants.
-            f.stop_requested = false;
+            f.grants.stop_requested = false;
             f.size = f.size.min(h.seq);
             f.request_ns = h.sent_ns;
             self.ack(hooks, key, r, 0, now);
             if r.rcv_nxt >= self.flows[&key].size {
                 self.finish(hooks, key, now);
-            } else if !self.flows[&key].done {
+            } else if !self.flows[&key].grants.done {
                 self.refill(hooks, key, now);
             }
             return;
@@ -607,20 +546,19 @@ impl TokenReceiver {
             rx,
             size: h.seq,
             mss,
-            done: false,
-            stopped: false,
-            stop_requested: false,
+            grants: Grants {
+                outstanding: h.offset.saturating_sub(r.delivered),
+                received: r.delivered,
+                owed: if self.transport.volume_by_flag { (h.bytes as u64).saturating_sub(h.offset) } else { 0 },
+                ..Grants::default()
+            },
             token_rate: 0,
             tick_gen: 0,
-            window: None,
-            outstanding: h.offset.saturating_sub(r.delivered),
-            received: r.delivered,
             next_token: 0,
             timer_gen: [0; MAX_TIMERS],
             last_activity: now,
             check_pending: false,
-            owed: if self.transport.volume_by_flag { (h.bytes as u64).saturating_sub(h.offset) } else { 0 },
-            token_times: VecDeque::new(),
+            log: TokenLog::default(),
             recovering: None,
             request_ns: h.sent_ns,
             trace: self.traced.0.contains(&key.1).then(|| Box::new(TraceRecorder::new(self.traced.1))),
@@ -653,7 +591,7 @@ impl TokenReceiver {
     /// asks again or the loss check finds data missing. Returns whether the flow is known.
     pub fn stop(&mut self, key: &RxKey) -> bool {
         let Some(f) = self.flows.get_mut(key) else { return false };
-        f.stop_requested = !f.done;
+        f.grants.stop_requested = !f.grants.done;
         true
     }
 
@@ -674,7 +612,7 @@ impl TokenReceiver {
             return;
         };
         f.last_activity = now;
-        if f.done {
+        if f.grants.done {
             // The sender resends because the last ACK was lost.
             self.ack(hooks, key, r, h.seq, now);
             return;
@@ -686,11 +624,11 @@ impl TokenReceiver {
         }
         let accepted = matches!(landed, Landed::New { .. });
         if let Landed::New { bytes, .. } = landed {
-            f.received += bytes as u64;
-            f.outstanding = f.outstanding.saturating_sub(bytes as u64);
+            f.grants.received += bytes as u64;
+            f.grants.outstanding = f.grants.outstanding.saturating_sub(bytes as u64);
             let flagged = h.flags.has(Flags::MORE_THAN_BDP) && self.transport.volume_by_flag;
             if flagged || f.recovering.is_some() {
-                f.owed += bytes as u64;
+                f.grants.owed += bytes as u64;
             }
         }
         self.recover_next(hooks, key, r, now);
@@ -740,7 +678,7 @@ impl TokenReceiver {
                 token_seq: scheduled.then_some(token as u64),
                 accepted,
                 rcv_nxt,
-                token_rtt: if scheduled { f.token_rtt(token, now) } else { None },
+                token_rtt: if scheduled { f.log.rtt(token, now) } else { None },
                 ..Arrival::default()
             };
             if let Some(rx) = f.rx.as_mut() {
@@ -780,7 +718,7 @@ impl TokenReceiver {
         let missing = self.missing_packets(key, r, probe);
         let f = self.flows.get_mut(&key).expect("known flow");
         let lost: u64 = missing.iter().map(|&s| f.payload_at(s)).sum();
-        f.outstanding = f.outstanding.saturating_sub(lost);
+        f.grants.outstanding = f.grants.outstanding.saturating_sub(lost);
         for seq in missing {
             self.nack(hooks, key, r.rcv_nxt, seq, now);
         }
@@ -820,9 +758,9 @@ impl TokenReceiver {
         if let (Some(trace), Some(rx)) = (f.trace.as_mut(), f.rx.as_deref()) {
             trace.record(now, &mut |out| rx.trace(out));
         }
-        f.stopped |= d.stop_tokens;
+        f.grants.stopped |= d.stop_tokens;
         if let Some(w) = d.token_window {
-            f.window = Some(w);
+            f.grants.window = Some(w);
         }
         for (i, t) in d.set_timers.iter().enumerate() {
             if t.is_some() || d.cancel_timers[i] {
@@ -852,29 +790,17 @@ impl TokenReceiver {
 
     /// Whether flow `key` may get another token now (not done or stopped, volume control, SRPT rank).
     fn may_grant(&self, key: RxKey) -> bool {
-        let t = &self.transport;
         let f = &self.flows[&key];
-        if f.done || f.stopped || f.stop_requested {
-            return false;
-        }
-        if t.volume_by_flag {
-            if f.owed == 0 {
-                return false;
-            }
-        } else if t.volume_control && f.outstanding >= f.size.saturating_sub(f.received) {
-            return false;
-        }
-        !t.srpt || self.rank(key) < t.overcommit as usize
+        f.grants.may_grant(&self.transport, f.size, || self.rank(key))
     }
 
     /// Flow `key`'s SRPT rank among this host's unfinished flows (0 = fewest bytes left).
     fn rank(&self, key: RxKey) -> usize {
-        let left = |k: &RxKey| {
-            let f = &self.flows[k];
-            (f.size.saturating_sub(f.received), *k)
+        let left = |k: RxKey| {
+            let f = &self.flows[&k];
+            (f.grants.left(f.size), k)
         };
-        let mine = left(&key);
-        self.incoming.iter().filter(|&&other| other != key && left(&other) < mine).count()
+        srpt_rank(left(key), self.incoming.iter().map(|&k| left(k)))
     }
 
     /// Issues one token of flow `key` if allowed; the pacer sends it. Returns whether it did.
@@ -882,19 +808,9 @@ impl TokenReceiver {
         if !self.may_grant(key) {
             return false;
         }
-        let by_flag = self.transport.volume_by_flag;
         let k = self.token_bytes(self.flows[&key].mss);
         let f = self.flows.get_mut(&key).expect("known flow");
-        if by_flag {
-            // Without the flow size, a token is expected to bring the bytes it earned.
-            let earned = f.owed.min(k);
-            f.owed -= earned;
-            f.outstanding += earned;
-        } else {
-            // A token brings at most the bytes still missing (a flow's last packet may be short).
-            let missing = f.size.saturating_sub(f.received + f.outstanding);
-            f.outstanding += if missing > 0 { k.min(missing) } else { k };
-        }
+        f.grants.issue(&self.transport, f.size, k);
         self.queue.push_back(key);
         self.pace(hooks, now);
         true
@@ -904,10 +820,8 @@ impl TokenReceiver {
     fn refill(&mut self, hooks: &mut dyn TokenHooks, key: RxKey, now: Time) {
         loop {
             let f = &self.flows[&key];
-            let Some(window) = f.window else { return };
             let k = self.token_bytes(f.mss);
-            let room = f.outstanding + k <= window || f.outstanding == 0;
-            if !room || !self.issue(hooks, key, now) {
+            if f.grants.window_room(k) != Some(true) || !self.issue(hooks, key, now) {
                 return;
             }
         }
@@ -924,7 +838,7 @@ impl TokenReceiver {
                 return;
             }
             self.queue.pop_front();
-            let Some(f) = self.flows.get_mut(&key).filter(|f| !f.done) else { continue };
+            let Some(f) = self.flows.get_mut(&key).filter(|f| !f.grants.done) else { continue };
             let k = self.transport.token_bytes(f.mss as u32);
             if self.transport.host_limiter {
                 self.next_at = now + token_gap(&self.transport, k, self.link.line_rate, self.link.header_bytes);
@@ -936,7 +850,7 @@ impl TokenReceiver {
                 ..SluiceHeader::new(Kind::Token, key.1)
             };
             if f.events.contains(RxEvents::DATA) {
-                f.token_times.push_back((f.next_token, now));
+                f.log.issued(f.next_token, now);
             }
             f.next_token = f.next_token.wrapping_add(1);
             self.counters.tokens_issued += 1;
@@ -966,7 +880,7 @@ impl TokenReceiver {
     /// Flow `key`'s rate-based token generator fired.
     fn on_tick(&mut self, hooks: &mut dyn TokenHooks, key: RxKey, gen: u32, now: Time) {
         let Some(f) = self.flows.get(&key) else { return };
-        if f.tick_gen != gen || f.token_rate == 0 || f.done {
+        if f.tick_gen != gen || f.token_rate == 0 || f.grants.done {
             return;
         }
         let k = self.token_bytes(f.mss);
@@ -980,7 +894,7 @@ impl TokenReceiver {
 
     fn on_rx_timer(&mut self, hooks: &mut dyn TokenHooks, key: RxKey, id: u8, gen: u32, now: Time) {
         let Some(f) = self.flows.get_mut(&key) else { return };
-        if f.done || f.timer_gen[id as usize] != gen || !f.events.contains(RxEvents::TIMER) {
+        if f.grants.done || f.timer_gen[id as usize] != gen || !f.events.contains(RxEvents::TIMER) {
             return;
         }
         let mut ctx = RxCtx::new(now);
@@ -1010,20 +924,20 @@ impl TokenReceiver {
         let k = self.token_bytes(self.flows[&key].mss);
         let f = self.flows.get_mut(&key).expect("known flow");
         f.check_pending = false;
-        if f.done {
+        if f.grants.done {
             return;
         }
         // A flow with nothing outstanding waits for its turn (SRPT) or its window, not for lost data;
         // one whose sender stopped it early is not waiting for its own grants.
-        let idle = f.outstanding == 0 && (f.window.is_some() || f.token_rate > 0);
-        let waiting = idle && (!by_flag || f.owed > 0) && !f.stop_requested;
+        let idle = f.grants.outstanding == 0 && (f.grants.window.is_some() || f.token_rate > 0);
+        let waiting = idle && (!by_flag || f.grants.owed > 0) && !f.grants.stop_requested;
         if now >= f.last_activity + timeout && !waiting {
             self.counters.rx_timeouts += 1;
-            f.stop_requested = false;
+            f.grants.stop_requested = false;
             if by_flag {
-                f.owed += f.outstanding.max(k);
+                f.grants.owed += f.grants.outstanding.max(k);
             }
-            f.outstanding = 0;
+            f.grants.outstanding = 0;
             f.last_activity = now;
             if by_flag {
                 self.recover_holes(hooks, key, r, now);
@@ -1032,7 +946,7 @@ impl TokenReceiver {
             }
             self.refill(hooks, key, now);
             let f = &self.flows[&key];
-            if f.token_rate == 0 && f.window.is_none() {
+            if f.token_rate == 0 && f.grants.window.is_none() {
                 self.issue(hooks, key, now);
             }
         }
@@ -1055,19 +969,19 @@ impl TokenReceiver {
             self.nack(hooks, key, r.rcv_nxt, seq, now);
         }
         let f = self.flows.get_mut(&key).expect("known flow");
-        f.owed += owed.saturating_sub(first);
+        f.grants.owed += owed.saturating_sub(first);
         f.recovering = asked.last().copied().or(f.recovering);
     }
 
     /// Flow `key` delivered everything: its controller stops, and flows ranked behind it may get grants.
     fn finish(&mut self, hooks: &mut dyn TokenHooks, key: RxKey, now: Time) {
         let f = self.flows.get_mut(&key).expect("known flow");
-        if f.done {
+        if f.grants.done {
             return;
         }
-        f.done = true;
+        f.grants.done = true;
         f.rx = None;
-        f.token_times = VecDeque::new();
+        f.log.clear();
         self.incoming.retain(|&k| k != key);
         if self.transport.srpt {
             for other in self.incoming.clone() {

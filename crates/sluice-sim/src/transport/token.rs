@@ -5,12 +5,14 @@
 //! and early stop.
 //!
 //! Per-flow state is [`RdFlow`] (on `Flow::rd`), per-host state [`TokenHost`]; settings come from the
-//! algorithm's [`TokenTransport`]. A run without a token algorithm builds none of this, and the hot path
+//! algorithm's [`TokenTransport`]. The bookkeeping every datapath keeps alike (held tokens, a flow's
+//! grants, the log of issued tokens, SRPT ranks) is [`sluice_cc::grants`]. A run without a token algorithm builds none of this, and the hot path
 //! only tests `Flow::rd` and `HostEnv::rd`.
 
 use std::collections::VecDeque;
 
 use sluice_cc::api::MAX_TIMERS;
+use sluice_cc::grants::{srpt_rank, Grants, HeldTokens, TokenLog};
 use sluice_cc::token::{jittered, more_than_bdp, TokenTransport};
 use sluice_cc::{Arrival, FlowInfo, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, TimerId};
 use sluice_core::{serialization_ps, Rate, Rng, Time};
@@ -26,25 +28,14 @@ use crate::transport::table::FlowTable;
 use crate::transport::window;
 use crate::transport::{HostEnv, HostIo};
 
-/// One held token at a sender.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Held {
-    pub(crate) at: Time,
-    pub(crate) seq: u32,
-    /// Packets it still lets the sender send (a token of K bytes grants K/MTU packets, rounded up).
-    pub(crate) packets: u32,
-    /// Some of its packets were sent.
-    pub(crate) used: bool,
-}
-
 /// Per-flow state of the transport: the sender's tokens and the receiver's controller and grants.
 pub struct RdFlow {
     pub(crate) info: FlowInfo,
     pub(crate) bdp: u64,
     // Sender.
     pub(crate) unscheduled_end: u64,
-    pub(crate) held: VecDeque<Held>,
-    pub(crate) credit: u64,
+    /// The tokens the sender holds.
+    pub(crate) tokens: HeldTokens,
     pub(crate) echo: bool,
     pub(crate) probe_due: bool,
     pub(crate) scheduled_queue: u64,
@@ -52,28 +43,20 @@ pub struct RdFlow {
     pub(crate) rx: Option<Box<dyn ReceiverControl>>,
     pub(crate) rx_events: RxEvents,
     pub(crate) known: bool,
-    pub(crate) done: bool,
-    pub(crate) stopped: bool,
+    /// The receiver's grants.
+    pub(crate) grants: Grants,
     pub(crate) token_rate: Rate,
     pub(crate) tick_gen: u32,
-    pub(crate) window: Option<u64>,
-    /// Bytes the receiver expects (unscheduled bytes announced plus granted bytes) that have not arrived.
-    pub(crate) outstanding: u64,
-    pub(crate) received: u64,
     pub(crate) next_token: u32,
     pub(crate) timer_gen: [u32; MAX_TIMERS],
     pub(crate) last_activity: Time,
     pub(crate) check_pending: bool,
-    /// Flag-driven volume control: grant bytes earned (first window, flagged data) and not yet issued.
-    pub(crate) owed: u64,
-    /// Sequence numbers and departure times of tokens whose data has not arrived (for `token_rtt`).
-    pub(crate) token_times: VecDeque<(u32, Time)>,
+    /// Tokens issued whose data has not arrived (the credit-to-data round trip).
+    pub(crate) log: TokenLog,
     /// Sender retransmission timer and early stop ([`TxState`]).
     pub(crate) tx: TxState,
     /// The receiver got the flow's request to send.
     pub(crate) request_seen: bool,
-    /// The sender asked the receiver to stop issuing tokens (early CREDIT_STOP).
-    pub(crate) stop_requested: bool,
     /// Flag-driven volume control after a receiver timeout: the highest sequence number asked for again.
     /// Until the flow completes, every arrival earns a token and the next hole is asked for, since an
     /// unflagged tail earns no tokens of its own ([`TokenHost::recover_next`]).
@@ -110,84 +93,35 @@ impl RdFlow {
             info,
             bdp,
             unscheduled_end,
-            held: VecDeque::new(),
-            credit: 0,
+            tokens: HeldTokens::default(),
             echo: false,
             probe_due: false,
             scheduled_queue: u64::MAX,
             rx,
             rx_events,
             known: false,
-            done: false,
-            stopped: false,
+            grants: Grants::default(),
             token_rate: 0,
             tick_gen: 0,
-            window: None,
-            outstanding: 0,
-            received: 0,
             next_token: 0,
             timer_gen: [0; MAX_TIMERS],
             last_activity: 0,
             check_pending: false,
-            owed: 0,
-            token_times: VecDeque::new(),
+            log: TokenLog::default(),
             tx: TxState::default(),
             request_seen: false,
-            stop_requested: false,
             recovering: None,
         }
     }
 
     /// Tokens the sender holds without having spent any of them.
     pub fn held_tokens(&self) -> u64 {
-        self.held.iter().filter(|h| !h.used).count() as u64
-    }
-
-    /// The credit-to-data round trip of token `seq` whose data arrived at `now`, the first time it is
-    /// asked; forgets tokens issued before it (lost, or stale at the sender).
-    pub(crate) fn token_rtt(&mut self, seq: u32, now: Time) -> Option<Time> {
-        while let Some(&(s, at)) = self.token_times.front() {
-            let behind = (s.wrapping_sub(seq) as i32) < 0;
-            if !behind && s != seq {
-                return None;
-            }
-            self.token_times.pop_front();
-            if s == seq {
-                return Some(now.saturating_sub(at));
-            }
-        }
-        None
+        self.tokens.unused()
     }
 
     /// Drops held tokens that are stale at `now`; returns how many.
     pub(crate) fn expire(&mut self, now: Time, transport: &TokenTransport) -> u64 {
-        let mut dropped = 0;
-        while let Some(h) = self.held.front() {
-            let old = transport.stale_timeout > 0 && now.saturating_sub(h.at) > transport.stale_timeout;
-            let granted = self.credit * self.info.mss as u64;
-            let beyond = transport.stale_bdp && granted > self.bdp.max(h.packets as u64 * self.info.mss as u64);
-            if !(old || beyond) {
-                break;
-            }
-            self.credit -= h.packets as u64;
-            dropped += u64::from(!h.used);
-            self.held.pop_front();
-        }
-        dropped
-    }
-
-    /// Spends one packet of credit; returns the sequence number of the token it came from and whether
-    /// this is the token's first packet.
-    pub(crate) fn spend(&mut self) -> (u32, bool) {
-        let Some(front) = self.held.front_mut() else { return (0, false) };
-        let (seq, first) = (front.seq, !front.used);
-        front.used = true;
-        front.packets -= 1;
-        self.credit -= 1;
-        if front.packets == 0 {
-            self.held.pop_front();
-        }
-        (seq, first)
+        self.tokens.expire(now, transport, self.info.mss as u64, self.bdp)
     }
 }
 
@@ -195,7 +129,7 @@ impl RdFlow {
 pub fn send_state(f: &mut Flow, now: Time) -> SendState {
     let (probe_due, unscheduled_end, credit, free_resends) = {
         let rd = f.rd.as_deref().expect("a receiver-driven flow");
-        (rd.probe_due, rd.unscheduled_end, rd.credit, rd.tx.free_resends)
+        (rd.probe_due, rd.unscheduled_end, rd.tokens.credit(), rd.tx.free_resends)
     };
     while f.rtx.front().is_some_and(|&s| s < f.snd_una) {
         f.rtx.pop_front();
@@ -298,7 +232,7 @@ impl TokenHost {
             // A returned packet goes again on the grant (or unscheduled allowance) it already used.
             rd.tx.free_resends -= 1;
         } else if scheduled {
-            let (seq, first) = rd.spend();
+            let (seq, first) = rd.tokens.spend().unwrap_or((0, false));
             token = seq;
             io.core.counters.rd.tokens_used += u64::from(first);
             io.core.counters.rd.scheduled_bytes += payload as u64;
@@ -400,7 +334,7 @@ impl TokenHost {
         }
         if rd.tx.stop_sent {
             let left = f.snd_nxt < f.size || !f.rtx.is_empty();
-            if left && rd.credit == 0 {
+            if left && rd.tokens.credit() == 0 {
                 rd.tx.stop_sent = false;
                 rd.tx.retries += 1;
                 self.request(io, env, f, id);
@@ -436,7 +370,7 @@ impl TokenHost {
             }
         };
         let unsent = f.size.saturating_sub(f.snd_nxt).div_ceil(mss) + f.rtx.len() as u64;
-        let left = unsent.saturating_sub(rd.credit);
+        let left = unsent.saturating_sub(rd.tokens.credit());
         let round_over = io.core.now.saturating_sub(tx.round_start) >= rtt;
         let stop = left == 0 || (round_over && tx.round_tokens >= left);
         if round_over {
@@ -486,9 +420,7 @@ impl TokenHost {
             io.core.counters.rd.tokens_wasted += 1;
             return;
         }
-        let packets = p.delivered.div_ceil(rd.info.mss as u64).max(1) as u32;
-        rd.held.push_back(Held { at: io.core.now, seq: p.token, packets, used: false });
-        rd.credit += packets as u64;
+        rd.tokens.hold(p.token, p.delivered, rd.info.mss as u64, io.core.now);
         rd.echo |= p.flags & FLAG_CE != 0;
         if p.sack != 0 {
             rd.scheduled_queue = p.sack;
@@ -517,7 +449,7 @@ impl TokenHost {
         if std::mem::replace(&mut rd.request_seen, true) {
             // A request sent again: the receiver already has it; the sender wants tokens again after
             // an early stop, or lost what came back.
-            rd.stop_requested = false;
+            rd.grants.stop_requested = false;
             self.request_again(io, env, flows, id);
             return;
         }
@@ -525,7 +457,7 @@ impl TokenHost {
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
         if env.rd.is_some_and(|r| r.transport.volume_by_flag) {
-            rd.owed += p.sack.saturating_sub(p.delivered);
+            rd.grants.owed += p.sack.saturating_sub(p.delivered);
         }
         if rd.rx_events.contains(RxEvents::REQUEST) {
             let request = Request { at: io.core.now, size: rd.info.size, unscheduled_bytes: p.delivered };
@@ -545,7 +477,7 @@ impl TokenHost {
         let f = &mut flows[id as usize];
         let ack = env.control_packet(Kind::Ack, id, f.src, f.rcv_nxt);
         io.queue_control(env, ack);
-        if !f.rd.as_deref().is_some_and(|r| r.done) {
+        if !f.rd.as_deref().is_some_and(|r| r.grants.done) {
             self.refill(io, env, flows, id);
         }
     }
@@ -556,7 +488,7 @@ impl TokenHost {
     /// the stop as a request to send with the final size.
     pub fn stream_stopped(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) -> bool {
         let f = &flows[id as usize];
-        if f.finish.is_some() || f.rcv_nxt < f.size || f.rd.as_deref().is_none_or(|r| r.done || !r.known) {
+        if f.finish.is_some() || f.rcv_nxt < f.size || f.rd.as_deref().is_none_or(|r| r.grants.done || !r.known) {
             return false;
         }
         let ack = env.control_packet(Kind::Ack, id, f.src, f.rcv_nxt);
@@ -574,7 +506,7 @@ impl TokenHost {
         }
         rd.known = true;
         rd.last_activity = io.core.now;
-        rd.outstanding = rd.unscheduled_end;
+        rd.grants.outstanding = rd.unscheduled_end;
         let info = rd.info.clone();
         let mut ctx = RxCtx::new(io.core.now);
         if let Some(rx) = rd.rx.as_mut() {
@@ -605,17 +537,17 @@ impl TokenHost {
         if trimmed {
             let lost = f.payload_at(p.seq, mtu) as u64;
             let rd = f.rd.as_deref_mut().expect("rd flow");
-            rd.outstanding = rd.outstanding.saturating_sub(lost);
+            rd.grants.outstanding = rd.grants.outstanding.saturating_sub(lost);
             self.nack(io, env, f, id, p.seq);
         } else {
             accepted = accept(f, p, mtu);
             let rd = f.rd.as_deref_mut().expect("rd flow");
             if accepted {
-                rd.received += p.payload as u64;
-                rd.outstanding = rd.outstanding.saturating_sub(p.payload as u64);
+                rd.grants.received += p.payload as u64;
+                rd.grants.outstanding = rd.grants.outstanding.saturating_sub(p.payload as u64);
                 let flagged = p.rd & RD_MORE_BDP != 0 && env.rd.is_some_and(|r| r.transport.volume_by_flag);
                 if flagged || rd.recovering.is_some() {
-                    rd.owed += p.payload as u64;
+                    rd.grants.owed += p.payload as u64;
                 }
             }
             self.recover_next(io, env, f, id);
@@ -653,7 +585,7 @@ impl TokenHost {
                 token_seq: scheduled.then_some(p.token as u64),
                 accepted,
                 rcv_nxt,
-                token_rtt: if scheduled { rd.token_rtt(p.token, io.core.now) } else { None },
+                token_rtt: if scheduled { rd.log.rtt(p.token, io.core.now) } else { None },
                 ..p.arrival(io.core.now)
             };
             if let Some(rx) = rd.rx.as_mut() {
@@ -685,7 +617,7 @@ impl TokenHost {
         // The timeout already owes one token for the first hole.
         let first = if f.rcv_nxt < f.size { f.payload_at(f.rcv_nxt, mtu) as u64 } else { 0 };
         let rd = f.rd.as_deref_mut().expect("rd flow");
-        rd.owed += owed.saturating_sub(first);
+        rd.grants.owed += owed.saturating_sub(first);
         rd.recovering = asked.last().copied().or(rd.recovering);
     }
 
@@ -718,7 +650,7 @@ impl TokenHost {
             self.nack(io, env, f, p.flow, seq);
         }
         let rd = f.rd.as_deref_mut().expect("rd flow");
-        rd.outstanding = rd.outstanding.saturating_sub(lost);
+        rd.grants.outstanding = rd.grants.outstanding.saturating_sub(lost);
     }
 
     fn nack(&mut self, io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, seq: u64) {
@@ -736,10 +668,10 @@ impl TokenHost {
             trace.record(io.core.now, &mut |out| rx.trace(out));
         }
         if d.stop_tokens {
-            rd.stopped = true;
+            rd.grants.stopped = true;
         }
         if let Some(w) = d.token_window {
-            rd.window = Some(w);
+            rd.grants.window = Some(w);
         }
         for (i, t) in d.set_timers.iter().enumerate() {
             if let Some(at) = t {
@@ -768,32 +700,22 @@ impl TokenHost {
         }
     }
 
-    /// Whether flow `id` may get another token now (not done or stopped, volume control, SRPT rank).
+    /// Whether flow `id` may get another token now (known, not done or stopped, volume control, SRPT
+    /// rank).
     fn may_grant(&self, env: &HostEnv, flows: &FlowTable, id: u32) -> bool {
         let transport = &env.rd.expect("rd run").transport;
         let f = &flows[id as usize];
         let rd = f.rd.as_deref().expect("rd flow");
-        if rd.done || rd.stopped || rd.stop_requested || !rd.known {
-            return false;
-        }
-        if transport.volume_by_flag {
-            if rd.owed == 0 {
-                return false;
-            }
-        } else if transport.volume_control && rd.outstanding >= f.size.saturating_sub(rd.received) {
-            return false;
-        }
-        !transport.srpt || self.rank(flows, id) < transport.overcommit as usize
+        rd.known && rd.grants.may_grant(transport, f.size, || self.rank(flows, id))
     }
 
     /// Flow `id`'s SRPT rank among this receiver's unfinished flows (0 = fewest bytes left).
     fn rank(&self, flows: &FlowTable, id: u32) -> usize {
         let left = |i: u32| {
             let f = &flows[i as usize];
-            (f.size.saturating_sub(f.rd.as_deref().map_or(0, |r| r.received)), i)
+            (f.rd.as_deref().map_or(f.size, |r| r.grants.left(f.size)), i)
         };
-        let mine = left(id);
-        self.incoming.iter().filter(|&&other| other != id && left(other) < mine).count()
+        srpt_rank(left(id), self.incoming.iter().map(|&i| left(i)))
     }
 
     /// Issues one token of flow `id` if allowed; the NIC's token pacer sends it. Returns whether it did.
@@ -801,19 +723,10 @@ impl TokenHost {
         if !self.may_grant(env, flows, id) {
             return false;
         }
-        let k = env.rd.expect("rd run").token_bytes;
+        let renv = env.rd.expect("rd run");
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
-        if env.rd.is_some_and(|r| r.transport.volume_by_flag) {
-            // Without the flow size, a token is expected to bring the bytes it earned.
-            let earned = rd.owed.min(k);
-            rd.owed -= earned;
-            rd.outstanding += earned;
-        } else {
-            // A token brings at most the bytes still missing (a flow's last packet may be short).
-            let missing = f.size.saturating_sub(rd.received + rd.outstanding);
-            rd.outstanding += if missing > 0 { k.min(missing) } else { k };
-        }
+        rd.grants.issue(&renv.transport, f.size, renv.token_bytes);
         self.queue.push_back(id);
         self.pace(io, env, flows);
         true
@@ -824,9 +737,7 @@ impl TokenHost {
         let k = env.rd.expect("rd run").token_bytes;
         loop {
             let rd = flows[id as usize].rd.as_deref().expect("rd flow");
-            let Some(window) = rd.window else { return };
-            let room = rd.outstanding + k <= window || rd.outstanding == 0;
-            if !room || !self.issue(io, env, flows, id) {
+            if rd.grants.window_room(k) != Some(true) || !self.issue(io, env, flows, id) {
                 return;
             }
         }
@@ -850,7 +761,7 @@ impl TokenHost {
             let id = self.queue.pop_front().expect("non-empty");
             let f = &flows[id as usize];
             let rd = f.rd.as_deref().expect("rd flow");
-            if rd.done {
+            if rd.grants.done {
                 continue;
             }
             self.next_at = io.core.now + gap;
@@ -880,7 +791,7 @@ impl TokenHost {
             token.flags |= FLAG_ECT;
         }
         if rd.rx_events.contains(RxEvents::DATA) {
-            rd.token_times.push_back((rd.next_token, io.core.now));
+            rd.log.issued(rd.next_token, io.core.now);
         }
         rd.next_token = rd.next_token.wrapping_add(1);
         io.core.counters.rd.tokens_issued += 1;
@@ -890,7 +801,7 @@ impl TokenHost {
     /// Flow `id`'s rate-based token generator fired.
     pub fn on_token_tick(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32, gen: u32) -> bool {
         let rd = flows[id as usize].rd.as_deref().expect("rd flow");
-        if rd.tick_gen != gen || rd.token_rate == 0 || rd.done {
+        if rd.tick_gen != gen || rd.token_rate == 0 || rd.grants.done {
             return false;
         }
         let renv = env.rd.expect("rd run");
@@ -914,7 +825,7 @@ impl TokenHost {
         gen: u32,
     ) -> bool {
         let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
-        if rd.done || rd.timer_gen[timer as usize] != gen || !rd.rx_events.contains(RxEvents::TIMER) {
+        if rd.grants.done || rd.timer_gen[timer as usize] != gen || !rd.rx_events.contains(RxEvents::TIMER) {
             return false;
         }
         let mut ctx = RxCtx::new(io.core.now);
@@ -946,25 +857,25 @@ impl TokenHost {
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
         rd.check_pending = false;
-        if rd.done {
+        if rd.grants.done {
             return false;
         }
         let by_flag = env.rd.is_some_and(|r| r.transport.volume_by_flag);
         // A flow with nothing granted or announced outstanding is waiting for its turn (SRPT) or for its
         // window (flag-driven grants owed), not loss.
-        let idle = rd.outstanding == 0 && (rd.window.is_some() || rd.token_rate > 0);
+        let idle = rd.grants.outstanding == 0 && (rd.grants.window.is_some() || rd.token_rate > 0);
         // A receiver stopped early by its sender is not waiting for its own grants.
-        let waiting_for_grants = idle && (!by_flag || rd.owed > 0) && !rd.stop_requested;
+        let waiting_for_grants = idle && (!by_flag || rd.grants.owed > 0) && !rd.grants.stop_requested;
         if io.core.now >= rd.last_activity + timeout && !waiting_for_grants {
             io.core.counters.rd.rx_timeouts += 1;
-            rd.stop_requested = false;
+            rd.grants.stop_requested = false;
             if by_flag {
                 // The grants that brought nothing are owed again; a stalled flow (its flagged data lost)
                 // gets one token to pull the missing packet.
                 let k = env.rd.expect("rd run").token_bytes;
-                rd.owed += rd.outstanding.max(k);
+                rd.grants.owed += rd.grants.outstanding.max(k);
             }
-            rd.outstanding = 0;
+            rd.grants.outstanding = 0;
             rd.last_activity = io.core.now;
             let seq = f.rcv_nxt;
             if by_flag {
@@ -973,7 +884,7 @@ impl TokenHost {
                 self.nack(io, env, f, id, seq);
             }
             self.refill(io, env, flows, id);
-            if flows[id as usize].rd.as_deref().is_some_and(|r| r.token_rate == 0 && r.window.is_none()) {
+            if flows[id as usize].rd.as_deref().is_some_and(|r| r.token_rate == 0 && r.grants.window.is_none()) {
                 self.issue(io, env, flows, id);
             }
         }
@@ -984,9 +895,9 @@ impl TokenHost {
     /// Flow `id` delivered everything: its receiver stops, and flows ranked behind it may get grants.
     fn receiver_done(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) {
         let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
-        rd.done = true;
+        rd.grants.done = true;
         rd.rx = None;
-        rd.token_times = VecDeque::new();
+        rd.log.clear();
         self.incoming.retain(|&i| i != id);
         if env.rd.is_some_and(|r| r.transport.srpt) {
             let waiting: Vec<u32> = self.incoming.clone();
@@ -1001,6 +912,6 @@ impl TokenHost {
 /// missing (its loss timeout) or the sender asks again.
 pub fn receive_stop(f: &mut Flow) {
     if let Some(rd) = f.rd.as_deref_mut() {
-        rd.stop_requested = !rd.done;
+        rd.grants.stop_requested = !rd.grants.done;
     }
 }
