@@ -7,8 +7,10 @@
 
 use std::collections::VecDeque;
 
-use sluice_core::Time;
+use sluice_core::{serialization_ps, Rate, Time};
 
+use crate::api::MAX_TIMERS;
+use crate::receiver::RxDecisions;
 use crate::token::TokenTransport;
 
 /// One token held at a sender.
@@ -83,7 +85,27 @@ impl HeldTokens {
     }
 }
 
-/// A receiving flow's grants: what it expects, what came, and whether it may be granted more.
+/// What a receiving flow's datapath arms after its controller decided ([`Grants::adopt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arm {
+    /// Controller timer `id` fires at `at`; its firing carries generation `gen`.
+    Timer {
+        /// The controller's timer id.
+        id: u8,
+        /// When it fires.
+        at: Time,
+        /// Its generation.
+        gen: u32,
+    },
+    /// Rate-based tokens start now, as generation `gen`.
+    Ticks {
+        /// Their generation.
+        gen: u32,
+    },
+}
+
+/// A receiving flow's grants: what it expects, what came, whether it may be granted more, and how its
+/// controller issues tokens (on demand, by a window, at a rate, on its timers).
 #[derive(Debug, Clone, Default)]
 pub struct Grants {
     /// Bytes expected (unscheduled bytes announced plus granted bytes) that have not arrived.
@@ -100,6 +122,12 @@ pub struct Grants {
     pub stopped: bool,
     /// The sender asked the receiver to stop (early CREDIT_STOP).
     pub stop_requested: bool,
+    /// The controller's token rate, bit/s of data granted (0: no rate-based tokens).
+    pub token_rate: Rate,
+    /// Generation of the rate-based tokens: a tick of an older one is stale.
+    pub tick_gen: u32,
+    /// Generation of each controller timer: a firing of an older one is stale.
+    pub timer_gen: [u32; MAX_TIMERS],
 }
 
 impl Grants {
@@ -139,10 +167,116 @@ impl Grants {
         }
     }
 
+    /// Takes the controller's decisions about the flow's tokens: a stop, a window, its timers, and a token
+    /// rate. `arm` gets each timer set, then the start of rate-based tokens. The tokens it grants, and
+    /// the window's refill, are the caller's to issue next.
+    pub fn adopt(&mut self, d: &RxDecisions, mut arm: impl FnMut(Arm)) {
+        self.stopped |= d.stop_tokens;
+        if let Some(w) = d.token_window {
+            self.window = Some(w);
+        }
+        for (i, set) in d.set_timers.iter().enumerate() {
+            if set.is_some() || d.cancel_timers[i] {
+                self.timer_gen[i] = self.timer_gen[i].wrapping_add(1);
+            }
+            if let Some(at) = set {
+                arm(Arm::Timer { id: i as u8, at: *at, gen: self.timer_gen[i] });
+            }
+        }
+        if let Some(rate) = d.token_rate {
+            let restart = self.token_rate == 0;
+            self.token_rate = rate;
+            if restart && rate > 0 {
+                self.tick_gen = self.tick_gen.wrapping_add(1);
+                arm(Arm::Ticks { gen: self.tick_gen });
+            }
+        }
+    }
+
+    /// Whether a firing of controller timer `id` armed as generation `gen` is current.
+    pub fn timer_current(&self, id: u8, gen: u32) -> bool {
+        !self.done && self.timer_gen[id as usize] == gen
+    }
+
+    /// The gap to the next rate-based token of `token_bytes` in packets of `header_bytes` of headers, when
+    /// a tick of generation `gen` is current; `None` for a stale tick.
+    pub fn tick_gap(&self, gen: u32, token_bytes: u64, header_bytes: u32) -> Option<Time> {
+        (self.tick_gen == gen && self.token_rate > 0 && !self.done)
+            .then(|| serialization_ps(token_bytes + header_bytes as u64, self.token_rate))
+    }
+
+    /// Whether tokens go only when asked for (neither a window nor a rate issues them).
+    pub fn on_demand(&self) -> bool {
+        self.token_rate == 0 && self.window.is_none()
+    }
+
+    /// The receiver's loss check of a flow that heard nothing since `quiet_since`: at `now`, `timeout`
+    /// later, the flow timed out unless it is only waiting for grants (nothing outstanding while a
+    /// window or a token rate decides its turn, with grants owed under flag-driven volume
+    /// control, and no early stop asked). On a timeout the grants that brought nothing are written off
+    /// (flag-driven: owed again, at least one token, so a stalled flow pulls its missing packet) and an
+    /// early stop is forgotten. Returns whether it timed out.
+    pub fn loss_check(&mut self, transport: &TokenTransport, token_bytes: u64, quiet_since: Time, now: Time) -> bool {
+        let by_flag = transport.volume_by_flag;
+        let idle = self.outstanding == 0 && (self.window.is_some() || self.token_rate > 0);
+        let waiting_for_grants = idle && (!by_flag || self.owed > 0) && !self.stop_requested;
+        if now < quiet_since + transport.rx_timeout || waiting_for_grants {
+            return false;
+        }
+        self.stop_requested = false;
+        if by_flag {
+            self.owed += self.outstanding.max(token_bytes);
+        }
+        self.outstanding = 0;
+        true
+    }
+
     /// Whether the token window leaves room for another token of `token_bytes`; `None` without a window.
     /// An empty window always has room, so a window below one token still lets one through.
     pub fn window_room(&self, token_bytes: u64) -> Option<bool> {
         self.window.map(|w| self.outstanding + token_bytes <= w || self.outstanding == 0)
+    }
+}
+
+/// ExpressPass's early CREDIT_STOP at a sender (ns2-xpass `recv_credit`): once per request-to-first-token
+/// time, if that round's tokens cover the packets left beyond the credit held, or nothing is left, the
+/// sender tells the receiver to stop issuing tokens.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EarlyStop {
+    /// Request-to-first-token time (ns2-xpass's sender `rtt_`), from the first token on.
+    rtt: Option<Time>,
+    /// Start of the current round and the tokens received in it.
+    round_start: Time,
+    round_tokens: u64,
+    /// A stop was sent and no new request since.
+    pub sent: bool,
+}
+
+impl EarlyStop {
+    /// A token arrived at `now` for a flow whose first request left at `request_at` and which has `left`
+    /// packets to send beyond the credit it holds. Returns whether the stop goes now (`sent` is then set).
+    pub fn on_token(&mut self, now: Time, request_at: Time, left: u64) -> bool {
+        self.round_tokens += 1;
+        let rtt = match self.rtt {
+            Some(rtt) => rtt,
+            None => {
+                self.round_start = now;
+                *self.rtt.insert(now.saturating_sub(request_at))
+            }
+        };
+        let round_over = now.saturating_sub(self.round_start) >= rtt;
+        let stop = left == 0 || (round_over && self.round_tokens >= left);
+        if round_over {
+            self.round_tokens = 0;
+            self.round_start = now;
+        }
+        self.sent |= stop;
+        stop
+    }
+
+    /// The request-to-first-token time, once a token came.
+    pub fn rtt(&self) -> Option<Time> {
+        self.rtt
     }
 }
 
@@ -177,6 +311,17 @@ impl TokenLog {
     /// Forgets every token (the flow is done), returning the memory.
     pub fn clear(&mut self) {
         self.issued = VecDeque::new();
+    }
+}
+
+/// When the receiver's next loss check of a flow quiet since `quiet_since` falls: one `timeout` after it,
+/// never in the past (a flow waiting for grants is checked again one timeout from `now`).
+pub fn loss_check_at(quiet_since: Time, timeout: Time, now: Time) -> Time {
+    let due = quiet_since + timeout;
+    if due > now {
+        due
+    } else {
+        now + timeout
     }
 }
 
@@ -243,6 +388,59 @@ mod tests {
         g.issue(&by_flag, u64::MAX, 1_000);
         assert_eq!((g.owed, g.outstanding), (0, 1_500));
         assert!(!g.may_grant(&by_flag, u64::MAX, || 0), "nothing owed");
+    }
+
+    #[test]
+    fn an_early_stop_goes_when_a_rounds_tokens_cover_what_is_left() {
+        let mut e = EarlyStop::default();
+        assert!(!e.on_token(100, 0, 5), "the first token sets the round trip (100) and opens a round");
+        assert_eq!(e.rtt(), Some(100));
+        assert!(!e.on_token(150, 0, 5), "mid-round");
+        assert!(!e.on_token(200, 0, 5), "the round ends with 3 tokens, fewer than the 5 packets left");
+        assert!(!e.sent);
+        assert!(e.on_token(250, 0, 0), "nothing left");
+        assert!(e.sent);
+        let mut e = EarlyStop::default();
+        e.on_token(100, 0, 9);
+        e.on_token(150, 0, 9);
+        assert!(e.on_token(200, 0, 3), "3 tokens this round cover the 3 packets left");
+    }
+
+    #[test]
+    fn the_loss_check_tells_a_timeout_from_waiting_for_grants() {
+        let t = TokenTransport { rx_timeout: 100, ..TokenTransport::default() };
+        let mut g = Grants { outstanding: 3_000, ..Grants::default() };
+        assert!(!g.loss_check(&t, 1_000, 0, 99), "not yet");
+        assert!(g.loss_check(&t, 1_000, 0, 100));
+        assert_eq!(g.outstanding, 0, "the grants that brought nothing are written off");
+        let mut waiting = Grants { window: Some(5_000), ..Grants::default() };
+        assert!(!waiting.loss_check(&t, 1_000, 0, 500), "nothing outstanding: its turn has not come");
+        let by_flag = TokenTransport { volume_by_flag: true, rx_timeout: 100, ..TokenTransport::default() };
+        let mut stalled = Grants { window: Some(5_000), stop_requested: true, ..Grants::default() };
+        assert!(stalled.loss_check(&by_flag, 1_000, 0, 100), "nothing owed: stalled, not waiting");
+        assert_eq!((stalled.owed, stalled.stop_requested), (1_000, false), "one token to pull the hole");
+        assert_eq!(loss_check_at(0, 100, 50), 100);
+        assert_eq!(loss_check_at(0, 100, 100), 200, "never now or before");
+    }
+
+    #[test]
+    fn decisions_set_the_window_and_rate_and_arm_timers_by_generation() {
+        let mut g = Grants::default();
+        let mut d = RxDecisions { token_window: Some(4_000), token_rate: Some(1_000), ..RxDecisions::default() };
+        d.set_timers[1] = Some(50);
+        d.cancel_timers[2] = true;
+        let mut armed = Vec::new();
+        g.adopt(&d, |a| armed.push(a));
+        assert_eq!((g.window, g.token_rate, g.timer_gen), (Some(4_000), 1_000, [0, 1, 1, 0]));
+        assert_eq!(armed, [Arm::Timer { id: 1, at: 50, gen: 1 }, Arm::Ticks { gen: 1 }], "timers first");
+        assert!(g.timer_current(1, 1) && !g.timer_current(2, 0), "a cancelled timer's firing is stale");
+        assert_eq!(g.tick_gap(1, 1_000, 0), Some(8_000_000_000_000), "1,000 B at 1 kbit/s: 8 s");
+        let mut armed = Vec::new();
+        g.adopt(&RxDecisions { token_rate: Some(2_000), ..RxDecisions::default() }, |a| armed.push(a));
+        assert_eq!((armed, g.token_rate), (vec![], 2_000), "a running rate only changes");
+        g.done = true;
+        assert_eq!(g.tick_gap(1, 1_000, 0), None);
+        assert!(!g.on_demand());
     }
 
     #[test]

@@ -3,11 +3,12 @@
 //! window) and paced by the receiving host's token pacer, tokens spent by senders (stale ones dropped),
 //! volume control, SRPT grant ranking with overcommitment, the receiver's loss check (NACKs), the
 //! sender's request timer and ExpressPass's early stop. The simulator's token transport
-//! (`sluice-sim/src/transport/token.rs`) defines the behaviour; this module follows it packet for packet on the host
-//! side. The bookkeeping both keep alike (held tokens, a flow's grants, the log of issued tokens, SRPT
-//! ranks) is [`sluice_cc::grants`]. Switch-side design points (token limiters, trimming, Aeolus dropping, token ECN, priorities) are
-//! the network's business: packets carry what those features read, and `docs/udp.md` says which ones
-//! the software switch provides.
+//! (`sluice-sim/src/transport/token.rs`) defines the behaviour; this module follows it packet for packet
+//! on the host side. The bookkeeping both keep alike (held tokens, a flow's grants and its controller's
+//! timers and token rate, the loss check, the early stop, the log of issued tokens, SRPT ranks) is
+//! [`sluice_cc::grants`]. Switch-side design points (token limiters, trimming, Aeolus dropping, token
+//! ECN, priorities) are the network's business: packets carry what those features read, and
+//! `docs/udp.md` says which ones the software switch provides.
 //!
 //! Two halves, both driven by the endpoint through a narrow hook ([`TokenHooks`]: arm a timer, queue a
 //! control packet):
@@ -17,11 +18,10 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use sluice_cc::api::MAX_TIMERS;
-use sluice_cc::grants::{srpt_rank, Grants, HeldTokens, TokenLog};
+use sluice_cc::grants::{loss_check_at, srpt_rank, Arm, EarlyStop, Grants, HeldTokens, TokenLog};
 use sluice_cc::token::{bdp_bytes, jittered, more_than_bdp, token_gap, TokenTransport};
 use sluice_cc::{AckKind, Arrival, Factory, FlowInfo, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, TimerId};
-use sluice_core::{serialization_ps, Rate, Rng, Time, PS_PER_NS};
+use sluice_core::{Rate, Rng, Time, PS_PER_NS};
 use sluice_results::{FlowTrace, TraceRecorder};
 use sluice_wire::sluice::{Flags, Kind, SluiceHeader};
 
@@ -155,11 +155,8 @@ pub struct TokenSender {
     heard: bool,
     /// When something of the flow last reached the sender.
     heard_at: Time,
-    /// Request-to-first-token time, and the early stop's current round.
-    rtt: Option<Time>,
-    round_start: Time,
-    round_tokens: u64,
-    stop_sent: bool,
+    /// The early CREDIT_STOP's rounds, and whether a stop was sent since the last request.
+    early: EarlyStop,
 }
 
 /// What a receiver-driven flow sends next.
@@ -188,10 +185,7 @@ impl TokenSender {
             retries: 0,
             heard: false,
             heard_at: 0,
-            rtt: None,
-            round_start: 0,
-            round_tokens: 0,
-            stop_sent: false,
+            early: EarlyStop::default(),
         }
     }
 
@@ -278,7 +272,7 @@ impl TokenSender {
             counters.tokens_wasted += 1;
             return;
         }
-        if self.transport.early_stop && !self.stop_sent {
+        if self.transport.early_stop && !self.early.sent {
             self.early_stop(hooks, sender, peer, h.flow, now, counters);
         }
         self.tokens.hold(h.seq as u32, h.bytes as u64, self.mss, now);
@@ -297,23 +291,9 @@ impl TokenSender {
         now: Time,
         counters: &mut TokenCounters,
     ) {
-        self.round_tokens += 1;
-        let rtt = match self.rtt {
-            Some(rtt) => rtt,
-            None => {
-                self.round_start = now;
-                *self.rtt.insert(now.saturating_sub(self.request_at))
-            }
-        };
         let left = self.unsent_packets(sender).saturating_sub(self.tokens.credit());
-        let round_over = now.saturating_sub(self.round_start) >= rtt;
-        let stop = left == 0 || (round_over && self.round_tokens >= left);
-        if round_over {
-            self.round_tokens = 0;
-            self.round_start = now;
-        }
+        let stop = self.early.on_token(now, self.request_at, left);
         if stop {
-            self.stop_sent = true;
             counters.early_stops += 1;
             let header =
                 SluiceHeader { seq: sender.snd_nxt, sent_ns: now / PS_PER_NS, ..SluiceHeader::new(Kind::Stop, flow) };
@@ -341,7 +321,7 @@ impl TokenSender {
     ) {
         self.hear(now);
         sender.queue_resend(seq);
-        if std::mem::take(&mut self.stop_sent) {
+        if std::mem::take(&mut self.early.sent) {
             self.retries += 1;
             counters.requests += 1;
             self.request(hooks, peer, flow, now);
@@ -383,14 +363,14 @@ impl TokenSender {
         if sender.done() || timeout == 0 {
             return;
         }
-        if self.stop_sent {
+        if self.early.sent {
             if self.unsent_packets(sender) > 0 && self.tokens.credit() == 0 {
-                self.stop_sent = false;
+                self.early.sent = false;
                 self.retries += 1;
                 counters.requests += 1;
                 self.request(hooks, peer, flow, now);
             }
-            hooks.arm(now + 2 * self.rtt.unwrap_or(timeout).max(1), TokenTimer::Tx { slot });
+            hooks.arm(now + 2 * self.early.rtt().unwrap_or(timeout).max(1), TokenTimer::Tx { slot });
             return;
         }
         if std::mem::take(&mut self.heard) {
@@ -414,10 +394,7 @@ struct RxFlow {
     size: u64,
     mss: u64,
     grants: Grants,
-    token_rate: Rate,
-    tick_gen: u32,
     next_token: u32,
-    timer_gen: [u32; MAX_TIMERS],
     last_activity: Time,
     check_pending: bool,
     /// Tokens issued whose data has not arrived (the credit-to-data round trip).
@@ -552,10 +529,7 @@ impl TokenReceiver {
                 owed: if self.transport.volume_by_flag { (h.bytes as u64).saturating_sub(h.offset) } else { 0 },
                 ..Grants::default()
             },
-            token_rate: 0,
-            tick_gen: 0,
             next_token: 0,
-            timer_gen: [0; MAX_TIMERS],
             last_activity: now,
             check_pending: false,
             log: TokenLog::default(),
@@ -758,26 +732,10 @@ impl TokenReceiver {
         if let (Some(trace), Some(rx)) = (f.trace.as_mut(), f.rx.as_deref()) {
             trace.record(now, &mut |out| rx.trace(out));
         }
-        f.grants.stopped |= d.stop_tokens;
-        if let Some(w) = d.token_window {
-            f.grants.window = Some(w);
-        }
-        for (i, t) in d.set_timers.iter().enumerate() {
-            if t.is_some() || d.cancel_timers[i] {
-                f.timer_gen[i] = f.timer_gen[i].wrapping_add(1);
-            }
-            if let Some(at) = t {
-                hooks.arm(*at, TokenTimer::Rx { key, id: i as u8, gen: f.timer_gen[i] });
-            }
-        }
-        if let Some(rate) = d.token_rate {
-            let restart = f.token_rate == 0;
-            f.token_rate = rate;
-            if restart && rate > 0 {
-                f.tick_gen = f.tick_gen.wrapping_add(1);
-                hooks.arm(now, TokenTimer::Tick { key, gen: f.tick_gen });
-            }
-        }
+        f.grants.adopt(d, |arm| match arm {
+            Arm::Timer { id, at, gen } => hooks.arm(at, TokenTimer::Rx { key, id, gen }),
+            Arm::Ticks { gen } => hooks.arm(now, TokenTimer::Tick { key, gen }),
+        });
         for _ in 0..d.grant {
             if !self.issue(hooks, key, now) {
                 break;
@@ -880,11 +838,8 @@ impl TokenReceiver {
     /// Flow `key`'s rate-based token generator fired.
     fn on_tick(&mut self, hooks: &mut dyn TokenHooks, key: RxKey, gen: u32, now: Time) {
         let Some(f) = self.flows.get(&key) else { return };
-        if f.tick_gen != gen || f.token_rate == 0 || f.grants.done {
-            return;
-        }
         let k = self.token_bytes(f.mss);
-        let mut gap = serialization_ps(k + self.link.header_bytes as u64, f.token_rate);
+        let Some(mut gap) = f.grants.tick_gap(gen, k, self.link.header_bytes) else { return };
         if let Some(rng) = self.jitter.as_mut() {
             gap = jittered(gap, self.transport.token_jitter, rng.next_f64());
         }
@@ -894,7 +849,7 @@ impl TokenReceiver {
 
     fn on_rx_timer(&mut self, hooks: &mut dyn TokenHooks, key: RxKey, id: u8, gen: u32, now: Time) {
         let Some(f) = self.flows.get_mut(&key) else { return };
-        if f.grants.done || f.timer_gen[id as usize] != gen || !f.events.contains(RxEvents::TIMER) {
+        if !f.grants.timer_current(id, gen) || !f.events.contains(RxEvents::TIMER) {
             return;
         }
         let mut ctx = RxCtx::new(now);
@@ -910,8 +865,7 @@ impl TokenReceiver {
         let f = self.flows.get_mut(&key).expect("known flow");
         if timeout > 0 && !f.check_pending {
             f.check_pending = true;
-            let due = f.last_activity + timeout;
-            hooks.arm(if due > now { due } else { now + timeout }, TokenTimer::Check { key });
+            hooks.arm(loss_check_at(f.last_activity, timeout, now), TokenTimer::Check { key });
         }
     }
 
@@ -919,34 +873,23 @@ impl TokenReceiver {
     /// bytes are outstanding, the receiver asks for the next missing packet and forgets the grants that
     /// brought nothing (ToCC's token retransmission).
     fn on_check(&mut self, hooks: &mut dyn TokenHooks, key: RxKey, r: &Receiver, now: Time) {
-        let timeout = self.transport.rx_timeout;
-        let by_flag = self.transport.volume_by_flag;
         let k = self.token_bytes(self.flows[&key].mss);
         let f = self.flows.get_mut(&key).expect("known flow");
         f.check_pending = false;
         if f.grants.done {
             return;
         }
-        // A flow with nothing outstanding waits for its turn (SRPT) or its window, not for lost data;
-        // one whose sender stopped it early is not waiting for its own grants.
-        let idle = f.grants.outstanding == 0 && (f.grants.window.is_some() || f.token_rate > 0);
-        let waiting = idle && (!by_flag || f.grants.owed > 0) && !f.grants.stop_requested;
-        if now >= f.last_activity + timeout && !waiting {
+        if f.grants.loss_check(&self.transport, k, f.last_activity, now) {
             self.counters.rx_timeouts += 1;
-            f.grants.stop_requested = false;
-            if by_flag {
-                f.grants.owed += f.grants.outstanding.max(k);
-            }
-            f.grants.outstanding = 0;
             f.last_activity = now;
-            if by_flag {
+            if self.transport.volume_by_flag {
                 self.recover_holes(hooks, key, r, now);
             } else if r.rcv_nxt < f.size {
                 self.nack(hooks, key, r.rcv_nxt, r.rcv_nxt, now);
             }
             self.refill(hooks, key, now);
             let f = &self.flows[&key];
-            if f.token_rate == 0 && f.grants.window.is_none() {
+            if f.grants.on_demand() {
                 self.issue(hooks, key, now);
             }
         }

@@ -6,16 +6,16 @@
 //!
 //! Per-flow state is [`RdFlow`] (on `Flow::rd`), per-host state [`TokenHost`]; settings come from the
 //! algorithm's [`TokenTransport`]. The bookkeeping every datapath keeps alike (held tokens, a flow's
-//! grants, the log of issued tokens, SRPT ranks) is [`sluice_cc::grants`]. A run without a token algorithm builds none of this, and the hot path
-//! only tests `Flow::rd` and `HostEnv::rd`.
+//! grants and its controller's timers and token rate, the loss check, the early stop, the log of issued
+//! tokens, SRPT ranks) is [`sluice_cc::grants`]. A run without a token algorithm builds none of this,
+//! and the hot path only tests `Flow::rd` and `HostEnv::rd`.
 
 use std::collections::VecDeque;
 
-use sluice_cc::api::MAX_TIMERS;
-use sluice_cc::grants::{srpt_rank, Grants, HeldTokens, TokenLog};
+use sluice_cc::grants::{loss_check_at, srpt_rank, Arm, EarlyStop, Grants, HeldTokens, TokenLog};
 use sluice_cc::token::{jittered, more_than_bdp, TokenTransport};
 use sluice_cc::{Arrival, FlowInfo, ReceiverControl, Request, RxCtx, RxDecisions, RxEvents, TimerId};
-use sluice_core::{serialization_ps, Rate, Rng, Time};
+use sluice_core::{Rate, Rng, Time};
 
 use crate::config::RdEnv;
 use crate::engine::packet::{
@@ -45,10 +45,7 @@ pub struct RdFlow {
     pub(crate) known: bool,
     /// The receiver's grants.
     pub(crate) grants: Grants,
-    pub(crate) token_rate: Rate,
-    pub(crate) tick_gen: u32,
     pub(crate) next_token: u32,
-    pub(crate) timer_gen: [u32; MAX_TIMERS],
     pub(crate) last_activity: Time,
     pub(crate) check_pending: bool,
     /// Tokens issued whose data has not arrived (the credit-to-data round trip).
@@ -72,13 +69,8 @@ pub(crate) struct TxState {
     pub(crate) retries: u32,
     /// A token, ACK or NACK of the flow reached the sender.
     pub(crate) heard: bool,
-    /// Request-to-first-token time (ns2-xpass's sender `rtt_`).
-    pub(crate) rtt: Option<Time>,
-    /// Start of the current early-stop round and the tokens received in it.
-    pub(crate) round_start: Time,
-    pub(crate) round_tokens: u64,
-    /// An early stop was sent and no new request since.
-    pub(crate) stop_sent: bool,
+    /// The early CREDIT_STOP's rounds, and whether a stop was sent since the last request.
+    pub(crate) early: EarlyStop,
     /// Returned packets to resend without a new token (their grant or unscheduled allowance was spent).
     pub(crate) free_resends: u32,
 }
@@ -101,10 +93,7 @@ impl RdFlow {
             rx_events,
             known: false,
             grants: Grants::default(),
-            token_rate: 0,
-            tick_gen: 0,
             next_token: 0,
-            timer_gen: [0; MAX_TIMERS],
             last_activity: 0,
             check_pending: false,
             log: TokenLog::default(),
@@ -332,10 +321,10 @@ impl TokenHost {
         if f.finish.is_some() {
             return false;
         }
-        if rd.tx.stop_sent {
+        if rd.tx.early.sent {
             let left = f.snd_nxt < f.size || !f.rtx.is_empty();
             if left && rd.tokens.credit() == 0 {
-                rd.tx.stop_sent = false;
+                rd.tx.early.sent = false;
                 rd.tx.retries += 1;
                 self.request(io, env, f, id);
             }
@@ -360,27 +349,12 @@ impl TokenHost {
     fn early_stop(&mut self, io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32) {
         let mss = env.link.mtu as u64;
         let rd = f.rd.as_deref_mut().expect("rd flow");
-        let tx = &mut rd.tx;
-        tx.round_tokens += 1;
-        let rtt = match tx.rtt {
-            Some(rtt) => rtt,
-            None => {
-                tx.round_start = io.core.now;
-                *tx.rtt.insert(io.core.now.saturating_sub(tx.request_at))
-            }
-        };
         let unsent = f.size.saturating_sub(f.snd_nxt).div_ceil(mss) + f.rtx.len() as u64;
         let left = unsent.saturating_sub(rd.tokens.credit());
-        let round_over = io.core.now.saturating_sub(tx.round_start) >= rtt;
-        let stop = left == 0 || (round_over && tx.round_tokens >= left);
-        if round_over {
-            tx.round_tokens = 0;
-            tx.round_start = io.core.now;
-        }
-        if !stop {
+        if !rd.tx.early.on_token(io.core.now, rd.tx.request_at, left) {
             return;
         }
-        tx.stop_sent = true;
+        let rtt = rd.tx.early.rtt().expect("set by a token");
         io.core.counters.rd.early_stops += 1;
         let mut stop = env.control_packet(Kind::TokenStop, id, f.dst, f.snd_nxt);
         stop.wire = env.rd.expect("rd run").transport.token_wire;
@@ -408,7 +382,7 @@ impl TokenHost {
     pub fn receive_token(&mut self, io: &mut HostIo, env: &HostEnv, f: &mut Flow, p: &Packet) {
         if env.rd.is_some_and(|r| r.transport.early_stop)
             && f.finish.is_none()
-            && f.rd.as_deref().is_some_and(|r| !r.tx.stop_sent)
+            && f.rd.as_deref().is_some_and(|r| !r.tx.early.sent)
         {
             self.early_stop(io, env, f, p.flow);
         }
@@ -436,7 +410,7 @@ impl TokenHost {
         }
         let Some(rd) = f.rd.as_deref_mut() else { return };
         rd.tx.heard = true;
-        if std::mem::take(&mut rd.tx.stop_sent) {
+        if std::mem::take(&mut rd.tx.early.sent) {
             rd.tx.retries += 1;
             self.request(io, env, f, p.flow);
         }
@@ -667,29 +641,13 @@ impl TokenHost {
         if let (Some(trace), Some(rx)) = (f.trace.as_mut(), rd.rx.as_deref()) {
             trace.record(io.core.now, &mut |out| rx.trace(out));
         }
-        if d.stop_tokens {
-            rd.grants.stopped = true;
-        }
-        if let Some(w) = d.token_window {
-            rd.grants.window = Some(w);
-        }
-        for (i, t) in d.set_timers.iter().enumerate() {
-            if let Some(at) = t {
-                rd.timer_gen[i] = rd.timer_gen[i].wrapping_add(1);
-                io.core
-                    .schedule(*at, Event::Token(TokenEvent::RxTimer { flow: id, id: i as u8, gen: rd.timer_gen[i] }));
-            } else if d.cancel_timers[i] {
-                rd.timer_gen[i] = rd.timer_gen[i].wrapping_add(1);
+        let core = &mut *io.core;
+        rd.grants.adopt(d, |arm| match arm {
+            Arm::Timer { id: timer, at, gen } => {
+                core.schedule(at, Event::Token(TokenEvent::RxTimer { flow: id, id: timer, gen }))
             }
-        }
-        if let Some(rate) = d.token_rate {
-            let restart = rd.token_rate == 0;
-            rd.token_rate = rate;
-            if restart && rate > 0 {
-                rd.tick_gen = rd.tick_gen.wrapping_add(1);
-                io.core.schedule(io.core.now, Event::Token(TokenEvent::Tick { flow: id, gen: rd.tick_gen }));
-            }
-        }
+            Arm::Ticks { gen } => core.schedule(core.now, Event::Token(TokenEvent::Tick { flow: id, gen })),
+        });
         for _ in 0..d.grant {
             if !self.issue(io, env, flows, id) {
                 break;
@@ -801,11 +759,8 @@ impl TokenHost {
     /// Flow `id`'s rate-based token generator fired.
     pub fn on_token_tick(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32, gen: u32) -> bool {
         let rd = flows[id as usize].rd.as_deref().expect("rd flow");
-        if rd.tick_gen != gen || rd.token_rate == 0 || rd.grants.done {
-            return false;
-        }
         let renv = env.rd.expect("rd run");
-        let mut gap = serialization_ps(renv.token_bytes + env.link.header_bytes as u64, rd.token_rate);
+        let Some(mut gap) = rd.grants.tick_gap(gen, renv.token_bytes, env.link.header_bytes) else { return false };
         if let Some(rng) = self.jitter.as_mut() {
             gap = jittered(gap, renv.transport.token_jitter, rng.next_f64());
         }
@@ -825,7 +780,7 @@ impl TokenHost {
         gen: u32,
     ) -> bool {
         let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
-        if rd.grants.done || rd.timer_gen[timer as usize] != gen || !rd.rx_events.contains(RxEvents::TIMER) {
+        if !rd.grants.timer_current(timer, gen) || !rd.rx_events.contains(RxEvents::TIMER) {
             return false;
         }
         let mut ctx = RxCtx::new(io.core.now);
@@ -842,9 +797,7 @@ impl TokenHost {
         let rd = flows[id as usize].rd.as_deref_mut().expect("rd flow");
         if timeout > 0 && !rd.check_pending {
             rd.check_pending = true;
-            // Never in the past: a flow waiting for grants is checked again one timeout later.
-            let due = rd.last_activity + timeout;
-            let at = if due > io.core.now { due } else { io.core.now + timeout };
+            let at = loss_check_at(rd.last_activity, timeout, io.core.now);
             io.core.schedule(at, Event::Token(TokenEvent::RxCheck { flow: id }));
         }
     }
@@ -853,38 +806,24 @@ impl TokenHost {
     /// unscheduled bytes are outstanding, it asks for the next missing packet and forgets the grants that
     /// brought nothing (ToCC's token retransmission).
     pub fn on_rx_check(&mut self, io: &mut HostIo, env: &HostEnv, flows: &mut FlowTable, id: u32) -> bool {
-        let timeout = env.rd.expect("rd run").transport.rx_timeout;
         let f = &mut flows[id as usize];
         let rd = f.rd.as_deref_mut().expect("rd flow");
         rd.check_pending = false;
         if rd.grants.done {
             return false;
         }
-        let by_flag = env.rd.is_some_and(|r| r.transport.volume_by_flag);
-        // A flow with nothing granted or announced outstanding is waiting for its turn (SRPT) or for its
-        // window (flag-driven grants owed), not loss.
-        let idle = rd.grants.outstanding == 0 && (rd.grants.window.is_some() || rd.token_rate > 0);
-        // A receiver stopped early by its sender is not waiting for its own grants.
-        let waiting_for_grants = idle && (!by_flag || rd.grants.owed > 0) && !rd.grants.stop_requested;
-        if io.core.now >= rd.last_activity + timeout && !waiting_for_grants {
+        let renv = env.rd.expect("rd run");
+        if rd.grants.loss_check(&renv.transport, renv.token_bytes, rd.last_activity, io.core.now) {
             io.core.counters.rd.rx_timeouts += 1;
-            rd.grants.stop_requested = false;
-            if by_flag {
-                // The grants that brought nothing are owed again; a stalled flow (its flagged data lost)
-                // gets one token to pull the missing packet.
-                let k = env.rd.expect("rd run").token_bytes;
-                rd.grants.owed += rd.grants.outstanding.max(k);
-            }
-            rd.grants.outstanding = 0;
             rd.last_activity = io.core.now;
             let seq = f.rcv_nxt;
-            if by_flag {
+            if renv.transport.volume_by_flag {
                 self.recover_holes(io, env, f, id);
             } else if seq < f.size {
                 self.nack(io, env, f, id, seq);
             }
             self.refill(io, env, flows, id);
-            if flows[id as usize].rd.as_deref().is_some_and(|r| r.token_rate == 0 && r.grants.window.is_none()) {
+            if flows[id as usize].rd.as_deref().is_some_and(|r| r.grants.on_demand()) {
                 self.issue(io, env, flows, id);
             }
         }
