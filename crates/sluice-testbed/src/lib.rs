@@ -135,16 +135,32 @@ impl TestBed {
         }
     }
 
-    /// Starts an iperf3 server for one test on `port` in the receiver namespace.
+    /// Starts an iperf3 server for one test on `port` in the receiver namespace, and returns once it
+    /// listens (a loaded machine can take longer than any fixed pause to start it).
     pub fn server(&self, port: u16) -> Result<Child, String> {
-        let child = Command::new("ip")
+        let mut child = Command::new("ip")
             .args(["netns", "exec", &self.receiver, "iperf3", "-s", "-1", "-p", &port.to_string()])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("iperf3 server: {e}"))?;
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        Ok(child)
+        let filter = format!("sport = :{port}");
+        for _ in 0..200 {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(format!("iperf3 server on port {port} exited at once ({status})"));
+            }
+            let listening = Command::new("ip")
+                .args(["netns", "exec", &self.receiver, "ss", "-Hltn", &filter])
+                .output()
+                .is_ok_and(|o| !o.stdout.is_empty());
+            if listening {
+                return Ok(child);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        Err(format!("iperf3 server on port {port} did not listen within 10 s"))
     }
 
     /// Starts an iperf3 client (JSON output) on `port` with congestion control `cc`, `streams` parallel
