@@ -287,17 +287,21 @@ static __always_inline void fold_reset(struct slk_hot *h, struct slk_flow *st, c
 	st->rtos = 0;
 }
 
-/* Latest-value fields, read from the socket when a report leaves. */
-static __always_inline void fill_snapshot(struct sock *sk, struct slk_report *r)
+/* Bytes sent since the flow started: acknowledged plus outstanding (64-bit). */
+static __always_inline __u64 snd_nxt_bytes(const struct tcp_sock *tp)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
+	return tp->bytes_acked + (__u32)(tp->snd_nxt - tp->snd_una);
+}
 
-	r->mss = tp->mss_cache;
-	r->cwnd_pkts = tp->snd_cwnd;
-	r->in_flight_pkts = in_flight(tp);
-	r->srtt_us = tp->srtt_us >> 3;
-	r->snd_una = tp->bytes_acked;
-	r->snd_nxt = tp->bytes_acked + (__u32)(tp->snd_nxt - tp->snd_una);
+/* Latest-value fields, read from the socket when a report leaves. */
+static __always_inline void fill_snapshot(const struct tcp_sock *tp, struct slk_snapshot *s)
+{
+	s->mss = tp->mss_cache;
+	s->cwnd_pkts = tp->snd_cwnd;
+	s->in_flight_pkts = in_flight(tp);
+	s->srtt_us = tp->srtt_us >> 3;
+	s->snd_una = tp->bytes_acked;
+	s->snd_nxt = snd_nxt_bytes(tp);
 }
 
 /* The period's folded signals, written into a reserved report (every field of it: ring memory is reused). */
@@ -317,7 +321,7 @@ static __always_inline void fill_signals(const struct slk_hot *h, const struct s
 	r->reorders = tp->reord_seen - st->reord_base;
 	r->delivery_bps = 0;
 	if (h->rate_interval_us > 0 && h->rate_delivered > 0)
-		r->delivery_bps = (__u64)h->rate_delivered * r->mss * 8 * 1000000 / (__u64)h->rate_interval_us;
+		r->delivery_bps = (__u64)h->rate_delivered * r->snap.mss * 8 * 1000000 / (__u64)h->rate_interval_us;
 	r->n_rtt = h->n_rtt;
 	for (i = 0; i < SLK_RTT_SAMPLES; i++)
 		r->rtt_us[i] = i < h->n_rtt ? h->rtt_us[i] : 0;
@@ -341,6 +345,49 @@ static __always_inline __u64 wakeup_flags(struct slk_counters *c, bool urgent, c
 	return urgent ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
+/* Room for a report of `size` bytes in the ring; NULL (counted) when the ring is full. */
+static __always_inline void *reserve_report(__u64 size, struct slk_counters *c)
+{
+	void *r;
+
+	PROF_START(t_reserve);
+	r = bpf_ringbuf_reserve(&slk_reports, size, 0);
+	PROF_ADD(SLK_P_RESERVE, t_reserve);
+	if (!r && c)
+		c->c[SLK_C_RB_FAIL] += 1;
+	return r;
+}
+
+/* The head of the flow's next report: it takes the flow's next sequence number. */
+static __always_inline void fill_head(struct slk_rhead *head, struct slk_flow *st, __u8 kind, __u64 now,
+				      const struct slk_settings *cfg)
+{
+	st->seq += 1;
+	head->magic = SLK_MAGIC;
+	head->version = SLK_VERSION;
+	head->kind = kind;
+	head->slot = st->slot;
+	head->flow_id = st->flow_id;
+	head->epoch = (__u32)cfg->epoch;
+	head->seq = st->seq;
+	head->now_ns = now;
+}
+
+/* A report left: the flow waits for an answer from now (unless it already does), and the agent is woken
+ * as `wakeup_flags` says. */
+static __always_inline void submit_report(void *r, struct slk_hot *h, struct slk_counters *c, bool urgent,
+					  __u64 now, const struct slk_settings *cfg)
+{
+	if (c) {
+		c->c[SLK_C_REPORTS] += 1;
+		if (urgent)
+			c->c[SLK_C_URGENT] += 1;
+	}
+	if (!h->unanswered_since)
+		h->unanswered_since = now;
+	bpf_ringbuf_submit(r, wakeup_flags(c, urgent, cfg));
+}
+
 /* Sends the period's signals as a report. A full ring is counted and the signals kept, so they go with
  * the next report. */
 static __always_inline void report(struct slk_hot *h, struct slk_flow *st, struct sock *sk, __u8 kind,
@@ -348,41 +395,21 @@ static __always_inline void report(struct slk_hot *h, struct slk_flow *st, struc
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct slk_counters *c = counters();
-	struct slk_report *r;
+	struct slk_report *r = reserve_report(sizeof(*r), c);
 
-	PROF_START(t_reserve);
-	r = bpf_ringbuf_reserve(&slk_reports, sizeof(*r), 0);
-	PROF_ADD(SLK_P_RESERVE, t_reserve);
-	if (!r) {
-		if (c)
-			c->c[SLK_C_RB_FAIL] += 1;
+	if (!r)
 		return;
-	}
-	st->seq += 1;
-	r->magic = SLK_MAGIC;
-	r->version = SLK_VERSION;
-	r->kind = kind;
-	r->slot = st->slot;
-	r->flow_id = st->flow_id;
-	r->epoch = (__u32)cfg->epoch;
-	r->seq = st->seq;
-	r->now_ns = now;
+	fill_head(&r->head, st, kind, now, cfg);
 	r->lport = st->lport;
 	r->rport = st->rport;
 	r->flags = (urgent ? SLK_F_URGENT : 0) | (h->flags & SLK_H_FALLBACK ? SLK_F_FALLBACK : 0);
-	fill_snapshot(sk, r);
+	fill_snapshot(tp, &r->snap);
 	fill_signals(h, st, tp, r);
-	if (c) {
+	if (c)
 		c->c[SLK_C_ACKS] += h->acks;
-		c->c[SLK_C_REPORTS] += 1;
-		if (urgent)
-			c->c[SLK_C_URGENT] += 1;
-	}
 	fold_reset(h, st, tp);
 	refresh(h, tp, cfg);
-	if (!h->unanswered_since)
-		h->unanswered_since = now;
-	bpf_ringbuf_submit(r, wakeup_flags(c, urgent, cfg));
+	submit_report(r, h, c, urgent, now, cfg);
 }
 
 static __always_inline struct slk_cell *cell_of(const struct slk_hot *h)
@@ -590,11 +617,6 @@ static __always_inline void sig_start(struct slk_prun *pr, const struct tcp_sock
 	x->in[SLP_F_FLOW_LINE_RATE] = pr->ps->line_rate;
 }
 
-static __always_inline __u64 snd_nxt_bytes(const struct tcp_sock *tp)
-{
-	return tp->bytes_acked + (__u32)(tp->snd_nxt - tp->snd_una);
-}
-
 static __always_inline void sig_ack(struct slk_prun *pr, const struct tcp_sock *tp, const struct slk_acksig *a)
 {
 	struct slp_scratch *x = pr->x;
@@ -643,52 +665,28 @@ static __always_inline void preport(struct slk_prun *pr, struct slk_hot *h, stru
 	struct slk_pstate *ps = pr->ps;
 	struct slp_prog *p = &pr->t->prog;
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct slk_preport *r;
+	struct slk_preport *r = reserve_report(sizeof(*r), c);
 
-	PROF_START(t_reserve);
-	r = bpf_ringbuf_reserve(&slk_reports, sizeof(*r), 0);
-	PROF_ADD(SLK_P_RESERVE, t_reserve);
-	if (!r) {
-		if (c)
-			c->c[SLK_C_RB_FAIL] += 1;
+	if (!r)
 		return;
-	}
-	st->seq += 1;
-	r->magic = SLK_MAGIC;
-	r->version = SLK_VERSION;
-	r->kind = SLK_KIND_PROGRAM;
-	r->slot = st->slot;
-	r->flow_id = st->flow_id;
-	r->epoch = (__u32)cfg->epoch;
-	r->seq = st->seq;
-	r->now_ns = now;
+	fill_head(&r->head, st, SLK_KIND_PROGRAM, now, cfg);
 	r->install = ps->install;
 	r->flags = (urgent ? SLK_F_URGENT : 0) | (h->flags & SLK_H_FALLBACK ? SLK_F_FALLBACK : 0);
 	r->index = ps->index;
 	r->nregs = ps->nregs > SLP_REGS ? SLP_REGS : (__u8)ps->nregs;
-	r->mss = tp->mss_cache;
-	r->cwnd_pkts = tp->snd_cwnd;
-	r->in_flight_pkts = in_flight(tp);
-	r->srtt_us = tp->srtt_us >> 3;
-	r->snd_una = tp->bytes_acked;
-	r->snd_nxt = snd_nxt_bytes(tp);
+	fill_snapshot(tp, &r->snap);
 	r->lport = st->lport;
 	r->rport = st->rport;
 	r->signals = ps->signals;
 	slp_take_report(p, ps->regs, r->regs);
 	if (c) {
 		c->c[SLK_C_PROGRAM_SIGNALS] += ps->signals;
-		c->c[SLK_C_REPORTS] += 1;
 		c->c[SLK_C_PROGRAM_REPORTS] += 1;
-		if (urgent)
-			c->c[SLK_C_URGENT] += 1;
 	}
 	ps->signals = 0;
 	ps->pending = 0;
 	refresh(h, tp, cfg);
-	if (!h->unanswered_since)
-		h->unanswered_since = now;
-	bpf_ringbuf_submit(r, wakeup_flags(c, urgent, cfg));
+	submit_report(r, h, c, urgent, now, cfg);
 }
 
 /* Runs the tape over the fields in the scratch (one copy of the interpreter's loop for every caller). */

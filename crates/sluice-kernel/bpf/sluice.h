@@ -79,16 +79,31 @@ struct slk_settings {
 	__u64 fallback;     /* SLK_FALLBACK_* */
 };
 
-/* BPF -> agent, through the ring buffer. 160 bytes. */
-struct slk_report {
+/* The head of every report, BPF -> agent. 32 bytes. */
+struct slk_rhead {
 	__u32 magic;
 	__u16 version;
 	__u8 kind;
 	__u8 slot;          /* which registered name the socket chose (0 = "sluice": port rules) */
 	__u64 flow_id;
 	__u32 epoch;        /* the agent epoch in force when the report was made */
-	__u32 seq;          /* per-flow report sequence number, from 1 */
+	__u32 seq;          /* per-flow report sequence number, from 1 (reports of both kinds share it) */
 	__u64 now_ns;       /* bpf_ktime_get_ns() at submit */
+};
+
+/* The socket's latest-value fields a report carries, read when it leaves. 32 bytes. */
+struct slk_snapshot {
+	__u32 mss;
+	__u32 cwnd_pkts;    /* the window in force */
+	__u32 in_flight_pkts;
+	__u32 srtt_us;      /* smoothed RTT (latest-value) */
+	__u64 snd_una;      /* bytes acknowledged since the flow started (64-bit) */
+	__u64 snd_nxt;      /* snd_una plus bytes outstanding */
+};
+
+/* BPF -> agent, through the ring buffer. 160 bytes. */
+struct slk_report {
+	struct slk_rhead head;
 	__u64 first_ns;     /* first ACK folded into this report */
 	__u32 acks;         /* accumulable */
 	__u32 acked_pkts;
@@ -98,12 +113,7 @@ struct slk_report {
 	__u32 losses;       /* coalescent: recovery entries in the period */
 	__u32 rtos;         /* coalescent: retransmission timeouts in the period */
 	__u32 reorders;     /* coalescent: reordering detected in the period */
-	__u32 mss;
-	__u32 cwnd_pkts;    /* the window in force */
-	__u32 in_flight_pkts;
-	__u32 srtt_us;      /* smoothed RTT (latest-value) */
-	__u64 snd_una;      /* bytes acknowledged since the flow started (64-bit) */
-	__u64 snd_nxt;      /* snd_una plus bytes outstanding */
+	struct slk_snapshot snap;
 	__u64 delivery_bps; /* latest delivery-rate sample, bit/s (0 = none) */
 	__u16 lport;        /* local port, host order */
 	__u16 rport;        /* remote port, host order */
@@ -112,27 +122,14 @@ struct slk_report {
 	__u32 rtt_us[SLK_RTT_SAMPLES];
 };
 
-/* BPF -> agent, through the ring buffer: a flow's program reported (kind SLK_KIND_PROGRAM). The
- * header's first 24 bytes are those of struct slk_report. 336 bytes. */
+/* BPF -> agent, through the ring buffer: a flow's program reported (kind SLK_KIND_PROGRAM). 336 bytes. */
 struct slk_preport {
-	__u32 magic;
-	__u16 version;
-	__u8 kind;
-	__u8 slot;
-	__u64 flow_id;
-	__u32 epoch;
-	__u32 seq;          /* shares the flow's report sequence */
-	__u64 now_ns;
+	struct slk_rhead head;
 	__u32 install;      /* the agent's install number of the program that ran (slk_pstate.install) */
 	__u16 flags;        /* SLK_F_URGENT: the program said (urgent); SLK_F_FALLBACK */
 	__u8 index;         /* the algorithm's number for the program */
 	__u8 nregs;         /* registers the program declares */
-	__u32 mss;
-	__u32 cwnd_pkts;
-	__u32 in_flight_pkts;
-	__u32 srtt_us;
-	__u64 snd_una;
-	__u64 snd_nxt;
+	struct slk_snapshot snap;
 	__u16 lport;
 	__u16 rport;
 	__u32 signals;      /* signals the program ran since its previous report */
@@ -204,6 +201,8 @@ struct slk_cell {
 };
 
 _Static_assert(sizeof(struct slk_report) == 160, "src/codec.rs REPORT_BYTES");
+_Static_assert(__builtin_offsetof(struct slk_report, snap) == 80, "src/codec.rs Report::parse");
+_Static_assert(__builtin_offsetof(struct slk_preport, snap) == 40, "src/codec.rs ProgramReport::parse");
 _Static_assert(sizeof(struct slk_decision) == 40, "src/codec.rs DECISION_BYTES");
 _Static_assert(sizeof(struct slk_flow) == 64, "src/loader.rs cell layout");
 _Static_assert(sizeof(struct slk_cell) == 256, "src/loader.rs CELL_BYTES");
