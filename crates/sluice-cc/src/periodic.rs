@@ -1,5 +1,5 @@
 //! A timer that stands for a clock ticking at a fixed period, as the hardware timers of NIC-based
-//! algorithms do (DCQCN's rate-increase timer and its decrease checks).
+//! algorithms do (DCQCN's rate-increase timer and its decrease checks, ToCC's window increases).
 //!
 //! A datapath fires a timer at its deadline or later: the simulator on time, a user-space host loop when
 //! it next wakes, tens of microseconds late under load. A NIC's clock would have ticked once per period
@@ -11,6 +11,36 @@
 use sluice_core::Time;
 
 use crate::api::{Ctx, TimerId};
+use crate::receiver::RxCtx;
+
+/// What a [`Periodic`] needs of an event's context: its time, and arming a timer. Senders' ([`Ctx`])
+/// and receivers' ([`RxCtx`]) contexts have both.
+pub trait TimerCtx {
+    /// The time of the event being handled.
+    fn now(&self) -> Time;
+    /// Arms timer `id` at `at`.
+    fn set_timer(&mut self, id: TimerId, at: Time);
+}
+
+impl TimerCtx for Ctx {
+    fn now(&self) -> Time {
+        Ctx::now(self)
+    }
+
+    fn set_timer(&mut self, id: TimerId, at: Time) {
+        Ctx::set_timer(self, id, at);
+    }
+}
+
+impl TimerCtx for RxCtx {
+    fn now(&self) -> Time {
+        RxCtx::now(self)
+    }
+
+    fn set_timer(&mut self, id: TimerId, at: Time) {
+        RxCtx::set_timer(self, id, at);
+    }
+}
 
 /// The deadline of one periodic timer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -20,7 +50,7 @@ pub struct Periodic {
 
 impl Periodic {
     /// Arms timer `id` to fire first at `at`, starting the period grid there.
-    pub fn arm(&mut self, ctx: &mut Ctx, id: TimerId, at: Time) {
+    pub fn arm(&mut self, ctx: &mut impl TimerCtx, id: TimerId, at: Time) {
         self.due = at;
         ctx.set_timer(id, at);
     }
@@ -28,7 +58,7 @@ impl Periodic {
     /// Arms timer `id` at the first boundary of the grid (the deadlines so far, `interval` apart) that
     /// lies after now: a timer that ticks only for the periods where something happened, on the grid a
     /// ticking one would keep.
-    pub fn arm_after(&mut self, ctx: &mut Ctx, id: TimerId, interval: Time) {
+    pub fn arm_after(&mut self, ctx: &mut impl TimerCtx, id: TimerId, interval: Time) {
         let now = ctx.now();
         if self.due <= now {
             let interval = interval.max(1);
@@ -40,12 +70,24 @@ impl Periodic {
 
     /// Timer `id` fired: returns how many periods of `interval` ended by now (at least 1: the one that
     /// was due) and re-arms the timer at the first period boundary after now.
-    pub fn fire(&mut self, ctx: &mut Ctx, id: TimerId, interval: Time) -> u64 {
-        let late = ctx.now().saturating_sub(self.due);
+    pub fn fire(&mut self, ctx: &mut impl TimerCtx, id: TimerId, interval: Time) -> u64 {
+        let periods = self.elapse(ctx.now(), interval);
+        self.rearm(ctx, id);
+        periods
+    }
+
+    /// The timer fired at `now`: returns how many periods of `interval` ended by then (at least 1) and
+    /// moves the deadline to the first boundary after `now`, without arming it ([`Periodic::rearm`]).
+    pub fn elapse(&mut self, now: Time, interval: Time) -> u64 {
+        let late = now.saturating_sub(self.due);
         let periods = 1 + late / interval.max(1);
         self.due = self.due.saturating_add(periods.saturating_mul(interval.max(1)));
-        ctx.set_timer(id, self.due);
         periods
+    }
+
+    /// Arms timer `id` at the current deadline.
+    pub fn rearm(&self, ctx: &mut impl TimerCtx, id: TimerId) {
+        ctx.set_timer(id, self.due);
     }
 }
 

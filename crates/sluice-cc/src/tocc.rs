@@ -14,22 +14,29 @@
 //! converted from rate to window by the flow's base RTT):
 //! - on an echoed mark (or a marked unscheduled packet), at most once per `cut_interval`:
 //!   `alpha = (1-g) alpha + g`, `W_target = W`, `W = max(one token, W (1 - alpha/2))`, stage = 0;
-//! - alpha timer (every `alpha_interval` without a mark): `alpha = (1-g) alpha`;
+//! - alpha decay (every `alpha_interval` without a mark, from the request on): `alpha = (1-g) alpha`;
 //! - increase timer (every `increase_interval`): stage < F: `W = (W + W_target)/2`; stage = F:
 //!   `W_target += AI`; stage > F: `W_target += HAI`, then `W = (W + W_target)/2`; W at most the initial
 //!   window.
+//!
+//! **Events, not ticks** (as DCQCN's, `dcqcn.rs`). Only a cut reads alpha, so alpha keeps no timer: a
+//! cut first applies the decays of the periods that ended since the last one, each with the arithmetic
+//! of one timer firing, the first taking the mark of its period. The increase timer stops once the
+//! window and its target are back at the initial window, where further increases change nothing; the
+//! next cut starts it again. Fired late (a user-space host loop), it applies every period that ended
+//! ([`Periodic`]). In the simulator a run's flows complete exactly as with ticking timers; the traced
+//! `alpha` is the value the last cut left.
 
 use serde::{Deserialize, Serialize};
 use sluice_core::{Rate, Time, PS_PER_S, PS_PER_US};
 
 use crate::api::{FlowInfo, Needs, TimerId};
+use crate::periodic::Periodic;
 use crate::receiver::{Arrival, ReceiverControl, Request, RxCtx, RxEvents};
 use crate::registry::{merge_params, Algorithm, Control, Factory, ParamError};
 use crate::token::{bdp_bytes, token_factory, TokenFactory, TokenTransport, Unscheduled};
 
-/// The alpha-decay timer.
-pub const ALPHA_TIMER: TimerId = TimerId(0);
-/// The window-increase timer.
+/// The window-increase timer. (Id 0 was an alpha-decay timer; alpha is now brought up to date at cuts.)
 pub const INCREASE_TIMER: TimerId = TimerId(1);
 
 /// ToCC parameters; transport settings sit next to them in `[cc.params]`.
@@ -161,7 +168,11 @@ pub struct Tocc {
     alpha: f64,
     stage: u32,
     last_cut: Option<Time>,
+    /// The last alpha period boundary applied (the request starts the grid); `None` before the request.
+    alpha_at: Option<Time>,
+    /// A cut fell in the current alpha period: its boundary does not decay alpha.
     marked_since_alpha: bool,
+    increase_timer: Periodic,
     ai_bytes: f64,
     hai_bytes: f64,
     cuts: u64,
@@ -182,7 +193,9 @@ impl Tocc {
             alpha: 1.0,
             stage: 0,
             last_cut: None,
+            alpha_at: None,
             marked_since_alpha: false,
+            increase_timer: Periodic::default(),
             ai_bytes: to_bytes(config.rate_ai),
             hai_bytes: to_bytes(config.rate_hai),
             cuts: 0,
@@ -199,6 +212,7 @@ impl Tocc {
             return false;
         }
         self.last_cut = Some(now);
+        self.catch_up_alpha(now);
         self.alpha = (1.0 - self.config.g) * self.alpha + self.config.g;
         self.marked_since_alpha = true;
         self.target = self.window;
@@ -206,6 +220,32 @@ impl Tocc {
         self.stage = 0;
         self.cuts += 1;
         true
+    }
+
+    /// Applies the alpha decays of the period boundaries up to `now`, `now` included (its timer would
+    /// have been armed a period earlier than the arrival being handled): the first boundary after a cut
+    /// only clears the mark, each other one decays alpha once.
+    fn catch_up_alpha(&mut self, now: Time) {
+        let Some(at) = self.alpha_at else { return };
+        let interval = self.config.alpha_interval.max(1);
+        if now < at.saturating_add(interval) {
+            return;
+        }
+        let periods = (now - at) / interval;
+        self.alpha_at = Some(at + periods * interval);
+        let marked = std::mem::take(&mut self.marked_since_alpha);
+        // An alpha that reached zero stays there: a flow idle for seconds does not loop for each period.
+        for _ in u64::from(marked)..periods {
+            if self.alpha == 0.0 {
+                break;
+            }
+            self.alpha *= 1.0 - self.config.g;
+        }
+    }
+
+    /// Whether the window and its target are at the initial window: increases change nothing more.
+    fn settled(&self) -> bool {
+        self.window >= self.max_window && self.target >= self.max_window
     }
 
     fn increase(&mut self) {
@@ -236,8 +276,10 @@ impl ReceiverControl for Tocc {
 
     fn on_request(&mut self, _request: &Request, ctx: &mut RxCtx) {
         if self.config.token_cc {
-            ctx.set_timer(ALPHA_TIMER, ctx.now() + self.config.alpha_interval);
-            ctx.set_timer(INCREASE_TIMER, ctx.now() + self.config.increase_interval);
+            // A repeated request restarts the grid, after the boundaries that fell before it.
+            self.catch_up_alpha(ctx.now());
+            self.alpha_at = Some(ctx.now());
+            self.increase_timer.arm(ctx, INCREASE_TIMER, ctx.now() + self.config.increase_interval);
         }
     }
 
@@ -245,20 +287,24 @@ impl ReceiverControl for Tocc {
         let congested = arrival.token_echo || (arrival.ce && !arrival.scheduled);
         if self.config.token_cc && congested && self.cut(ctx.now()) {
             ctx.set_token_window(self.window());
-            ctx.set_timer(INCREASE_TIMER, ctx.now() + self.config.increase_interval);
+            self.increase_timer.arm(ctx, INCREASE_TIMER, ctx.now() + self.config.increase_interval);
         }
     }
 
     fn on_timer(&mut self, id: TimerId, ctx: &mut RxCtx) {
-        if id == ALPHA_TIMER {
-            if !std::mem::take(&mut self.marked_since_alpha) {
-                self.alpha *= 1.0 - self.config.g;
-            }
-            ctx.set_timer(ALPHA_TIMER, ctx.now() + self.config.alpha_interval);
-        } else {
+        if id != INCREASE_TIMER {
+            return;
+        }
+        let periods = self.increase_timer.elapse(ctx.now(), self.config.increase_interval);
+        for _ in 0..periods {
             self.increase();
-            ctx.set_token_window(self.window());
-            ctx.set_timer(INCREASE_TIMER, ctx.now() + self.config.increase_interval);
+            if self.settled() {
+                break;
+            }
+        }
+        ctx.set_token_window(self.window());
+        if !self.settled() {
+            self.increase_timer.rearm(ctx, INCREASE_TIMER);
         }
     }
 
@@ -291,6 +337,92 @@ mod tests {
             t.on_timer(INCREASE_TIMER, &mut ctx);
         }
         assert_eq!(t.window(), start, "fast recovery and increases return to the initial window");
+    }
+
+    fn marked(t: &mut Tocc, now: Time) -> RxCtx {
+        let mut ctx = RxCtx::new(now);
+        t.on_data(&Arrival { token_echo: true, scheduled: true, ..Arrival::default() }, &mut ctx);
+        ctx
+    }
+
+    fn requested(now: Time) -> Tocc {
+        let mut t = Tocc::new(&ToccConfig::defaults(), &flow());
+        t.on_request(&Request { at: now, size: None, unscheduled_bytes: 0 }, &mut RxCtx::new(now));
+        t
+    }
+
+    /// Alpha brought up to date at cuts equals alpha decayed by a timer every 55 us from the request,
+    /// for cuts at arbitrary times (some exactly on a boundary, which the boundary precedes).
+    #[test]
+    fn alpha_brought_up_to_date_at_cuts_equals_a_ticking_alpha() {
+        let (g, k) = (1.0 / 256.0, 55 * PS_PER_US);
+        let mut rng = sluice_core::Rng::new(11, 1);
+        for _ in 0..200 {
+            let mut t = requested(0);
+            // Cuts at least the 50 us cut interval apart, some on a boundary.
+            let mut at = 0;
+            let mut cuts = Vec::new();
+            for _ in 0..rng.below(30) {
+                let gap = 50 * PS_PER_US;
+                at = if rng.below(3) == 0 {
+                    ((at + gap) / k + 1 + rng.below(3)) * k
+                } else {
+                    at + gap + rng.below(k * 5)
+                };
+                cuts.push(at);
+            }
+            let (mut alpha, mut flag, mut boundary): (f64, bool, Time) = (1.0, false, k);
+            for &c in &cuts {
+                while boundary <= c {
+                    if !std::mem::take(&mut flag) {
+                        alpha *= 1.0 - g;
+                    }
+                    boundary += k;
+                }
+                alpha = (1.0 - g) * alpha + g;
+                flag = true;
+                assert!(marked(&mut t, c).decisions().token_window.is_some(), "a cut at {c}");
+                assert_eq!(t.alpha, alpha, "cuts at {cuts:?}");
+            }
+        }
+    }
+
+    /// The increase timer stops once the window is back at the initial window, and a cut starts it.
+    #[test]
+    fn the_increase_timer_stops_when_settled_and_a_cut_restarts_it() {
+        let mut t = requested(0);
+        let k = 55 * PS_PER_US;
+        let mut ctx = RxCtx::new(k);
+        t.on_timer(INCREASE_TIMER, &mut ctx);
+        assert_eq!(ctx.decisions().set_timers[INCREASE_TIMER.0 as usize], None, "already at the initial window");
+        let ctx = marked(&mut t, 2 * k);
+        assert_eq!(ctx.decisions().set_timers[INCREASE_TIMER.0 as usize], Some(3 * k));
+        let mut at = 3 * k;
+        loop {
+            let mut ctx = RxCtx::new(at);
+            t.on_timer(INCREASE_TIMER, &mut ctx);
+            match ctx.decisions().set_timers[INCREASE_TIMER.0 as usize] {
+                Some(next) => at = next,
+                None => break,
+            }
+        }
+        assert_eq!(t.window(), 62_500, "back at the initial window when it stopped");
+    }
+
+    /// An increase timer fired late applies every period that ended, as timely firings would.
+    #[test]
+    fn a_late_increase_timer_catches_up() {
+        let k = 55 * PS_PER_US;
+        let (mut on_time, mut late) = (requested(0), requested(0));
+        marked(&mut on_time, k / 2);
+        marked(&mut late, k / 2);
+        for i in 1..=3 {
+            on_time.on_timer(INCREASE_TIMER, &mut RxCtx::new(k / 2 + i * k));
+        }
+        let mut ctx = RxCtx::new(k / 2 + 3 * k + 7);
+        late.on_timer(INCREASE_TIMER, &mut ctx);
+        assert_eq!(late.window, on_time.window);
+        assert_eq!(ctx.decisions().set_timers[INCREASE_TIMER.0 as usize], Some(k / 2 + 4 * k), "on the grid");
     }
 
     #[test]
