@@ -74,7 +74,18 @@ pub struct SimulationSpec {
     /// [`DEFAULT_TIME_LIMIT`].
     #[serde(with = "duration")]
     pub time_limit: Time,
+    /// Threads the simulator runs on: 1 (the default) runs the network in one piece; more cut it into
+    /// as many parts that run side by side, with byte-identical results.
+    #[serde(skip_serializing_if = "is_one")]
+    pub threads: usize,
 }
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+/// The most threads a run may ask for.
+pub const MAX_THREADS: usize = 1024;
 
 /// Default guard against runs that never finish: 1 s of simulated time, 200 times the longest arrival
 /// window of the bundled scenarios (5 ms, `fat320.toml`).
@@ -82,7 +93,7 @@ pub const DEFAULT_TIME_LIMIT: Time = PS_PER_S;
 
 impl Default for SimulationSpec {
     fn default() -> Self {
-        SimulationSpec { duration: None, time_limit: DEFAULT_TIME_LIMIT }
+        SimulationSpec { duration: None, time_limit: DEFAULT_TIME_LIMIT, threads: 1 }
     }
 }
 

@@ -101,6 +101,11 @@ fn simulation(s: &Scenario) -> Result<(), Problem> {
     if s.simulation.time_limit == 0 {
         return Err(problem("simulation.time_limit", "must be positive, such as \"1s\""));
     }
+    let threads = s.simulation.threads;
+    if !(1..=crate::schema::MAX_THREADS).contains(&threads) {
+        let message = format!("must be 1 to {}, not {threads}", crate::schema::MAX_THREADS);
+        return Err(problem("simulation.threads", &message));
+    }
     Ok(())
 }
 

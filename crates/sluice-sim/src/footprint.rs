@@ -8,6 +8,7 @@ use sluice_core::Time;
 use crate::engine::packet::{IntStack, Packet};
 use crate::engine::Event;
 use crate::net::port::Port;
+use crate::transport::flow::Flow;
 
 /// Bytes of one pending event in the event queue (its time and the event).
 pub const EVENT_ENTRY_BYTES: usize = size_of::<(Time, Event)>();
@@ -19,3 +20,6 @@ pub const INT_STACK_BYTES: usize = size_of::<IntStack>();
 pub const SIGNAL_BYTES: usize = size_of::<u64>();
 /// Bytes of one egress port, before its queues' contents.
 pub const PORT_BYTES: usize = size_of::<Port>();
+/// Bytes of one flow's state (`Flow`), without its algorithm's, which a partitioned run keeps for
+/// finished flows too, in the parts of both its hosts.
+pub const FLOW_STATE_BYTES: usize = size_of::<Flow>();

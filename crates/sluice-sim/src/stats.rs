@@ -48,6 +48,100 @@ pub struct Counters {
     pub host_dma_delay_sum: u64,
 }
 
+impl Counters {
+    /// Adds `other`'s counts to these (the parts of a partitioned run).
+    pub fn add(&mut self, other: &Counters) {
+        let Counters {
+            events,
+            packet_hops,
+            bytes_sent,
+            bytes_delivered,
+            bytes_dropped,
+            drops,
+            data_drops,
+            retransmitted_bytes,
+            pfc_pauses,
+            ecn_marks,
+            cnps,
+            notifications,
+            timeouts,
+            flows_finished,
+            rd,
+            endpoint_processed_bytes,
+            endpoint_drops,
+            host_drops,
+            host_ecn_marks,
+            host_dma_packets,
+            host_dma_delay_sum,
+        } = other;
+        self.events += events;
+        self.packet_hops += packet_hops;
+        self.bytes_sent += bytes_sent;
+        self.bytes_delivered += bytes_delivered;
+        self.bytes_dropped += bytes_dropped;
+        self.drops += drops;
+        self.data_drops += data_drops;
+        self.retransmitted_bytes += retransmitted_bytes;
+        self.pfc_pauses += pfc_pauses;
+        self.ecn_marks += ecn_marks;
+        self.cnps += cnps;
+        self.notifications += notifications;
+        self.timeouts += timeouts;
+        self.flows_finished += flows_finished;
+        self.rd.add(rd);
+        self.endpoint_processed_bytes += endpoint_processed_bytes;
+        self.endpoint_drops += endpoint_drops;
+        self.host_drops += host_drops;
+        self.host_ecn_marks += host_ecn_marks;
+        self.host_dma_packets += host_dma_packets;
+        self.host_dma_delay_sum += host_dma_delay_sum;
+    }
+}
+
+impl RdCounters {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &RdCounters) {
+        let RdCounters {
+            requests,
+            tokens_issued,
+            tokens_dropped,
+            tokens_marked,
+            tokens_wasted,
+            tokens_stale,
+            tokens_used,
+            trimmed,
+            unscheduled_dropped,
+            unscheduled_bytes,
+            scheduled_bytes,
+            probes,
+            rx_timeouts,
+            trimmed_queued,
+            bounced,
+            header_drops,
+            early_stops,
+            tx_timeouts,
+        } = other;
+        self.requests += requests;
+        self.tokens_issued += tokens_issued;
+        self.tokens_dropped += tokens_dropped;
+        self.tokens_marked += tokens_marked;
+        self.tokens_wasted += tokens_wasted;
+        self.tokens_stale += tokens_stale;
+        self.tokens_used += tokens_used;
+        self.trimmed += trimmed;
+        self.unscheduled_dropped += unscheduled_dropped;
+        self.unscheduled_bytes += unscheduled_bytes;
+        self.scheduled_bytes += scheduled_bytes;
+        self.probes += probes;
+        self.rx_timeouts += rx_timeouts;
+        self.trimmed_queued += trimmed_queued;
+        self.bounced += bounced;
+        self.header_drops += header_drops;
+        self.early_stops += early_stops;
+        self.tx_timeouts += tx_timeouts;
+    }
+}
+
 /// What the receiver-driven transport did in a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RdCounters {

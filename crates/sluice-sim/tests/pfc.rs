@@ -25,8 +25,11 @@ const WIRE: u64 = 1082;
 /// flight (1 us) plus the data already on the wire (1 us) at 12.5 B/ns, plus the packet the sender is
 /// serializing and one more: 25 000 + 2 x 1082 = 27 164 B. 40 KB leaves a margin.
 const HEADROOM: u64 = 40_000;
-/// Simulated time of every run; the slowest case (lossy, selective repeat) finishes after about 17 ms.
-const RUN_TIME: Time = 40 * PS_PER_MS;
+/// Simulated time of every run. Without congestion control the 16 senders, which start at one instant
+/// and stay in step, keep the 200 KB buffer overflowing: which of their simultaneous packets the switch
+/// admits changes from one instant to the next, so every flow loses packets, and most of what is sent
+/// is dropped (congestion collapse). The slowest case (lossy, go-back-N) finishes after about 150 ms.
+const RUN_TIME: Time = 250 * PS_PER_MS;
 
 fn incast(pfc: bool, buffer: u64, recovery: LossRecovery) -> SimOutput {
     let mut run = Run::new(star(SENDERS + 1, "100Gbps", "1us"), "none");

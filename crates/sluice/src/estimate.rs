@@ -13,7 +13,9 @@ use std::mem::size_of;
 
 use sluice_core::{format_size, Time, PS_PER_S};
 use sluice_scenario::Resolved;
-use sluice_sim::footprint::{EVENT_ENTRY_BYTES, INT_STACK_BYTES, PACKET_BYTES, PORT_BYTES, SIGNAL_BYTES};
+use sluice_sim::footprint::{
+    EVENT_ENTRY_BYTES, FLOW_STATE_BYTES, INT_STACK_BYTES, PACKET_BYTES, PORT_BYTES, SIGNAL_BYTES,
+};
 use sluice_sim::queue::SLOTS;
 use sluice_workload::UNBOUNDED_SIZE;
 
@@ -88,16 +90,31 @@ fn human(bytes: u64) -> String {
 pub fn estimate(resolved: &Resolved) -> RunEstimate {
     let traffic = Traffic::of(resolved);
     let events = (traffic.packet_hops as f64 * EVENTS_PER_HOP) as u64 + 4 * run_flows(resolved);
+    let routes = 2 * resolved.routes.heap_bytes() as u64;
+    let ports = port_bytes(resolved);
     let memory = vec![
         ("base", PROCESS_BASE_BYTES),
-        ("routes", 2 * resolved.routes.heap_bytes() as u64),
+        ("routes", routes),
         ("flows", flow_bytes(resolved)),
-        ("ports", port_bytes(resolved)),
+        ("ports", ports),
         ("events", event_bytes(resolved, events)),
         ("packets", packet_bytes(resolved, &traffic)),
         ("samples", row_bytes(resolved, &traffic)),
+        ("parts", part_bytes(resolved, routes + ports)),
     ];
     RunEstimate { memory, data_packets: traffic.data_packets, packet_hops: traffic.packet_hops, events }
+}
+
+/// What a run on several threads adds: every part beyond the first keeps the whole network (`network`
+/// bytes of routes and ports), and no flow is retired, so every flow's state stays, in the parts of
+/// both its hosts.
+fn part_bytes(resolved: &Resolved, network: u64) -> u64 {
+    let threads = resolved.scenario.simulation.threads as u64;
+    if threads <= 1 {
+        return 0;
+    }
+    let flows = run_flows(resolved).saturating_mul(2 * FLOW_STATE_BYTES as u64 + 4 * threads);
+    (threads - 1).saturating_mul(network).saturating_add(flows)
 }
 
 /// The flows a run holds at its end: those generated before it, and those closed loops are expected to

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use sluice_results::{write_outputs_unless, Buckets, Outputs, Summary};
 use sluice_scenario::{resolved_toml_at, Resolved};
-use sluice_sim::{FlowAlgorithm, Observe, Progress, SimInput, SimOutput, Simulation, StopRule};
+use sluice_sim::{FlowAlgorithm, Observe, PartitionedRun, Progress, SimInput, SimOutput, Simulation, StopRule};
 
 /// What a finished run produced.
 #[derive(Debug)]
@@ -169,9 +169,18 @@ pub fn run_scenario_until(
     stop: &dyn Fn() -> bool,
 ) -> Result<RunOutcome, String> {
     let buckets = Buckets::new(resolved.scenario.output.buckets.clone()).map_err(|e| format!("output.buckets: {e}"))?;
-    let sim = Simulation::new(simulation_input(resolved));
+    let input = simulation_input(resolved);
+    let threads = resolved.scenario.simulation.threads;
+    let parts = match threads {
+        1 => None,
+        n => Some(PartitionedRun::new(input.clone(), n).map_err(|e| format!("simulation.threads = {n}: {e}"))?),
+    };
     let started = Instant::now();
-    let mut output = sim.run_until(progress, stop).map_err(|at| interrupted(&at, started, out_dir))?;
+    let output = match parts {
+        Some(run) => run.run_until(progress, stop),
+        None => Simulation::new(input).run_until(progress, stop),
+    };
+    let mut output = output.map_err(|at| interrupted(&at, started, out_dir))?;
     let wall_seconds = started.elapsed().as_secs_f64();
     output.run.wall_seconds = wall_seconds;
     let mut summary = Summary::compute(&output.flows, &output.ports, &output.switches, &output.run, &buckets);

@@ -3,12 +3,14 @@
 use sluice_core::Time;
 
 pub mod packet;
+pub mod partition;
 pub mod queue;
 pub mod trace;
 
 use crate::stats::Counters;
 use packet::Arena;
-use queue::{EventQueue, WheelQueue};
+use partition::{Partition, Remote};
+use queue::{EventQueue, TieKey, WheelQueue};
 use trace::{PacketTracer, Site};
 
 /// Something that happens at a point in simulated time: the network's and the transport's own events,
@@ -96,13 +98,142 @@ pub enum HostModelEvent {
 /// A queue entry (time and event) stays 24 bytes with the nested events (an event alone takes 16).
 const _: () = assert!(std::mem::size_of::<(Time, Event)>() == 24);
 
+/// The order of simultaneous events: the workload's next arrival first, the throughput sample second,
+/// then every other event by a key drawn from its time and the node whose handler made it (its
+/// *origin*), and the events of one origin in the order it made them. The origin is read off the event:
+/// an arrival or a PFC frame comes from the node at the other end of its link, a port's, host's or
+/// switch's own step from that node, a flow's sender-side timers from its sending host and its
+/// receiver-side timers from its receiving host.
+///
+/// Each node's events are then handled in an order that depends on that node's own history only, never
+/// on how the handlers of different nodes interleaved, which is what lets parts of a network run side
+/// by side and still give the results of a run in one piece. The key is a hash of time and origin, not
+/// the origin alone: two senders whose packets reach a switch at the same picosecond (common where
+/// every link has the same rate and delay) go first by turns, as a FIFO order of the events would have
+/// them, not the one with the smaller id every time, which would starve the other.
+#[derive(Debug, Default)]
+pub struct EventTies {
+    /// The first entry of each node's ports in `peers`.
+    port_base: Vec<u32>,
+    /// The node at the other end of each port, nodes' ports one after another.
+    peers: Vec<u32>,
+    /// The node id of each host index.
+    host_node: Vec<u32>,
+    /// How many flows the workload generated: the first id of the closed loops' flows.
+    generated: u32,
+    /// Sending and receiving host node of the workload's flows made so far, by id.
+    first: Vec<[u32; 2]>,
+    /// Sending and receiving host node of the closed loops' flows, from id `generated` on.
+    later: Vec<[u32; 2]>,
+}
+
+/// The key of the workload's arrivals, ahead of every other event of their time.
+const ARRIVAL_KEY: u64 = 0;
+/// The key of the throughput sample.
+const SAMPLE_KEY: u64 = 1;
+/// Node keys start here.
+const NODE_KEYS: u64 = 2;
+
+impl EventTies {
+    /// The keys of a network whose node `n` has ports leading to `peers[n]`, whose hosts are the nodes
+    /// `host_node` (by host index), and whose workload generates `generated` flows.
+    pub fn new(peers: &[Vec<u32>], host_node: Vec<u32>, generated: u32) -> EventTies {
+        let mut port_base = Vec::with_capacity(peers.len());
+        let mut flat = Vec::new();
+        for node in peers {
+            port_base.push(flat.len() as u32);
+            flat.extend_from_slice(node);
+        }
+        EventTies { port_base, peers: flat, host_node, generated, first: Vec::new(), later: Vec::new() }
+    }
+
+    /// Records flow `id` (the next workload flow or the next closed-loop flow) from host index `src` to
+    /// host index `dst`.
+    pub fn add_flow(&mut self, id: u32, src: u32, dst: u32) {
+        let ends = [self.host_node[src as usize], self.host_node[dst as usize]];
+        if id < self.generated {
+            debug_assert_eq!(id as usize, self.first.len(), "workload flows are made in id order");
+            self.first.push(ends);
+        } else {
+            debug_assert_eq!((id - self.generated) as usize, self.later.len(), "later flows in id order");
+            self.later.push(ends);
+        }
+    }
+
+    #[inline]
+    fn peer(&self, node: u32, port: u16) -> u32 {
+        self.peers[(self.port_base[node as usize] + port as u32) as usize]
+    }
+
+    /// Sending (`end` 0) or receiving (1) host node of flow `id`.
+    #[inline]
+    fn flow_end(&self, id: u32, end: usize) -> u32 {
+        let ends =
+            if id < self.generated { self.first[id as usize] } else { self.later[(id - self.generated) as usize] };
+        ends[end]
+    }
+
+    /// The node whose handler made `event`, or `None` for the run's own events (arrivals, samples).
+    #[inline]
+    pub fn origin(&self, event: &Event) -> Option<u32> {
+        const SRC: usize = 0;
+        const DST: usize = 1;
+        Some(match *event {
+            Event::Arrival | Event::Sample => return None,
+            Event::Arrive { node, port, .. } | Event::Pfc { node, port, .. } => self.peer(node, port),
+            Event::PortFree { node, .. } | Event::HostWake { host: node } => node,
+            Event::FlowStart { flow } | Event::CcTimer { flow, .. } | Event::Rto { flow } => self.flow_end(flow, SRC),
+            Event::Plane(PlaneEvent::Flush { flow }) => self.flow_end(flow, SRC),
+            Event::Plane(
+                PlaneEvent::Batch { host }
+                | PlaneEvent::Arrive { host }
+                | PlaneEvent::Done { host }
+                | PlaneEvent::Decision { host },
+            ) => host,
+            Event::Token(TokenEvent::Pace { host }) => host,
+            Event::Token(TokenEvent::Release { node, .. }) => node,
+            Event::Token(TokenEvent::TxCheck { flow }) => self.flow_end(flow, SRC),
+            Event::Token(
+                TokenEvent::Tick { flow, .. } | TokenEvent::RxTimer { flow, .. } | TokenEvent::RxCheck { flow },
+            ) => self.flow_end(flow, DST),
+            Event::HostModel(
+                HostModelEvent::EndpointDone { host }
+                | HostModelEvent::EndpointSample { host }
+                | HostModelEvent::BusDma { host }
+                | HostModelEvent::BusSample { host },
+            ) => host,
+        })
+    }
+}
+
+impl TieKey<Event> for EventTies {
+    /// A hash of `time` and the origin above the origin itself: distinct for distinct origins, and an
+    /// order among them that changes from one instant to the next.
+    #[inline]
+    fn key(&self, time: Time, event: &Event) -> u64 {
+        match self.origin(event) {
+            Some(node) => (mix(time ^ (node as u64) << 40) & !(u32::MAX as u64)) + NODE_KEYS + node as u64,
+            None if *event == Event::Arrival => ARRIVAL_KEY,
+            None => SAMPLE_KEY,
+        }
+    }
+}
+
+/// A 64-bit finalizer (splitmix64's): every input bit moves about half the output bits.
+#[inline]
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
 /// The clock, the queue, the packets and the counters; handed to every element's handlers.
 #[derive(Debug)]
 pub struct Core {
     /// Current simulated time.
     pub now: Time,
     /// Pending events.
-    pub queue: WheelQueue<Event>,
+    pub queue: WheelQueue<Event, EventTies>,
     /// Packets in flight.
     pub arena: Arena,
     /// Counters.
@@ -116,6 +247,8 @@ pub struct Core {
     pub freed_slots: Vec<u32>,
     /// Finished flows waiting to be retired once no packet of theirs is left.
     pub finished: Vec<u32>,
+    /// In a partitioned run, the nodes this core handles and the events it made for the others.
+    pub partition: Option<Box<Partition>>,
 }
 
 impl Core {
@@ -123,13 +256,14 @@ impl Core {
     pub fn new(with_int: bool) -> Core {
         Core {
             now: 0,
-            queue: WheelQueue::new(),
+            queue: WheelQueue::with_ties(EventTies::default()),
             arena: Arena::new(with_int),
             counters: Counters::default(),
             packet_trace: None,
             flow_src: Vec::new(),
             freed_slots: Vec::new(),
             finished: Vec::new(),
+            partition: None,
         }
     }
 
@@ -155,12 +289,82 @@ impl Core {
     /// Schedules `event` at absolute time `at` (not before now).
     #[inline]
     pub fn schedule(&mut self, at: Time, event: Event) {
+        if let Some(to) = self.partition.as_deref().and_then(|p| p.destination(&event)) {
+            return self.send_away(to, at.max(self.now), event);
+        }
         self.queue.push(at.max(self.now), event);
+    }
+
+    /// Holds `event`, due at `at` at a node of part `to`, for that part, with its packet taken out of
+    /// this core's arena.
+    #[cold]
+    #[inline(never)]
+    fn send_away(&mut self, to: u16, at: Time, event: Event) {
+        let parcel = match event {
+            Event::Arrive { pkt, .. } => Some(self.arena.take(pkt)),
+            _ => None,
+        };
+        let partition = self.partition.as_deref_mut().expect("a partitioned core");
+        partition.send(to, Remote { at, event, parcel });
+    }
+
+    /// Queues an event another part made for one of this core's nodes, its packet stored here.
+    pub fn deliver(&mut self, remote: &Remote) {
+        let event = match (remote.event, &remote.parcel) {
+            (Event::Arrive { node, port, .. }, Some(parcel)) => {
+                Event::Arrive { node, port, pkt: self.arena.put(parcel) }
+            }
+            (event, _) => event,
+        };
+        self.queue.push(remote.at, event);
     }
 
     /// Schedules `event` at absolute time `at` (not before now), ahead of every event already scheduled
     /// for that time.
     pub fn schedule_first(&mut self, at: Time, event: Event) {
         self.queue.push_front(at.max(self.now), event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Host node 0 - switch node 1 - host node 2; flow 0 from host 0 (node 0) to host 1 (node 2).
+    fn ties() -> EventTies {
+        let mut ties = EventTies::new(&[vec![1], vec![0, 2], vec![1]], vec![0, 2], 1);
+        ties.add_flow(0, 0, 1);
+        ties
+    }
+
+    #[test]
+    fn an_events_origin_is_the_node_whose_handler_made_it() {
+        let t = ties();
+        assert_eq!(t.origin(&Event::Arrive { node: 1, port: 0, pkt: 7 }), Some(0), "sent by the node behind port 0");
+        assert_eq!(t.origin(&Event::Arrive { node: 1, port: 1, pkt: 7 }), Some(2));
+        assert_eq!(t.origin(&Event::Pfc { node: 0, port: 0, queue: 3, pause: true }), Some(1));
+        assert_eq!(t.origin(&Event::PortFree { node: 1, port: 1 }), Some(1));
+        assert_eq!(t.origin(&Event::CcTimer { flow: 0, id: 0, gen: 1 }), Some(0), "the sender's timer");
+        assert_eq!(t.origin(&Event::Token(TokenEvent::RxCheck { flow: 0 })), Some(2), "the receiver's timer");
+        assert_eq!(t.origin(&Event::Token(TokenEvent::TxCheck { flow: 0 })), Some(0));
+        assert_eq!(t.origin(&Event::Arrival), None);
+        assert_eq!(t.origin(&Event::Sample), None);
+    }
+
+    /// Arrivals first, samples second; two nodes' simultaneous events go first by turns, not the same
+    /// one every time.
+    #[test]
+    fn keys_put_arrivals_and_samples_first_and_take_turns_among_nodes() {
+        let t = ties();
+        let from = |node: u32| Event::PortFree { node, port: 0 };
+        let mut first = 0;
+        for time in (0..1000).map(|k| 1_000_000 + k * 1_000) {
+            let (a, b) = (t.key(time, &from(0)), t.key(time, &from(2)));
+            assert_ne!(a, b, "distinct origins never tie");
+            assert!(t.key(time, &Event::Arrival) < t.key(time, &Event::Sample));
+            assert!(t.key(time, &Event::Sample) < a.min(b));
+            first += u32::from(a < b);
+        }
+        assert!((400..=600).contains(&first), "node 0 went first at {first} of 1000 instants");
     }
 }

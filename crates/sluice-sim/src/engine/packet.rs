@@ -131,6 +131,20 @@ const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 /// A stack of INT records.
 pub type IntStack = [IntHop; MAX_INT_HOPS];
 
+/// A packet on its way from one part of a partitioned run to another, with what its arena keeps beside
+/// it.
+#[derive(Debug, Clone, Copy)]
+pub struct Parcel {
+    /// The packet.
+    pub packet: Packet,
+    /// Its INT records (as many as `packet.int_hops` say).
+    pub int: IntStack,
+    /// Its signal value.
+    pub signal: u64,
+    /// The host sample it carries.
+    pub host: Option<HostSignal>,
+}
+
 /// The packet arena.
 #[derive(Debug, Default)]
 pub struct Arena {
@@ -314,6 +328,36 @@ impl Arena {
             return None;
         }
         self.host[id as usize]
+    }
+
+    /// Takes packet `id` out of the arena with what it carries beside it (INT records, signal value, host
+    /// sample), to move it into another part's arena; the id is released.
+    pub fn take(&mut self, id: u32) -> Parcel {
+        let i = id as usize;
+        let parcel = Parcel {
+            packet: self.packets[i],
+            int: if self.with_int { self.int[i] } else { [IntHop::default(); MAX_INT_HOPS] },
+            signal: if self.with_signal { self.signal[i] } else { 0 },
+            host: if self.with_host { self.host[i] } else { None },
+        };
+        self.free(id);
+        parcel
+    }
+
+    /// Stores a packet another part's arena gave up ([`Arena::take`]) and returns its id here.
+    pub fn put(&mut self, parcel: &Parcel) -> u32 {
+        let id = self.alloc(parcel.packet);
+        let i = id as usize;
+        if self.with_int {
+            self.int[i] = parcel.int;
+        }
+        if self.with_signal {
+            self.signal[i] = parcel.signal;
+        }
+        if self.with_host {
+            self.host[i] = parcel.host;
+        }
+        id
     }
 
     /// Most packets alive at once.

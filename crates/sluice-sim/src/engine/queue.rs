@@ -6,6 +6,11 @@
 //! `bit_length(time ^ last_popped)`, and each entry moves down at most 64 times over its life, so push is
 //! O(1) and pop O(1) amortized in the number of distinct key bits rather than O(log n). Entries with
 //! equal times pop in a deterministic order.
+//!
+//! The wheel breaks ties by a key its [`TieKey`] reads off each entry, and entries with equal time and
+//! key in push order. The engine's key follows the node whose handler made the event, so that the order
+//! of simultaneous events does not depend on the order in which different nodes' handlers ran: what a
+//! partitioned run, whose parts run side by side, needs to match a run in one piece.
 
 use sluice_core::Time;
 
@@ -171,6 +176,23 @@ impl<T> EventQueue<T> for HeapQueue<T> {
     }
 }
 
+/// How a queue orders entries of equal time: by the key it returns (smaller first), then in push order.
+pub trait TieKey<T> {
+    /// The tie-break key of `item`, due at `time`.
+    fn key(&self, time: Time, item: &T) -> u64;
+}
+
+/// Equal times in push order alone.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fifo;
+
+impl<T> TieKey<T> for Fifo {
+    #[inline(always)]
+    fn key(&self, _: Time, _: &T) -> u64 {
+        0
+    }
+}
+
 /// log2 of a wheel slot's width in picoseconds (2.048 ns: close to the mean gap between events of a
 /// loaded 100 Gbps fabric, so slots hold a few events each).
 pub const SLOT_BITS: u32 = 11;
@@ -185,8 +207,8 @@ pub const SLOTS: usize = 1 << WHEEL_BITS;
 ///
 /// Push is O(1). A slot is sorted once, when the cursor reaches it, and then read in order (slots hold a
 /// handful of entries); the next occupied slot is found through the bitmap, 64 slots per word; the
-/// overflow heap is consulted only when the wheel turns past a slot. Entries with equal times pop in push
-/// order.
+/// overflow heap is consulted only when the wheel turns past a slot. Entries with equal times pop in the
+/// order of their [`TieKey`], equal keys in push order.
 ///
 /// A drained slot hands its buffer to a stack of spare buffers, and a slot that receives its first entry
 /// takes the most recently freed one. The buffers in use are therefore about as many as the slots that
@@ -194,7 +216,7 @@ pub const SLOTS: usize = 1 << WHEEL_BITS;
 /// same nanoseconds) no longer leaves its size behind in every slot it passed through. The most recently
 /// freed buffer is also the one most likely still in cache.
 #[derive(Debug)]
-pub struct WheelQueue<T> {
+pub struct WheelQueue<T, K = Fifo> {
     slots: Vec<Vec<(Time, T)>>,
     occupied: Vec<u64>,
     /// Start time of the current slot.
@@ -209,6 +231,8 @@ pub struct WheelQueue<T> {
     overflow: HeapQueue<T>,
     /// Buffers of drained slots, for the next slots that receive entries.
     spare: Vec<Vec<(Time, T)>>,
+    /// Orders entries of equal time.
+    ties: K,
 }
 
 impl<T: Copy> Default for WheelQueue<T> {
@@ -218,8 +242,15 @@ impl<T: Copy> Default for WheelQueue<T> {
 }
 
 impl<T: Copy> WheelQueue<T> {
-    /// An empty queue starting at time 0.
+    /// An empty queue starting at time 0, equal times in push order.
     pub fn new() -> Self {
+        Self::with_ties(Fifo)
+    }
+}
+
+impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
+    /// An empty queue starting at time 0 whose equal times pop in the order of `ties`.
+    pub fn with_ties(ties: K) -> Self {
         WheelQueue {
             slots: (0..SLOTS).map(|_| Vec::new()).collect(),
             occupied: vec![0; SLOTS / 64],
@@ -230,7 +261,18 @@ impl<T: Copy> WheelQueue<T> {
             in_wheel: 0,
             overflow: HeapQueue::default(),
             spare: Vec::new(),
+            ties,
         }
+    }
+
+    /// The tie-break keys.
+    pub fn ties(&self) -> &K {
+        &self.ties
+    }
+
+    /// The tie-break keys, mutably (to tell them of new flows).
+    pub fn ties_mut(&mut self) -> &mut K {
+        &mut self.ties
     }
 
     /// End of the wheel's horizon: entries before it live in slots.
@@ -249,8 +291,15 @@ impl<T: Copy> WheelQueue<T> {
             }
         }
         if slot == self.cursor && self.sorted {
-            // The slot being consumed stays sorted; equal times go after those already there (FIFO).
-            let at = self.head + entries[self.head..].partition_point(|e| e.0 <= time);
+            // The slot being consumed stays sorted; equal times and keys go after those already there.
+            let head = self.head;
+            let mut at = head + entries[head..].partition_point(|e| e.0 <= time);
+            if at > head && entries[at - 1].0 == time {
+                let key = self.ties.key(time, &item);
+                while at > head && entries[at - 1].0 == time && self.ties.key(time, &entries[at - 1].1) > key {
+                    at -= 1;
+                }
+            }
             entries.insert(at, (time, item));
         } else {
             entries.push((time, item));
@@ -322,9 +371,10 @@ impl<T: Copy> WheelQueue<T> {
     }
 }
 
-impl<T: Copy> WheelQueue<T> {
-    /// Adds `item` at `time` ahead of every entry already pending at that time (entries pushed at that
-    /// time later still go after it); `time` must not be earlier than the current slot.
+impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
+    /// Adds `item` at `time` ahead of every entry already pending at that time with its key (entries
+    /// pushed at that time later still go after it); `time` must not be earlier than the current slot.
+    /// Its key should be the smallest there is: the wheel's slot puts it ahead of every equal time.
     pub fn push_front(&mut self, time: Time, item: T) {
         debug_assert!(time >= self.base, "event at {time} scheduled before the current slot {}", self.base);
         if time >= self.horizon() {
@@ -351,7 +401,7 @@ impl<T: Copy> WheelQueue<T> {
     }
 }
 
-impl<T: Copy> EventQueue<T> for WheelQueue<T> {
+impl<T: Copy, K: TieKey<T>> EventQueue<T> for WheelQueue<T, K> {
     #[inline]
     fn push(&mut self, time: Time, item: T) {
         debug_assert!(time >= self.base, "event at {time} scheduled before the current slot {}", self.base);
@@ -362,17 +412,59 @@ impl<T: Copy> EventQueue<T> for WheelQueue<T> {
         }
     }
 
+    #[inline]
     fn pop(&mut self) -> Option<(Time, T)> {
-        if self.in_wheel == 0 && !self.jump_to_overflow() {
-            return None;
+        self.take::<false>(Time::MAX)
+    }
+
+    fn len(&self) -> usize {
+        self.in_wheel + self.overflow.len()
+    }
+}
+
+impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
+    /// The time of the next entry, without taking it or moving the wheel.
+    pub fn peek_time(&self) -> Option<Time> {
+        if self.in_wheel == 0 {
+            return self.overflow.peek_time();
         }
         let distance = self.next_occupied().expect("the wheel holds entries");
+        let from = if distance == 0 { self.head } else { 0 };
+        self.slots[(self.cursor + distance) % SLOTS][from..].iter().map(|e| e.0).min()
+    }
+
+    /// Takes the next entry if it is due before `until`. The wheel turns no further than `until`'s slot,
+    /// so entries pushed afterwards at `until` or later still find their place.
+    #[inline]
+    pub fn pop_before(&mut self, until: Time) -> Option<(Time, T)> {
+        self.take::<true>(until)
+    }
+
+    /// [`WheelQueue::pop_before`], its bound checked only when `BOUNDED` (a plain pop has none).
+    #[inline(always)]
+    fn take<const BOUNDED: bool>(&mut self, until: Time) -> Option<(Time, T)> {
+        if self.in_wheel == 0 {
+            if BOUNDED && self.overflow.peek_time().is_none_or(|t| t >= until) {
+                return None;
+            }
+            if !self.jump_to_overflow() {
+                return None;
+            }
+        }
+        let distance = self.next_occupied().expect("the wheel holds entries");
+        if BOUNDED && self.base + ((distance as Time) << SLOT_BITS) >= until {
+            return None;
+        }
         self.advance(distance);
         let slot = &mut self.slots[self.cursor];
         if !self.sorted {
-            // Stable: entries with equal times keep their push order.
-            slot.sort_by_key(|e| e.0);
+            // Stable: entries of equal time and key keep their push order; keys are read only for ties.
+            let ties = &self.ties;
+            slot.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| ties.key(a.0, &a.1).cmp(&ties.key(b.0, &b.1))));
             self.sorted = true;
+        }
+        if BOUNDED && slot[self.head].0 >= until {
+            return None;
         }
         let entry = slot[self.head];
         self.head += 1;
@@ -384,10 +476,6 @@ impl<T: Copy> EventQueue<T> for WheelQueue<T> {
         }
         self.in_wheel -= 1;
         Some(entry)
-    }
-
-    fn len(&self) -> usize {
-        self.in_wheel + self.overflow.len()
     }
 }
 
@@ -494,6 +582,59 @@ mod tests {
         assert_eq!(q.pop(), Some((5, 1)));
         q.push(5, 3);
         assert_eq!(drain(&mut q), vec![(5, 2), (5, 3)]);
+    }
+
+    /// Items' tens digit as their key.
+    struct Tens;
+
+    impl TieKey<u32> for Tens {
+        fn key(&self, _: Time, item: &u32) -> u64 {
+            (*item / 10) as u64
+        }
+    }
+
+    /// Equal times pop by key, equal keys in push order, also for entries pushed into the slot being read
+    /// (after the entries of their key, before greater keys) and for entries that waited in the overflow.
+    #[test]
+    fn equal_times_pop_by_key_then_in_push_order() {
+        let far = (SLOTS as Time + 5) << SLOT_BITS;
+        for at in [100, far] {
+            let mut wheel = WheelQueue::with_ties(Tens);
+            for item in [25, 12, 11, 30, 13] {
+                wheel.push(at, item);
+            }
+            assert_eq!(wheel.pop(), Some((at, 12)));
+            wheel.push(at, 14);
+            wheel.push(at, 5);
+            let rest: Vec<u32> = drain(&mut wheel).into_iter().map(|e| e.1).collect();
+            assert_eq!(rest, [5, 11, 13, 14, 25, 30], "time {at}");
+        }
+    }
+
+    /// `pop_before` takes only what is due before its bound and turns the wheel no further, so an entry
+    /// pushed at the bound afterwards still pops in order; `peek_time` tells the next time and moves
+    /// nothing.
+    #[test]
+    fn pop_before_stops_at_its_bound_and_what_comes_later_still_finds_its_place() {
+        let far = (SLOTS as Time + 5) << SLOT_BITS;
+        let mut wheel = WheelQueue::new();
+        for (time, item) in [(100, 1), (9_000, 3), (far, 4)] {
+            wheel.push(time, item);
+        }
+        assert_eq!(wheel.peek_time(), Some(100));
+        assert_eq!(wheel.pop_before(5_000), Some((100, 1)));
+        assert_eq!(wheel.pop_before(5_000), None);
+        assert_eq!(wheel.peek_time(), Some(9_000));
+        wheel.push(5_000, 2);
+        assert_eq!(wheel.peek_time(), Some(5_000));
+        assert_eq!(wheel.pop_before(9_000), Some((5_000, 2)));
+        assert_eq!(wheel.pop_before(9_000), None);
+        assert_eq!(wheel.pop_before(far), Some((9_000, 3)));
+        assert_eq!(wheel.pop_before(far), None, "the overflow entry is due at the bound, not before");
+        assert_eq!(wheel.peek_time(), Some(far));
+        wheel.push(far - 1, 9);
+        assert_eq!(drain(&mut wheel), [(far - 1, 9), (far, 4)]);
+        assert_eq!(wheel.peek_time(), None);
     }
 
     /// A burst of 1,000 events at one time in one slot after another (every port of an incast freeing

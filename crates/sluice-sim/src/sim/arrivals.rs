@@ -91,6 +91,11 @@ impl Arrivals {
         }
     }
 
+    /// Whether a flow of the workload is still to start.
+    pub(super) fn has_starts(&self) -> bool {
+        self.next.is_some()
+    }
+
     /// Takes the flows that never started, with their ids, in id order (the run is over).
     pub(super) fn not_started(&mut self) -> impl Iterator<Item = (u32, FlowSpec)> + '_ {
         let first = self.next.take();

@@ -11,7 +11,7 @@ use super::closed_loop::{Loops, SIZE_SAMPLE};
 use super::{FlowAlgorithm, NodeRef, Observe, SimInput, Simulation};
 use crate::config::{EcnThresholds, LinkConfig, RdEnv, SwitchConfig};
 use crate::engine::trace::PacketTracer;
-use crate::engine::Core;
+use crate::engine::{Core, EventTies};
 use crate::host::Host;
 use crate::net::fault::PortFaults;
 use crate::net::port::Port;
@@ -108,6 +108,9 @@ impl Simulation {
             core.packet_trace = Some(Box::new(PacketTracer::new(config, &ports, flows.len())));
         }
         let generated = u32::try_from(flows.len()).expect("flow ids fit in 32 bits (the workload bounds them)");
+        let peers: Vec<Vec<u32>> = topology.ports.iter().map(|ports| ports.iter().map(|p| p.peer).collect()).collect();
+        let host_node = hosts.iter().map(|h| h.node).collect();
+        *core.queue.ties_mut() = EventTies::new(&peers, host_node, generated);
         let retired = super::retire::Retired::new(&observe.throughput_flows);
         let settings = RunSettings { topology, routes, link, observe, algorithms, group_algorithm, row_algorithm };
         let rd = token_transport.map(|t| {
@@ -141,6 +144,7 @@ impl Simulation {
             fault_count: faults.len(),
             loops,
             retired,
+            part: None,
         };
         sim.start_sampling();
         sim

@@ -69,6 +69,7 @@ impl Loops {
             if !core.flow_src.is_empty() {
                 core.flow_src.push(src);
             }
+            core.queue.ties_mut().add_flow(id, src, dst);
             core.schedule(core.now, Event::FlowStart { flow: id });
         }
         freed.clear();

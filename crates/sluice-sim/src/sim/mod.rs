@@ -6,6 +6,7 @@
 mod arrivals;
 mod build;
 mod closed_loop;
+mod parallel;
 mod report;
 mod retire;
 mod run;
@@ -58,6 +59,7 @@ pub struct StopRule {
 }
 
 /// Everything a run needs.
+#[derive(Clone)]
 pub struct SimInput {
     /// The network.
     pub topology: Topology,
@@ -167,6 +169,8 @@ enum NodeRef {
     Switch(u32),
 }
 
+pub use parallel::PartitionedRun;
+
 /// A simulation ready to run.
 pub struct Simulation {
     core: Core,
@@ -195,6 +199,8 @@ pub struct Simulation {
     loops: closed_loop::Loops,
     /// Finished flows retired during the run: their rows.
     retired: retire::Retired,
+    /// In a partitioned run, what this part keeps for the run's end.
+    part: Option<parallel::PartState>,
 }
 
 impl Simulation {

@@ -195,7 +195,7 @@ impl Simulation {
             }
         }
         records.sort_unstable_by_key(|r| r.id);
-        debug_assert_eq!(records.len() as u64, flows.ids(), "a row for every flow");
+        debug_assert!(self.part.is_some() || records.len() as u64 == flows.ids(), "a row for every flow");
         (records, traces)
     }
 }

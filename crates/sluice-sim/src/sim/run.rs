@@ -1,5 +1,6 @@
-//! The event loop: pops events in time order (equal times in the order they were scheduled) and hands
-//! each to the switch or host it concerns.
+//! The event loop: pops events in time order (equal times by the node that made them, then in the order
+//! that node made them: [`crate::engine::EventTies`]) and hands each to the switch or host it concerns.
+//! A run that ends when its flows have finished handles the rest of the instant the last one finished.
 
 use sluice_cc::{CongestionControl, Factory, FlowInfo};
 
@@ -16,6 +17,42 @@ use crate::transport::flow::Flow;
 use crate::transport::table::FlowTable;
 use crate::transport::HostEnv;
 
+/// Borrows a simulation's elements as [`Parts`] and the settings their handlers read, leaving its other
+/// fields free.
+macro_rules! split {
+    ($sim:ident) => {{
+        let fabric = Fabric {
+            config: &$sim.switch_config,
+            link: &$sim.settings.link,
+            routes: &$sim.settings.routes,
+            rd: $sim.rd.as_ref(),
+        };
+        let env = HostEnv {
+            config: &$sim.host_config,
+            link: &$sim.settings.link,
+            needs: $sim.settings.algorithms[0].needs,
+            control_queue: $sim.switch_config.control_queue,
+            data_queue: $sim.switch_config.data_queue,
+            plane: &$sim.plane,
+            rd: $sim.rd.as_ref(),
+        };
+        let parts = Parts {
+            core: &mut $sim.core,
+            switches: &mut $sim.switches,
+            hosts: &mut $sim.hosts,
+            flows: &mut $sim.flows,
+            arrivals: &mut $sim.arrivals,
+            settings: &$sim.settings,
+            first_flows: &$sim.first_flows,
+            samples: &mut $sim.samples,
+            node_ref: &$sim.node_ref,
+            factory: $sim.settings.algorithms[0].factory.as_ref(),
+        };
+        (parts, fabric, env)
+    }};
+}
+pub(super) use split;
+
 impl Simulation {
     /// Like [`Simulation::run`], but asks `stop` at each progress report (about every million events) and
     /// abandons the run when it says so, returning how far the run got instead of an output.
@@ -27,40 +64,16 @@ impl Simulation {
         let end = self.end_time();
         let until_done = self.stop.duration.is_none();
         // The settings every handler reads are borrowed once for the whole run.
-        let fabric = Fabric {
-            config: &self.switch_config,
-            link: &self.settings.link,
-            routes: &self.settings.routes,
-            rd: self.rd.as_ref(),
-        };
-        let env = HostEnv {
-            config: &self.host_config,
-            link: &self.settings.link,
-            needs: self.settings.algorithms[0].needs,
-            control_queue: self.switch_config.control_queue,
-            data_queue: self.switch_config.data_queue,
-            plane: &self.plane,
-            rd: self.rd.as_ref(),
-        };
-        let mut parts = Parts {
-            core: &mut self.core,
-            switches: &mut self.switches,
-            hosts: &mut self.hosts,
-            flows: &mut self.flows,
-            arrivals: &mut self.arrivals,
-            settings: &self.settings,
-            first_flows: &self.first_flows,
-            samples: &mut self.samples,
-            node_ref: &self.node_ref,
-            factory: self.settings.algorithms[0].factory.as_ref(),
-        };
+        let (mut parts, fabric, env) = split!(self);
         let mut past_end = false;
         // Flows finished as of the last check; none counted yet, so the first event checks (a run of no
         // flows ends there).
         let mut finished = u64::MAX;
+        // The last instant the run handles: its end, or the instant its last flow finished.
+        let mut last_instant = end;
         while let Some((time, event)) = parts.core.queue.pop() {
-            if time > end {
-                past_end = true;
+            if time > last_instant {
+                past_end = time > end;
                 break;
             }
             parts.core.now = time;
@@ -74,7 +87,7 @@ impl Simulation {
                 }
                 self.retired.sweep(parts.core, parts.flows);
                 if until_done && finished == parts.flows.ids() {
-                    break;
+                    last_instant = time;
                 }
             }
             if parts.core.counters.events & 0xF_FFFF == 0 {
@@ -96,17 +109,17 @@ impl Simulation {
 }
 
 /// The mutable elements of a running simulation and the read-only pieces their handlers need.
-struct Parts<'a> {
-    core: &'a mut Core,
-    switches: &'a mut [Switch],
-    hosts: &'a mut [Host],
-    flows: &'a mut FlowTable,
-    arrivals: &'a mut Arrivals,
-    settings: &'a RunSettings,
-    first_flows: &'a FirstFlows,
-    samples: &'a mut Sampler,
-    node_ref: &'a [NodeRef],
-    factory: &'a dyn Factory,
+pub(super) struct Parts<'a> {
+    pub(super) core: &'a mut Core,
+    pub(super) switches: &'a mut [Switch],
+    pub(super) hosts: &'a mut [Host],
+    pub(super) flows: &'a mut FlowTable,
+    pub(super) arrivals: &'a mut Arrivals,
+    pub(super) settings: &'a RunSettings,
+    pub(super) first_flows: &'a FirstFlows,
+    pub(super) samples: &'a mut Sampler,
+    pub(super) node_ref: &'a [NodeRef],
+    pub(super) factory: &'a dyn Factory,
 }
 
 impl Parts<'_> {
@@ -118,15 +131,35 @@ impl Parts<'_> {
         self.arrivals.schedule_next(self.core);
         match arrival {
             Arrival::Start(id, spec) => {
+                self.core.queue.ties_mut().add_flow(id, spec.src, spec.dst);
+                // A part of a partitioned run keeps the flows it sends or receives.
+                let owns =
+                    |host: u32| self.core.partition.as_deref().is_none_or(|p| p.owns(self.hosts[host as usize].node));
+                let (sends, receives) = (owns(spec.src), owns(spec.dst));
+                if !sends && !receives {
+                    self.flows.push_absent();
+                    return;
+                }
                 let mut flow = self.settings.make(id, &spec);
                 let first = self.first_flows.binary_search_by_key(&id, |&(flow, _)| flow);
                 flow.slot = first.ok().map(|at| self.first_flows[at].1);
                 let made = self.flows.push_generated(flow);
                 debug_assert_eq!(made, id, "the workload's flows arrive in id order");
-                self.hosts[spec.src as usize].senders.push_generated(id);
-                self.start_flow(id, env);
+                if sends {
+                    self.hosts[spec.src as usize].senders.push_generated(id);
+                    self.start_flow(id, env);
+                } else {
+                    self.start_receiver(id);
+                }
             }
-            Arrival::Stop(id) => self.stop_flow(id, env),
+            // A receiving part leaves the flow's size as it was: what the sender sent is the sender's, and
+            // receivers that acknowledge every packet never read it (a partitioned run requires that).
+            Arrival::Stop(id) => {
+                let src = self.flows[id as usize].src as usize;
+                if self.core.partition.as_deref().is_none_or(|p| p.owns(self.hosts[src].node)) {
+                    self.stop_flow(id, env);
+                }
+            }
         }
     }
 
@@ -149,6 +182,17 @@ impl Parts<'_> {
         self.hosts[src].start_flow(core, env, flows, flow);
     }
 
+    /// Flow `flow` starts at a sender in another part of a partitioned run: its receiver gets what
+    /// [`start_flow_state`] gives it.
+    fn start_receiver(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        let line_rate = self.hosts[f.src as usize].nic.rate;
+        let factory = &*self.settings.algorithms[f.algorithm as usize].factory;
+        if factory.token_transport().is_none() {
+            f.rx = factory.receiver(&f.info(flow, &self.settings.link, line_rate, self.core.now));
+        }
+    }
+
     /// Long-lived flow `flow` stops offering new data.
     fn stop_flow(&mut self, flow: u32, env: &HostEnv) {
         let core = &mut *self.core;
@@ -166,7 +210,7 @@ impl Parts<'_> {
 
     /// Hands `event` to the element it concerns.
     #[inline(always)]
-    fn dispatch(&mut self, event: Event, fabric: &Fabric, env: &HostEnv) {
+    pub(super) fn dispatch(&mut self, event: Event, fabric: &Fabric, env: &HostEnv) {
         let core = &mut *self.core;
         let flows = &mut *self.flows;
         match event {

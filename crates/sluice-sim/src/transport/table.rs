@@ -44,6 +44,14 @@ impl FlowTable {
         self.first.len() as u32 - 1
     }
 
+    /// Gives the workload's next flow an id without state here: a part of a partitioned run that neither
+    /// sends nor receives it. Its id names the tombstone.
+    pub fn push_absent(&mut self) -> u32 {
+        debug_assert!((self.first.len() as u32) < self.generated, "more flows than the workload generated");
+        self.first.push(TOMBSTONE);
+        self.first.len() as u32 - 1
+    }
+
     /// Adds a flow a closed loop starts, returning its id.
     pub fn push_later(&mut self, flow: Flow) -> u32 {
         let slot = self.place(flow);

@@ -1,0 +1,614 @@
+//! One run on several threads (layer 5): conservative parallel discrete-event simulation, the network
+//! cut into parts (hosts in blocks of consecutive indices, which are a fat-tree's pods and racks; each
+//! switch with most of its neighbours) that run side by side, one thread each.
+//!
+//! A packet or a PFC frame crossing from one part to another is due a link's propagation delay after it
+//! left at the earliest, so the parts step through simulated time in windows as long as the shortest
+//! such delay (the lookahead, as UNISON for ns-3 and the classic Chandy-Misra-Bryant schemes use it):
+//! within a window every part handles its own events alone, and between windows they hand each other
+//! what crossed. The order of simultaneous events never depends on the threads
+//! ([`crate::engine::EventTies`]), so a run gives byte-identical results on any number of threads.
+//!
+//! A run that ends when its flows have finished must stop at the instant the last one finished, which no
+//! part knows ahead. A flow finishes on an acknowledgment, at least four link delays after it sent its
+//! last byte; so while some flow has bytes left to send the end is more than a window away. Once every
+//! flow has sent everything, the parts run their windows in turn on one thread, in time order, and stop
+//! where a run in one piece stops.
+//!
+//! Each part keeps the whole network's state and uses its own nodes'; a flow lives in the parts of its
+//! two hosts, the sender's half in one and the receiver's in the other, and the records are assembled
+//! from the part that owns each element.
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use sluice_core::Time;
+use sluice_results::{FlowRecord, PortRecord, SwitchRecord};
+use sluice_topo::{NodeKind, Topology};
+
+use super::run::{split, Parts};
+use super::{Progress, SimInput, SimOutput, Simulation};
+use crate::engine::partition::{Partition, Remote};
+use crate::engine::Event;
+use crate::net::Fabric;
+use crate::transport::HostEnv;
+
+/// What a part of a partitioned run keeps beside its simulation.
+#[derive(Debug, Default)]
+pub(super) struct PartState {
+    /// Workload arrivals and throughput samples this part handled: every part handles all of them, and
+    /// the run counts them once.
+    replicated: u64,
+    /// The flows this part sends that had not finished when the workload's last flow started.
+    unfinished: Option<Vec<u32>>,
+}
+
+/// A run cut into parts that run on threads of their own, with results identical to [`Simulation`]'s.
+pub struct PartitionedRun {
+    parts: Vec<Simulation>,
+    part_of: Arc<[u16]>,
+    lookahead: Time,
+}
+
+impl std::fmt::Debug for PartitionedRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartitionedRun").field("parts", &self.parts.len()).field("lookahead", &self.lookahead).finish()
+    }
+}
+
+impl PartitionedRun {
+    /// Builds `input` as `threads` parts, or says why this run cannot be cut (a feature whose state is
+    /// shared by hosts of different parts, links without propagation delay).
+    pub fn new(input: SimInput, threads: usize) -> Result<PartitionedRun, String> {
+        if threads < 2 {
+            return Err(format!("a partitioned run takes 2 threads or more, not {threads}"));
+        }
+        if let Some(feature) = unsupported(&input) {
+            return Err(format!("{feature} runs on one thread only (threads = 1)"));
+        }
+        let hosts = input.topology.hosts.len();
+        if hosts < threads {
+            return Err(format!("{threads} threads need at least as many hosts; the topology has {hosts}"));
+        }
+        let part_of: Arc<[u16]> = assign_parts(&input.topology, threads).into();
+        let lookahead = lookahead(&input.topology, &part_of);
+        if lookahead == 0 {
+            return Err("links without propagation delay leave a partitioned run no lookahead".into());
+        }
+        let parts = (0..threads)
+            .map(|part| {
+                let mut sim = Simulation::new(input.clone());
+                sim.core.partition = Some(Box::new(Partition::new(part as u16, part_of.clone())));
+                sim.part = Some(PartState::default());
+                sim
+            })
+            .collect();
+        Ok(PartitionedRun { parts, part_of, lookahead })
+    }
+
+    /// The threads (parts) the run uses.
+    pub fn threads(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// The window the parts step by: the shortest propagation delay between two parts.
+    pub fn lookahead(&self) -> Time {
+        self.lookahead
+    }
+
+    /// The part of every node, by node id.
+    pub fn part_of(&self) -> &[u16] {
+        &self.part_of
+    }
+
+    /// The time the run stops at the latest.
+    pub fn end_time(&self) -> Time {
+        self.parts[0].end_time()
+    }
+
+    /// Runs to the end as [`Simulation::run_until`] does: `progress` is called about every million
+    /// events, and the run is abandoned when `stop` says so.
+    pub fn run_until(
+        self,
+        progress: &mut dyn FnMut(&Progress),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<SimOutput, Progress> {
+        let n = self.parts.len();
+        let first = &self.parts[0];
+        let plan = Plan {
+            end: first.end_time(),
+            until_done: first.stop.duration.is_none(),
+            total: first.flows.ids(),
+            lookahead: self.lookahead,
+        };
+        let shared = Shared::new(n);
+        let part_of = self.part_of.clone();
+        let cells: Vec<Mutex<Simulation>> = self.parts.into_iter().map(Mutex::new).collect();
+        let mut reporter = Reporter { progress, stop, next_report: 1 << 20 };
+        let outcome = std::thread::scope(|scope| {
+            for part in 1..n {
+                let (cells, shared, plan) = (&cells, &shared, &plan);
+                scope.spawn(move || worker(part, cells, shared, plan, None));
+            }
+            worker(0, &cells, &shared, &plan, Some(&mut reporter))
+        });
+        let parts: Vec<Simulation> =
+            cells.into_iter().map(|c| c.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
+        match outcome {
+            Outcome::Abandoned(at) => Err(at),
+            Outcome::Finished { past_end } => Ok(assemble(parts, &plan, past_end, &part_of)),
+        }
+    }
+}
+
+/// The features whose state hosts of different parts share, which a partitioned run refuses.
+fn unsupported(input: &SimInput) -> Option<&'static str> {
+    if input.factory.token_transport().is_some() {
+        Some("a receiver-driven (token) algorithm")
+    } else if !input.closed_loops.is_empty() {
+        Some("a closed-loop workload")
+    } else if input.observe.packet_trace.is_some() {
+        Some("the packet trace")
+    } else if !input.faults.is_empty() {
+        Some("fault injection")
+    } else if (input.host.ack_every_packets > 1 || input.host.ack_every_bytes > 0)
+        && input.flows.iter().any(|f| f.stop.is_some())
+    {
+        // The receiver acknowledges a stopped flow's last packet at once, which it knows by the size the
+        // sender's part sets.
+        Some("a long-lived flow with ACKs that cover several packets (host.ack_every_packets, ack_every_bytes)")
+    } else {
+        None
+    }
+}
+
+/// Cuts the network into `parts`: hosts in blocks of consecutive indices, then switches layer by layer
+/// outward from the hosts, each to the part most of its already placed neighbours are in (a tie to the
+/// part with the fewest switches, which spreads a fat-tree's core evenly).
+fn assign_parts(topology: &Topology, parts: usize) -> Vec<u16> {
+    const UNSET: u16 = u16::MAX;
+    let mut part_of = vec![UNSET; topology.nodes.len()];
+    let hosts = topology.hosts.len();
+    for (index, &node) in topology.hosts.iter().enumerate() {
+        part_of[node as usize] = (index * parts / hosts) as u16;
+    }
+    let mut switches = vec![0usize; parts];
+    loop {
+        let mut placed = Vec::new();
+        for (node, kind) in topology.nodes.iter().enumerate().map(|(i, n)| (i, n.kind)) {
+            if kind != NodeKind::Switch || part_of[node] != UNSET {
+                continue;
+            }
+            let mut votes = vec![0usize; parts];
+            for port in &topology.ports[node] {
+                if let Some(&p) = part_of.get(port.peer as usize).filter(|&&p| p != UNSET) {
+                    votes[p as usize] += 1;
+                }
+            }
+            let best = (0..parts).max_by_key(|&p| (votes[p], std::cmp::Reverse(switches[p]), std::cmp::Reverse(p)));
+            if let Some(p) = best.filter(|&p| votes[p] > 0) {
+                switches[p] += 1;
+                placed.push((node, p as u16));
+            }
+        }
+        if placed.is_empty() {
+            break;
+        }
+        for (node, p) in placed {
+            part_of[node] = p;
+        }
+    }
+    part_of.iter().map(|&p| if p == UNSET { 0 } else { p }).collect()
+}
+
+/// The window: the shortest propagation delay of a link between two parts, and no more than four link
+/// delays of any link (the least time from a flow's last byte leaving to its acknowledgment arriving).
+fn lookahead(topology: &Topology, part_of: &[u16]) -> Time {
+    let mut cut = Time::MAX;
+    let mut shortest = Time::MAX;
+    for (node, ports) in topology.ports.iter().enumerate() {
+        for port in ports {
+            shortest = shortest.min(port.delay);
+            if part_of[node] != part_of[port.peer as usize] {
+                cut = cut.min(port.delay);
+            }
+        }
+    }
+    cut.min(shortest.saturating_mul(4))
+}
+
+/// What every thread knows of the run.
+struct Plan {
+    end: Time,
+    until_done: bool,
+    total: u64,
+    lookahead: Time,
+}
+
+/// What the threads exchange between windows.
+struct Shared {
+    barrier: SpinBarrier,
+    /// `mail[to][from]`: events part `from` made for part `to` in the last window.
+    mail: Vec<Vec<Mutex<Vec<Remote>>>>,
+    /// Each part's next event time (`Time::MAX`: none).
+    next: Vec<AtomicU64>,
+    /// Each part's flows have all sent their last byte and no flow is still to start.
+    could_end: Vec<AtomicBool>,
+    /// Each part's finished flows and events (replicated ones counted by part 0 only).
+    finished: Vec<AtomicU64>,
+    events: Vec<AtomicU64>,
+    /// Part 0 was asked to abandon the run.
+    abandon: AtomicBool,
+    /// The last window ended the run (every flow finished).
+    ended: AtomicBool,
+}
+
+impl Shared {
+    fn new(n: usize) -> Shared {
+        let atomics = || (0..n).map(|_| AtomicU64::new(0)).collect();
+        Shared {
+            barrier: SpinBarrier::new(n),
+            mail: (0..n).map(|_| (0..n).map(|_| Mutex::new(Vec::new())).collect()).collect(),
+            next: atomics(),
+            could_end: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            finished: atomics(),
+            events: atomics(),
+            abandon: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
+        }
+    }
+
+    fn sum(values: &[AtomicU64]) -> u64 {
+        values.iter().map(|v| v.load(Ordering::Acquire)).sum()
+    }
+}
+
+/// A barrier whose threads wait by spinning, then by yielding: windows are tens of microseconds long,
+/// and a sleeping barrier's wake-up costs about as much.
+struct SpinBarrier {
+    threads: usize,
+    /// Threads that arrived in the current round.
+    arrived: AtomicUsize,
+    /// Rounds completed; a waiting thread leaves when it moves.
+    round: AtomicUsize,
+    /// A thread panicked: the others must not wait for it.
+    broken: AtomicBool,
+}
+
+/// Breaks the barrier when the thread that holds it panics, so that the others fail instead of waiting.
+struct Breaker<'a>(&'a SpinBarrier);
+
+impl Drop for Breaker<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.broken.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// Spins a waiting thread makes before it yields its core.
+const SPINS: u32 = 20_000;
+
+impl SpinBarrier {
+    fn new(threads: usize) -> SpinBarrier {
+        SpinBarrier {
+            threads,
+            arrived: AtomicUsize::new(0),
+            round: AtomicUsize::new(0),
+            broken: AtomicBool::new(false),
+        }
+    }
+
+    /// Waits until every thread has arrived.
+    fn wait(&self) {
+        let round = self.round.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.round.store(round.wrapping_add(1), Ordering::Release);
+            return;
+        }
+        let mut spins = 0;
+        while self.round.load(Ordering::Acquire) == round {
+            assert!(!self.broken.load(Ordering::Acquire), "another thread of the partitioned run failed");
+            if spins < SPINS {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// Part 0's link to the caller: progress reports and the question whether to go on.
+struct Reporter<'a> {
+    progress: &'a mut dyn FnMut(&Progress),
+    stop: &'a dyn Fn() -> bool,
+    next_report: u64,
+}
+
+/// How a thread's loop ended.
+enum Outcome {
+    /// The run reached its end; `past_end`: events were left beyond its stop time.
+    Finished { past_end: bool },
+    /// The caller abandoned it at this point.
+    Abandoned(Progress),
+}
+
+/// Locks a part (a thread that panicked holding it has already failed the run).
+fn lock(cell: &Mutex<Simulation>) -> std::sync::MutexGuard<'_, Simulation> {
+    cell.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One thread's loop over windows, for part `me`.
+fn worker(
+    me: usize,
+    cells: &[Mutex<Simulation>],
+    shared: &Shared,
+    plan: &Plan,
+    mut reporter: Option<&mut Reporter>,
+) -> Outcome {
+    let _breaker = Breaker(&shared.barrier);
+    loop {
+        if let Some(r) = reporter.as_deref_mut() {
+            // From what the parts published last time: at most a window old.
+            if r.report(shared, plan) {
+                shared.abandon.store(true, Ordering::Release);
+            }
+        }
+        {
+            let mut sim = lock(&cells[me]);
+            for from in &shared.mail[me] {
+                let mail = std::mem::take(&mut *from.lock().unwrap_or_else(|e| e.into_inner()));
+                mail.iter().for_each(|remote| sim.core.deliver(remote));
+            }
+            let could_end = plan.until_done && sim.could_end();
+            let replicated = if me == 0 { 0 } else { sim.part.as_ref().map_or(0, |p| p.replicated) };
+            shared.next[me].store(sim.core.queue.peek_time().unwrap_or(Time::MAX), Ordering::Release);
+            shared.could_end[me].store(could_end, Ordering::Release);
+            shared.finished[me].store(sim.core.counters.flows_finished, Ordering::Release);
+            shared.events[me].store(sim.core.counters.events - replicated, Ordering::Release);
+        }
+        shared.barrier.wait();
+        let next = shared.next.iter().map(|t| t.load(Ordering::Acquire)).min().unwrap_or(Time::MAX);
+        if shared.abandon.load(Ordering::Acquire) {
+            let events = Shared::sum(&shared.events);
+            let finished = Shared::sum(&shared.finished);
+            let at = Progress { now: next, end: plan.end, events, flows_finished: finished, flows: plan.total };
+            return Outcome::Abandoned(at);
+        }
+        if next == Time::MAX || next > plan.end {
+            return Outcome::Finished { past_end: next != Time::MAX };
+        }
+        let until = next.saturating_add(plan.lookahead).min(plan.end.saturating_add(1));
+        let in_turn = plan.until_done && shared.could_end.iter().all(|c| c.load(Ordering::Acquire));
+        if !in_turn {
+            let mut sim = lock(&cells[me]);
+            sim.window(until);
+            post(&mut sim, me, shared);
+        } else if me == 0 {
+            let mut all: Vec<_> = cells.iter().map(lock).collect();
+            let ended = in_turn_window(&mut all, until, plan);
+            for (from, sim) in all.iter_mut().enumerate() {
+                post(sim, from, shared);
+            }
+            shared.ended.store(ended, Ordering::Release);
+        }
+        shared.barrier.wait();
+        if shared.ended.load(Ordering::Acquire) {
+            return Outcome::Finished { past_end: false };
+        }
+    }
+}
+
+impl Reporter<'_> {
+    /// Reports progress about every million events; returns whether the caller wants the run abandoned.
+    fn report(&mut self, shared: &Shared, plan: &Plan) -> bool {
+        let events = Shared::sum(&shared.events);
+        if events < self.next_report {
+            return false;
+        }
+        self.next_report = (events >> 20 << 20) + (1 << 20);
+        let finished = Shared::sum(&shared.finished);
+        let now = shared.next.iter().map(|t| t.load(Ordering::Acquire)).min().unwrap_or(Time::MAX).min(plan.end);
+        (self.progress)(&Progress { now, end: plan.end, events, flows_finished: finished, flows: plan.total });
+        (self.stop)()
+    }
+}
+
+/// Hands what part `from` made for other parts to their mailboxes.
+fn post(sim: &mut Simulation, from: usize, shared: &Shared) {
+    let partition = sim.core.partition.as_deref_mut().expect("a part of a partitioned run");
+    for (to, boxes) in shared.mail.iter().enumerate() {
+        if to != from {
+            let out = partition.take_outbox(to as u16);
+            if !out.is_empty() {
+                boxes[from].lock().unwrap_or_else(|e| e.into_inner()).extend(out);
+            }
+        }
+    }
+}
+
+/// Runs every part's events before `until` on this thread, in time order, and stops at the end of the
+/// instant the last flow finishes, if it does; returns whether it did.
+fn in_turn_window(parts: &mut [std::sync::MutexGuard<'_, Simulation>], until: Time, plan: &Plan) -> bool {
+    let mut finished: u64 = parts.iter().map(|p| p.core.counters.flows_finished).sum();
+    let mut limit = until;
+    let mut ended = false;
+    loop {
+        let due = parts.iter().enumerate().filter_map(|(i, p)| p.core.queue.peek_time().map(|t| (t, i))).min();
+        let Some((time, i)) = due.filter(|&(t, _)| t < limit) else { break };
+        let before = parts[i].core.counters.flows_finished;
+        parts[i].window_step(limit);
+        finished += parts[i].core.counters.flows_finished - before;
+        if !ended && finished == plan.total {
+            ended = true;
+            limit = time + 1;
+        }
+    }
+    ended
+}
+
+impl Simulation {
+    /// Handles this part's events due before `until`.
+    fn window(&mut self, until: Time) {
+        let (mut parts, fabric, env) = split!(self);
+        let state = self.part.as_mut().expect("a part of a partitioned run");
+        while let Some((time, event)) = parts.core.queue.pop_before(until) {
+            handle(&mut parts, &fabric, &env, state, time, event);
+        }
+    }
+
+    /// Handles this part's next event, if it is due before `until`.
+    fn window_step(&mut self, until: Time) {
+        let (mut parts, fabric, env) = split!(self);
+        let state = self.part.as_mut().expect("a part of a partitioned run");
+        if let Some((time, event)) = parts.core.queue.pop_before(until) {
+            handle(&mut parts, &fabric, &env, state, time, event);
+        }
+    }
+
+    /// Whether every flow this part sends could finish in the next window: none is still to start and
+    /// each has sent its last byte.
+    fn could_end(&mut self) -> bool {
+        if self.arrivals.has_starts() {
+            return false;
+        }
+        let (flows, hosts) = (&self.flows, &self.hosts);
+        let partition = self.core.partition.as_deref().expect("a part of a partitioned run");
+        let state = self.part.as_mut().expect("a part of a partitioned run");
+        let unfinished = state.unfinished.get_or_insert_with(|| {
+            (0..flows.generated_made())
+                .filter(|&id| {
+                    flows.get(id).is_some_and(|f| f.finish.is_none() && partition.owns(hosts[f.src as usize].node))
+                })
+                .collect()
+        });
+        unfinished.retain(|&id| flows[id as usize].finish.is_none());
+        unfinished.iter().all(|&id| flows[id as usize].max_sent >= flows[id as usize].size)
+    }
+}
+
+/// Handles one event of a part. Finished flows are not retired in a partitioned run: a flow's packets
+/// may be in another part, where its sender's part cannot count them.
+fn handle(parts: &mut Parts, fabric: &Fabric, env: &HostEnv, state: &mut PartState, time: Time, event: Event) {
+    parts.core.now = time;
+    parts.core.counters.events += 1;
+    if matches!(event, Event::Arrival | Event::Sample) {
+        state.replicated += 1;
+    }
+    parts.dispatch(event, fabric, env);
+    parts.core.finished.clear();
+}
+
+/// The run's records from its parts: each flow's from its sender's part (with what its receiver's part
+/// received), each port's and switch's from the part that owns it, and the counters summed.
+fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[u16]) -> SimOutput {
+    let mut now = parts.iter().map(|p| p.core.now).max().unwrap_or(0);
+    if !plan.until_done {
+        now = now.max(plan.end);
+    }
+    let finished: u64 = parts.iter().map(|p| p.core.counters.flows_finished).sum();
+    let hit_time_limit = plan.until_done && past_end && finished < plan.total;
+    let host_node: Vec<u32> = parts[0].hosts.iter().map(|h| h.node).collect();
+    let switches: Vec<(u32, usize)> = parts[0].switches.iter().map(|s| (s.node, s.ports.len())).collect();
+    let observe = parts[0].settings.observe.clone();
+    let replicated: Vec<u64> = parts.iter().map(|p| p.part.as_ref().map_or(0, |s| s.replicated)).collect();
+    let outputs: Vec<SimOutput> = parts
+        .drain(..)
+        .map(|mut p| {
+            p.core.now = now;
+            p.finish(hit_time_limit)
+        })
+        .collect();
+    let owner_of_host = |host: u32| part_of[host_node[host as usize] as usize] as usize;
+    let flows = merge_flows(&outputs, plan.total as usize, &owner_of_host);
+    let mut traces: Vec<_> = outputs
+        .iter()
+        .enumerate()
+        .flat_map(|(p, out)| {
+            let flows = &flows;
+            out.traces.iter().filter(move |t| owner_of_host(flows[t.flow() as usize].src) == p).cloned()
+        })
+        .collect();
+    traces.sort_by_key(|t| t.flow());
+    let (ports, switch_records) = merge_switches(&outputs, &switches, part_of);
+    let mut throughput = Vec::new();
+    for (i, f) in observe.throughput_flows.iter().enumerate() {
+        throughput.push(outputs[owner_of_host(flows[*f as usize].src)].throughput[i].clone());
+    }
+    let offset = observe.throughput_flows.len();
+    for (i, (node, _)) in observe.throughput_ports.iter().enumerate() {
+        throughput.push(outputs[part_of[*node as usize] as usize].throughput[offset + i].clone());
+    }
+    let mut counters = crate::stats::Counters::default();
+    let mut plane = sluice_plane::PlaneCounters::default();
+    let mut pause_time = 0;
+    for out in &outputs {
+        counters.add(&out.counters);
+        plane.add(&out.plane);
+        pause_time += out.run.pfc_pause_time;
+    }
+    counters.events -= replicated[1..].iter().sum::<u64>();
+    let mut run = outputs[0].run.clone();
+    run.events = counters.events;
+    run.packet_hops = counters.packet_hops;
+    run.bytes_sent = counters.bytes_sent;
+    run.bytes_delivered = counters.bytes_delivered;
+    run.bytes_dropped = counters.bytes_dropped;
+    run.retransmitted_bytes = counters.retransmitted_bytes;
+    run.pfc_pauses = counters.pfc_pauses;
+    run.pfc_pause_time = pause_time;
+    run.drops = counters.drops;
+    run.data_drops = counters.data_drops;
+    SimOutput {
+        flows,
+        ports,
+        switches: switch_records,
+        throughput,
+        traces,
+        run,
+        counters,
+        peak_packets: outputs.iter().map(|o| o.peak_packets).sum(),
+        plane,
+        faults: Vec::new(),
+        packet_trace: None,
+    }
+}
+
+/// Each flow's record from its sender's part, with the bytes its receiver's part received.
+fn merge_flows(outputs: &[SimOutput], total: usize, owner_of_host: &dyn Fn(u32) -> usize) -> Vec<FlowRecord> {
+    let mut rows: Vec<Option<FlowRecord>> = vec![None; total];
+    for (p, out) in outputs.iter().enumerate() {
+        for row in out.flows.iter().filter(|r| owner_of_host(r.src) == p) {
+            rows[row.id as usize] = Some(row.clone());
+        }
+    }
+    for (p, out) in outputs.iter().enumerate() {
+        for row in out.flows.iter().filter(|r| owner_of_host(r.dst) == p) {
+            if let Some(merged) = rows[row.id as usize].as_mut() {
+                merged.received = row.received;
+            }
+        }
+    }
+    rows.into_iter().map(|r| r.expect("every flow has a row in its sender's part")).collect()
+}
+
+/// Each switch's record and its ports' from the part that owns the switch.
+fn merge_switches(
+    outputs: &[SimOutput],
+    switches: &[(u32, usize)],
+    part_of: &[u16],
+) -> (Vec<PortRecord>, Vec<SwitchRecord>) {
+    let mut ports = Vec::new();
+    let mut records = Vec::new();
+    let mut first_port = 0;
+    for (index, &(node, count)) in switches.iter().enumerate() {
+        let out = &outputs[part_of[node as usize] as usize];
+        ports.extend_from_slice(&out.ports[first_port..first_port + count]);
+        records.push(out.switches[index].clone());
+        first_port += count;
+    }
+    (ports, records)
+}

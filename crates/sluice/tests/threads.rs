@@ -1,0 +1,147 @@
+//! One run on several threads (`simulation.threads`, crates/sluice-sim/src/sim/parallel.rs): the bundled
+//! scenarios give byte-identical result files on 1, 2 and 4 threads, and a scenario whose features a
+//! partitioned run cannot split is refused with a message that names the feature.
+
+use std::path::{Path, PathBuf};
+
+/// A fresh directory for one test's runs, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let path = std::env::temp_dir().join(format!("sluice-threads-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("a scratch directory");
+        Scratch(path)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(name)
+}
+
+fn resolve(name: &str, sets: &[String]) -> sluice_scenario::Resolved {
+    let path = scenario(name);
+    let scenario = sluice_scenario::load(&path, sets, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+    sluice_scenario::resolve(&scenario).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Runs `name` with `sets` on `threads` threads into `dir`.
+fn run_into(name: &str, sets: &[&str], threads: usize, dir: &Path) {
+    let mut sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    sets.push(format!("simulation.threads={threads}"));
+    let resolved = resolve(name, &sets);
+    sluice::run_scenario(&resolved, Some(dir), &mut |_| {})
+        .unwrap_or_else(|e| panic!("{name}, {threads} threads: {e}"));
+}
+
+/// summary.json without what differs from run to run on any machine (wall time and rates per second).
+fn summary_without_wall(dir: &Path) -> serde_json::Value {
+    fn strip(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                map.retain(|k, _| !k.contains("wall") && !k.ends_with("per_s") && !k.contains("per_second"));
+                map.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let text = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
+    let mut value: serde_json::Value = serde_json::from_str(&text).expect("summary.json is JSON");
+    strip(&mut value);
+    value
+}
+
+/// Runs `name` on 1 thread and on each of `threads`, and compares every result file with the first.
+fn same_results(name: &str, sets: &[&str], threads: &[usize]) {
+    let root = Scratch::new(&name.replace(['/', '.'], "-"));
+    let one = root.0.join("threads-1");
+    run_into(name, sets, 1, &one);
+    let files = ["fct.csv", "queues.csv", "throughput.csv", "trace.csv"];
+    assert!(one.join("fct.csv").exists(), "{name}: no fct.csv");
+    for &n in threads {
+        let dir = root.0.join(format!("threads-{n}"));
+        run_into(name, sets, n, &dir);
+        for file in files {
+            let expected = std::fs::read(one.join(file)).ok();
+            let got = std::fs::read(dir.join(file)).ok();
+            assert!(expected == got, "{name}: {file} on {n} threads differs from one thread's");
+        }
+        assert_eq!(summary_without_wall(&dir), summary_without_wall(&one), "{name}: summary.json on {n} threads");
+    }
+}
+
+#[test]
+fn the_quickstart_gives_the_same_files_on_1_2_and_4_threads() {
+    same_results("quickstart.toml", &[], &[2, 4]);
+}
+
+#[test]
+fn ws128_gives_the_same_files_on_1_2_and_4_threads() {
+    same_results("ws128.toml", &[], &[2, 4]);
+}
+
+#[test]
+fn a_leaf_spine_and_an_incast_give_the_same_files_on_1_2_and_4_threads() {
+    same_results("leafspine160.toml", &["workload.0.duration=300us"], &[2, 4]);
+    same_results("incast8.toml", &[], &[2, 4]);
+}
+
+/// Long-lived flows of two algorithms, sampled ports and traced flows (dctcp_cubic), HPCC's INT beside
+/// DCQCN in a run of fixed duration (dcqcn_hpcc_ws128), a switch signal (rocc_incast), the endpoint and
+/// host-interconnect models, and the CC plane offloaded behind a channel.
+#[test]
+fn mixes_signals_host_models_and_the_offloaded_plane_give_the_same_files_on_several_threads() {
+    same_results("mix/dctcp_cubic.toml", &[], &[2, 4]);
+    same_results("mix/dcqcn_hpcc_ws128.toml", &["simulation.duration=300us"], &[2]);
+    same_results("signals/rocc_incast.toml", &[], &[2, 4]);
+    same_results("endpoint/incast.toml", &[], &[2]);
+    same_results("host/fabric-incast.toml", &[], &[2]);
+    same_results("host/host-congestion.toml", &[], &[2]);
+    same_results("offload/aggregation400.toml", &[], &[2]);
+}
+
+/// The error of running `name` with `sets` on `threads` threads, which must write nothing.
+fn refusal(name: &str, sets: &[&str], threads: usize) -> String {
+    let mut sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    sets.push(format!("simulation.threads={threads}"));
+    let resolved = resolve(name, &sets);
+    let root = Scratch::new(&format!("refused-{}", name.replace(['/', '.'], "-")));
+    let dir = root.0.join("out");
+    let error = sluice::run_scenario(&resolved, Some(&dir), &mut |_| {}).expect_err("refused");
+    assert!(!dir.exists(), "{name}: a refused run wrote {}", dir.display());
+    error
+}
+
+#[test]
+fn features_a_partitioned_run_cannot_split_are_refused_by_name() {
+    let token = refusal("quickstart.toml", &["cc.algorithm=homa"], 2);
+    assert!(token.contains("simulation.threads = 2") && token.contains("receiver-driven"), "{token}");
+    let closed = refusal("closed_loop/ncast4.toml", &[], 2);
+    assert!(closed.contains("closed-loop workload"), "{closed}");
+    let faults = refusal("faults/marlin_dctcp.toml", &[], 2);
+    assert!(faults.contains("fault injection"), "{faults}");
+    let acks = refusal("mix/dctcp_cubic.toml", &["host.ack_every_packets=2"], 2);
+    assert!(acks.contains("long-lived flow") && acks.contains("ack_every_packets"), "{acks}");
+    let hosts = refusal("bed/star3.toml", &[], 4);
+    assert!(hosts.contains("4 threads need at least as many hosts; the topology has 3"), "{hosts}");
+}
+
+#[test]
+fn a_thread_count_out_of_range_is_a_scenario_error() {
+    for threads in ["0", "1025"] {
+        let path = scenario("quickstart.toml");
+        let error = sluice_scenario::load(&path, &[format!("simulation.threads={threads}")], None)
+            .and_then(|s| sluice_scenario::resolve(&s).map(|_| ()))
+            .expect_err("refused");
+        let text = error.to_string();
+        assert!(text.contains("simulation.threads") && text.contains("1 to 1024"), "{text}");
+    }
+}
