@@ -28,6 +28,6 @@ pub mod udp_threads;
 
 pub use estimate::{estimate, RunEstimate};
 pub use runner::{
-    outputs, run_into, run_scenario, run_scenario_until, simulation_input, time_limit_warning, trace_cap_warning,
-    RunOutcome,
+    outputs, run_into, run_scenario, run_scenario_until, simulation_input, threads_note, time_limit_warning,
+    trace_cap_warning, RunOutcome,
 };

@@ -242,6 +242,19 @@ pub fn outputs<'a>(summary: &'a Summary, output: &'a SimOutput, scenario_toml: &
     }
 }
 
+/// The note for a run on more threads than the machine has cores: its parts take turns on the cores
+/// and it runs slower than on as many threads as cores (the results are the same).
+pub fn threads_note(resolved: &Resolved) -> Option<String> {
+    let threads = resolved.scenario.simulation.threads;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (threads > cores).then(|| {
+        format!(
+            "note: simulation.threads = {threads} on {cores} cores: the parts take turns on the cores, so the run \
+             is slower than on {cores} threads (its results are the same)"
+        )
+    })
+}
+
 /// The warning for a run that stopped at its time limit with flows unfinished; `None` for any other run.
 pub fn time_limit_warning(resolved: &Resolved, summary: &Summary) -> Option<String> {
     if !summary.run.hit_time_limit {

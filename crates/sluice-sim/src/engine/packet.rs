@@ -132,12 +132,19 @@ const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 pub type IntStack = [IntHop; MAX_INT_HOPS];
 
 /// A packet on its way from one part of a partitioned run to another, with what its arena keeps beside
-/// it.
-#[derive(Debug, Clone, Copy)]
+/// it (only when the arena keeps anything: INT, switch signals, host samples).
+#[derive(Debug, Clone)]
 pub struct Parcel {
     /// The packet.
     pub packet: Packet,
-    /// Its INT records (as many as `packet.int_hops` say).
+    /// What the arena keeps beside it.
+    pub beside: Option<Box<Beside>>,
+}
+
+/// What an arena keeps beside a packet.
+#[derive(Debug, Clone, Copy)]
+pub struct Beside {
+    /// Its INT records (as many as the packet's `int_hops` say).
     pub int: IntStack,
     /// Its signal value.
     pub signal: u64,
@@ -334,12 +341,14 @@ impl Arena {
     /// sample), to move it into another part's arena; the id is released.
     pub fn take(&mut self, id: u32) -> Parcel {
         let i = id as usize;
-        let parcel = Parcel {
-            packet: self.packets[i],
-            int: if self.with_int { self.int[i] } else { [IntHop::default(); MAX_INT_HOPS] },
-            signal: if self.with_signal { self.signal[i] } else { 0 },
-            host: if self.with_host { self.host[i] } else { None },
-        };
+        let beside = (self.stamped || self.with_host).then(|| {
+            Box::new(Beside {
+                int: if self.with_int { self.int[i] } else { [IntHop::default(); MAX_INT_HOPS] },
+                signal: if self.with_signal { self.signal[i] } else { 0 },
+                host: if self.with_host { self.host[i] } else { None },
+            })
+        });
+        let parcel = Parcel { packet: self.packets[i], beside };
         self.free(id);
         parcel
     }
@@ -347,15 +356,17 @@ impl Arena {
     /// Stores a packet another part's arena gave up ([`Arena::take`]) and returns its id here.
     pub fn put(&mut self, parcel: &Parcel) -> u32 {
         let id = self.alloc(parcel.packet);
-        let i = id as usize;
-        if self.with_int {
-            self.int[i] = parcel.int;
-        }
-        if self.with_signal {
-            self.signal[i] = parcel.signal;
-        }
-        if self.with_host {
-            self.host[i] = parcel.host;
+        if let Some(beside) = parcel.beside.as_deref() {
+            let i = id as usize;
+            if self.with_int {
+                self.int[i] = beside.int;
+            }
+            if self.with_signal {
+                self.signal[i] = beside.signal;
+            }
+            if self.with_host {
+                self.host[i] = beside.host;
+            }
         }
         id
     }

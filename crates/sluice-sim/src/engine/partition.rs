@@ -24,7 +24,7 @@ pub struct Partition {
 }
 
 /// An event for a node of another part, with the packet it carries.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Remote {
     /// When it is due.
     pub at: Time,

@@ -172,6 +172,9 @@ fn run(args: ScenarioArgs, out_dir: Option<PathBuf>, quiet: bool, force: bool) -
             resolved.algorithm.name
         ));
     }
+    if let Some(text) = sluice::threads_note(&resolved).filter(|_| !quiet) {
+        note(&text);
+    }
     catch_interrupts()?;
     let mut line = ProgressLine::new(quiet);
     let outcome = run_scenario_until(&resolved, Some(&dir), &mut |p| line.update(p), &interrupted);
@@ -197,13 +200,20 @@ fn run(args: ScenarioArgs, out_dir: Option<PathBuf>, quiet: bool, force: bool) -
 fn bench(args: ScenarioArgs, repeat: u32, force: bool) -> Result<(), Failure> {
     let resolved = load_resolved(&args, false)?;
     refuse_if_too_large(&resolved, force)?;
+    let threads = match resolved.scenario.simulation.threads {
+        1 => String::new(),
+        n => format!(", {n} threads"),
+    };
     out(&format!(
-        "scenario {} ({}, {}, {})\n",
+        "scenario {} ({}, {}, {}{threads})\n",
         resolved.scenario.name,
         resolved.topology.describe(),
         flows_text(&resolved),
         resolved.algorithm.name
     ))?;
+    if let Some(text) = sluice::threads_note(&resolved) {
+        note(&text);
+    }
     let mut best = f64::INFINITY;
     for i in 0..repeat.max(1) {
         let outcome = run_scenario(&resolved, None, &mut |_| {})?;
