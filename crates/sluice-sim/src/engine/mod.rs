@@ -289,6 +289,17 @@ impl Core {
     /// Schedules `event` at absolute time `at` (not before now).
     #[inline]
     pub fn schedule(&mut self, at: Time, event: Event) {
+        debug_assert!(
+            self.partition.as_deref().and_then(|p| p.destination(&event)).is_none(),
+            "{event:?} crosses a link: schedule it with schedule_across"
+        );
+        self.queue.push(at.max(self.now), event);
+    }
+
+    /// Schedules `event`, which crosses a link (a packet's arrival or a PFC frame), at absolute time `at`:
+    /// in a partitioned run, a node of another part gets it from that part's queue.
+    #[inline]
+    pub fn schedule_across(&mut self, at: Time, event: Event) {
         if let Some(to) = self.partition.as_deref().and_then(|p| p.destination(&event)) {
             return self.send_away(to, at.max(self.now), event);
         }

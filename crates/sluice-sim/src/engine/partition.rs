@@ -47,8 +47,8 @@ impl Partition {
         self.part_of[node as usize] == self.part
     }
 
-    /// The part `event` is for, when that is another part: arrivals and PFC frames cross links; every
-    /// other event is for the node that made it.
+    /// The part `event` is for, when that is another part: arrivals and PFC frames cross links
+    /// ([`super::Core::schedule_across`]); every other event is for the node that made it.
     #[inline]
     pub fn destination(&self, event: &Event) -> Option<u16> {
         match *event {

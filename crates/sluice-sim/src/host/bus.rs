@@ -224,7 +224,7 @@ impl HostBus {
 fn send_pfc(core: &mut Core, nic: &Port, queue: u8, pause: bool) {
     core.counters.pfc_pauses += pause as u64;
     let (peer, port) = (nic.peer, nic.peer_port);
-    core.schedule(core.now + nic.delay, Event::Pfc { node: peer, port, queue, pause });
+    core.schedule_across(core.now + nic.delay, Event::Pfc { node: peer, port, queue, pause });
 }
 
 #[cfg(test)]

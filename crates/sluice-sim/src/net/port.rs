@@ -212,7 +212,7 @@ impl Port {
         self.busy_until = end;
         self.stats.tx_bytes += wire as u64;
         core.counters.packet_hops += 1;
-        core.schedule(end + self.delay + extra, Event::Arrive { node: self.peer, port: self.peer_port, pkt });
+        core.schedule_across(end + self.delay + extra, Event::Arrive { node: self.peer, port: self.peer_port, pkt });
         end
     }
 

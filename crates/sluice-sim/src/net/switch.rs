@@ -270,7 +270,7 @@ impl Switch {
         core.trace_packet(Site::pfc(event, self.node, port as u16, queue as u8), || self.ports[port].bytes);
         let p = &mut self.ports[port];
         let at = core.now + p.serialization(fabric.link.pause_bytes) + p.delay;
-        core.schedule(at, Event::Pfc { node: p.peer, port: p.peer_port, queue: queue as u8, pause });
+        core.schedule_across(at, Event::Pfc { node: p.peer, port: p.peer_port, queue: queue as u8, pause });
         if pause {
             p.stats.pauses_sent += 1;
             core.counters.pfc_pauses += 1;
