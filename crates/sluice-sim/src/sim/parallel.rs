@@ -87,21 +87,6 @@ impl PartitionedRun {
         Ok(PartitionedRun { parts, part_of, lookahead })
     }
 
-    /// The threads (parts) the run uses.
-    pub fn threads(&self) -> usize {
-        self.parts.len()
-    }
-
-    /// The window the parts step by: the shortest propagation delay between two parts.
-    pub fn lookahead(&self) -> Time {
-        self.lookahead
-    }
-
-    /// The part of every node, by node id.
-    pub fn part_of(&self) -> &[u16] {
-        &self.part_of
-    }
-
     /// The time the run stops at the latest.
     pub fn end_time(&self) -> Time {
         self.parts[0].end_time()
@@ -407,7 +392,7 @@ fn worker(
         let in_turn = plan.until_done && shared.could_end.iter().all(|c| c.load(Ordering::Acquire));
         if !in_turn {
             let mut sim = lock(&cells[me]);
-            sim.window(until);
+            sim.window(until, usize::MAX);
             post(&mut sim, me, shared);
         } else if me == 0 {
             let mut all: Vec<_> = cells.iter().map(lock).collect();
@@ -484,7 +469,7 @@ fn in_turn_window(parts: &mut [std::sync::MutexGuard<'_, Simulation>], until: Ti
         let due = parts.iter().enumerate().filter_map(|(i, p)| p.core.queue.peek_time().map(|t| (t, i))).min();
         let Some((time, i)) = due.filter(|&(t, _)| t < limit) else { break };
         let before = parts[i].core.counters.flows_finished;
-        parts[i].window_step(limit);
+        parts[i].window(limit, 1);
         finished += parts[i].core.counters.flows_finished - before;
         if !ended && finished == plan.total {
             ended = true;
@@ -495,20 +480,12 @@ fn in_turn_window(parts: &mut [std::sync::MutexGuard<'_, Simulation>], until: Ti
 }
 
 impl Simulation {
-    /// Handles this part's events due before `until`.
-    fn window(&mut self, until: Time) {
+    /// Handles this part's events due before `until`, `at_most` of them.
+    fn window(&mut self, until: Time, at_most: usize) {
         let (mut parts, fabric, env) = split!(self);
         let state = self.part.as_mut().expect("a part of a partitioned run");
-        while let Some((time, event)) = parts.core.queue.pop_before(until) {
-            handle(&mut parts, &fabric, &env, state, time, event);
-        }
-    }
-
-    /// Handles this part's next event, if it is due before `until`.
-    fn window_step(&mut self, until: Time) {
-        let (mut parts, fabric, env) = split!(self);
-        let state = self.part.as_mut().expect("a part of a partitioned run");
-        if let Some((time, event)) = parts.core.queue.pop_before(until) {
+        for _ in 0..at_most {
+            let Some((time, event)) = parts.core.queue.pop_before(until) else { break };
             handle(&mut parts, &fabric, &env, state, time, event);
         }
     }
