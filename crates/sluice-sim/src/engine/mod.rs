@@ -4,6 +4,7 @@ use sluice_core::Time;
 
 pub mod packet;
 pub mod partition;
+pub mod prefetch;
 pub mod queue;
 pub mod trace;
 

@@ -241,6 +241,14 @@ impl Arena {
         &self.packets[id as usize]
     }
 
+    /// Starts loading packet `id`'s record into cache, for an event due shortly (a hint only).
+    #[inline(always)]
+    pub fn prefetch(&self, id: u32) {
+        if let Some(packet) = self.packets.get(id as usize) {
+            super::prefetch::prefetch(packet);
+        }
+    }
+
     /// The packet `id`, mutably.
     #[inline]
     pub fn get_mut(&mut self, id: u32) -> &mut Packet {

@@ -201,6 +201,9 @@ pub const SLOT_BITS: u32 = 11;
 pub const WHEEL_BITS: u32 = 15;
 /// Slots of the timing wheel.
 pub const SLOTS: usize = 1 << WHEEL_BITS;
+/// Entries of a slot's first buffer (a small one): a slot of a fabric of a few hundred hosts or a few far
+/// timers fit.
+pub const SMALL_SLOT: usize = 16;
 
 /// A timing wheel (a calendar queue with fixed slot width; Brown, CACM 1988; Varghese and Lauck, SOSP
 /// 1987) with a bitmap of occupied slots and a binary-heap overflow for far events.
@@ -211,10 +214,12 @@ pub const SLOTS: usize = 1 << WHEEL_BITS;
 /// order of their [`TieKey`], equal keys in push order.
 ///
 /// A drained slot hands its buffer to a stack of spare buffers, and a slot that receives its first entry
-/// takes the most recently freed one. The buffers in use are therefore about as many as the slots that
-/// hold entries at once, not one per slot of the wheel. A burst (every port of an incast freeing in the
-/// same nanoseconds) no longer leaves its size behind in every slot it passed through. The most recently
-/// freed buffer is also the one most likely still in cache.
+/// takes a small one ([`SMALL_SLOT`] entries), the most recently freed. A slot that outgrows it swaps it
+/// for a large spare buffer, one that an earlier busy slot grew. So a slot holding a far timer or two
+/// holds a small buffer, not one as large as the busiest slot before it (at 8,192 hosts, where slots hold
+/// hundreds of entries, that cost 280 MB), and the large buffers are about as many as the busy slots at
+/// once. A burst (every port of an incast freeing in the same nanoseconds) leaves nothing of its size
+/// behind in the slots it passed through, and the most recently freed buffer is still in cache.
 #[derive(Debug)]
 pub struct WheelQueue<T, K = Fifo> {
     slots: Vec<Vec<(Time, T)>>,
@@ -229,8 +234,10 @@ pub struct WheelQueue<T, K = Fifo> {
     sorted: bool,
     in_wheel: usize,
     overflow: HeapQueue<T>,
-    /// Buffers of drained slots, for the next slots that receive entries.
-    spare: Vec<Vec<(Time, T)>>,
+    /// Small buffers of drained slots, for the next slots that receive a first entry.
+    spare_small: Vec<Vec<(Time, T)>>,
+    /// Large buffers of drained slots, for the next slots that outgrow a small one.
+    spare_large: Vec<Vec<(Time, T)>>,
     /// Orders entries of equal time.
     ties: K,
 }
@@ -260,7 +267,8 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
             sorted: false,
             in_wheel: 0,
             overflow: HeapQueue::default(),
-            spare: Vec::new(),
+            spare_small: Vec::new(),
+            spare_large: Vec::new(),
             ties,
         }
     }
@@ -281,15 +289,41 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
         self.base + ((SLOTS as Time) << SLOT_BITS)
     }
 
+    /// Gives a full slot room for one more entry: a small buffer for its first entry, a large one when
+    /// its small one is full (a large one grows as any vector).
+    #[cold]
+    fn make_room(&mut self, slot: usize) {
+        let entries = &mut self.slots[slot];
+        if entries.capacity() == 0 {
+            *entries = self.spare_small.pop().unwrap_or_else(|| Vec::with_capacity(SMALL_SLOT));
+        } else if entries.capacity() <= SMALL_SLOT {
+            if let Some(mut large) = self.spare_large.pop() {
+                large.extend_from_slice(entries);
+                let mut small = std::mem::replace(entries, large);
+                small.clear();
+                self.spare_small.push(small);
+            }
+        }
+    }
+
+    /// Hands a drained slot's buffer to the spares of its size.
+    fn release(&mut self, slot: usize) {
+        let mut buffer = std::mem::take(&mut self.slots[slot]);
+        buffer.clear();
+        if buffer.capacity() <= SMALL_SLOT {
+            self.spare_small.push(buffer);
+        } else {
+            self.spare_large.push(buffer);
+        }
+    }
+
     #[inline(always)]
     fn place(&mut self, time: Time, item: T) {
         let slot = ((time >> SLOT_BITS) as usize) & (SLOTS - 1);
-        let entries = &mut self.slots[slot];
-        if entries.capacity() == 0 {
-            if let Some(buffer) = self.spare.pop() {
-                *entries = buffer;
-            }
+        if self.slots[slot].len() == self.slots[slot].capacity() {
+            self.make_room(slot);
         }
+        let entries = &mut self.slots[slot];
         if slot == self.cursor && self.sorted {
             // The slot being consumed stays sorted; equal times and keys go after those already there.
             let head = self.head;
@@ -354,7 +388,7 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
     /// Entries the slots' and the spare buffers can hold without growing.
     #[cfg(test)]
     fn buffered(&self) -> usize {
-        self.slots.iter().chain(&self.spare).map(Vec::capacity).sum()
+        self.slots.iter().chain(&self.spare_small).chain(&self.spare_large).map(Vec::capacity).sum()
     }
 
     /// Jumps an empty wheel to the slot of the earliest overflow entry.
@@ -382,12 +416,10 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
             return;
         }
         let slot = ((time >> SLOT_BITS) as usize) & (SLOTS - 1);
-        let entries = &mut self.slots[slot];
-        if entries.capacity() == 0 {
-            if let Some(buffer) = self.spare.pop() {
-                *entries = buffer;
-            }
+        if self.slots[slot].len() == self.slots[slot].capacity() {
+            self.make_room(slot);
         }
+        let entries = &mut self.slots[slot];
         // The slot being consumed is sorted: go before its equal times. Any other slot is sorted (stably)
         // when the cursor reaches it, so the first place is ahead of them.
         let at = if slot == self.cursor && self.sorted {
@@ -433,6 +465,17 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
         self.slots[(self.cursor + distance) % SLOTS][from..].iter().map(|e| e.0).min()
     }
 
+    /// The entry `ahead` places after the next one to pop, when it lies in the slot being read (the
+    /// entries there are in order already); `None` otherwise. For looking ahead to prefetch what an entry
+    /// will need.
+    #[inline(always)]
+    pub fn upcoming(&self, ahead: usize) -> Option<&T> {
+        if !self.sorted {
+            return None;
+        }
+        self.slots[self.cursor].get(self.head + ahead).map(|entry| &entry.1)
+    }
+
     /// Takes the next entry if it is due before `until`. The wheel turns no further than `until`'s slot,
     /// so entries pushed afterwards at `until` or later still find their place.
     #[inline]
@@ -469,8 +512,7 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
         let entry = slot[self.head];
         self.head += 1;
         if self.head == slot.len() {
-            slot.clear();
-            self.spare.push(std::mem::take(slot));
+            self.release(self.cursor);
             self.head = 0;
             self.occupied[self.cursor / 64] &= !(1 << (self.cursor % 64));
         }
@@ -656,5 +698,47 @@ mod tests {
         }
         assert!(wheel.is_empty());
         assert!(wheel.buffered() <= 2_048, "{} entries still buffered", wheel.buffered());
+    }
+
+    /// Busy slots, each drained and then followed by a far timer: the timers wait in small buffers, not
+    /// in the large buffers the busy slots freed (with one stack of spares each would take one, 256
+    /// entries each).
+    #[test]
+    fn far_timers_behind_busy_slots_hold_small_buffers() {
+        let mut wheel = WheelQueue::new();
+        let rounds = 300u64;
+        for round in 0..rounds {
+            let t = round << SLOT_BITS;
+            for i in 0..200 {
+                wheel.push(t, i);
+            }
+            for i in 0..200 {
+                assert_eq!(wheel.pop(), Some((t, i)));
+            }
+            wheel.push(t + (10_000 << SLOT_BITS), 1_000);
+        }
+        assert_eq!(wheel.len(), rounds as usize);
+        let bound = rounds as usize * SMALL_SLOT + 2 * 256;
+        assert!(wheel.buffered() <= bound, "{} entries buffered, over {bound}", wheel.buffered());
+        let timers = drain(&mut wheel);
+        assert!(timers.iter().all(|&(_, i)| i == 1_000) && timers.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    /// Looking ahead sees the entries after the next one in the slot being read, in the order they will
+    /// pop (ties by key included), and nothing beyond that slot or before the slot is read.
+    #[test]
+    fn upcoming_shows_what_pops_next_in_the_slot_being_read() {
+        let mut wheel = WheelQueue::new();
+        for (t, i) in [(3, 30), (1, 10), (2, 20), (2, 21), (5 << SLOT_BITS, 99)] {
+            wheel.push(t, i);
+        }
+        assert_eq!(wheel.upcoming(0), None, "the slot is not sorted before the first pop");
+        assert_eq!(wheel.pop(), Some((1, 10)));
+        assert_eq!([0, 1, 2, 3].map(|ahead| wheel.upcoming(ahead).copied()), [Some(20), Some(21), Some(30), None]);
+        wheel.push(2, 22);
+        assert_eq!(wheel.upcoming(2).copied(), Some(22), "a push into the slot being read takes its place");
+        let popped: Vec<u32> = std::iter::from_fn(|| wheel.pop()).map(|e| e.1).collect();
+        assert_eq!(popped, [20, 21, 22, 30, 99]);
+        assert_eq!(wheel.upcoming(0), None);
     }
 }

@@ -97,6 +97,15 @@ impl Port {
         }
     }
 
+    /// Starts loading what a packet reaching this port reads first: its occupancy, transmitter and pause
+    /// state (a hint only).
+    #[inline(always)]
+    pub fn prefetch(&self) {
+        crate::engine::prefetch::prefetch(&self.bytes);
+        crate::engine::prefetch::prefetch(&self.busy_until);
+        crate::engine::prefetch::prefetch(&self.paused);
+    }
+
     /// Time to serialize `bytes` on this port.
     #[inline]
     pub fn serialization(&self, bytes: u32) -> Time {

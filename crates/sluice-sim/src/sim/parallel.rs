@@ -519,6 +519,7 @@ fn handle(parts: &mut Parts, fabric: &Fabric, env: &HostEnv, state: &mut PartSta
     if matches!(event, Event::Arrival | Event::Sample) {
         state.replicated += 1;
     }
+    parts.prefetch_ahead();
     parts.dispatch(event, fabric, env);
     parts.core.finished.clear();
 }
