@@ -306,6 +306,14 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
         }
     }
 
+    /// Makes room in `slot`'s buffer for one more entry.
+    #[inline(always)]
+    fn reserve_one(&mut self, slot: usize) {
+        if self.slots[slot].len() == self.slots[slot].capacity() {
+            self.make_room(slot);
+        }
+    }
+
     /// Hands a drained slot's buffer to the spares of its size.
     fn release(&mut self, slot: usize) {
         let mut buffer = std::mem::take(&mut self.slots[slot]);
@@ -320,9 +328,7 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
     #[inline(always)]
     fn place(&mut self, time: Time, item: T) {
         let slot = ((time >> SLOT_BITS) as usize) & (SLOTS - 1);
-        if self.slots[slot].len() == self.slots[slot].capacity() {
-            self.make_room(slot);
-        }
+        self.reserve_one(slot);
         let entries = &mut self.slots[slot];
         if slot == self.cursor && self.sorted {
             // The slot being consumed stays sorted; equal times and keys go after those already there.
@@ -416,9 +422,7 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
             return;
         }
         let slot = ((time >> SLOT_BITS) as usize) & (SLOTS - 1);
-        if self.slots[slot].len() == self.slots[slot].capacity() {
-            self.make_room(slot);
-        }
+        self.reserve_one(slot);
         let entries = &mut self.slots[slot];
         // The slot being consumed is sorted: go before its equal times. Any other slot is sorted (stably)
         // when the cursor reaches it, so the first place is ahead of them.
