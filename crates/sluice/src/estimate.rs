@@ -4,10 +4,14 @@
 //! The model counts what grows with the scenario: route tables ([`sluice_topo::Routes::heap_bytes`],
 //! held twice: the resolved scenario's and the simulator's copy), per-flow state (the generated flow,
 //! the simulator's input and its `Flow`, the result row), per-port state, the event queue (its timing
-//! wheel, and every flow's start queued at once), packets in flight, and the sampled and traced output
-//! rows. Constants are calibrated against the peak RSS that `sluice bench` reports for the
-//! bundled scenarios in a release build: the estimate is within about 25 % of it, from 9 MiB
-//! (`incast8.toml`) to 67 MiB (`fat320.toml`).
+//! wheel, and every flow's start queued at once), packets alive at once, and the sampled and traced
+//! output rows. Packets are the largest part of a big run; how many are alive at once follows from how
+//! many flows send at once and how many of them converge on one receiver (`Concurrency` below). Constants
+//! are calibrated against the peak RSS and the packets alive at the peak that `sluice bench` reports
+//! for the bundled scenarios in a release build: the estimate is 0.8 to 1.6 times the peak RSS of
+//! each, from 6.6 MB (`host/fabric-incast.toml`) to 30 MB (`receiver/study160_incast.toml`), and 0.9
+//! and 1.3 times that of the scale scenarios (50 MB at 1,024 hosts, 189 MB at 8,192);
+//! `crates/sluice/tests/estimate.rs` keeps the packets within a small factor of the measured peak.
 
 use std::mem::size_of;
 
@@ -20,9 +24,9 @@ use sluice_sim::queue::SLOTS;
 use sluice_workload::UNBOUNDED_SIZE;
 
 /// Resident memory of the process before the scenario adds anything: code, the allocator's arenas, the
-/// builtin CDFs and the output writer's buffers. Calibrated: `incast8.toml` (9 hosts, 8 flows) peaks at
-/// 9.3 MiB in a release build.
-pub const PROCESS_BASE_BYTES: u64 = 9 << 20;
+/// builtin CDFs and the output writer's buffers. Calibrated: `host/fabric-incast.toml` (9 hosts, 8 flows)
+/// peaks at 6.6 MB (6.3 MiB) in a release build.
+pub const PROCESS_BASE_BYTES: u64 = 13 << 19;
 
 /// Bytes per egress port beyond the `Port` record: its priority queues, the switch's per-port ingress,
 /// headroom and pause state, and the port's result row. An engineering figure (eight queues' vectors and
@@ -38,16 +42,30 @@ pub const ROW_BYTES: u64 = 48;
 /// search on fat-trees) to 2.5 (incast, with PFC pauses and timers).
 pub const EVENTS_PER_HOP: f64 = 1.5;
 
-/// Bandwidth-delay products of data per host in the network at the peak: one on the wire and the queues
-/// congestion control lets build (a few BDPs at an incast's bottleneck). Calibrated with the rest against
-/// the bundled scenarios; packets are a tenth to a quarter of their memory.
-pub const BDPS_IN_FLIGHT: u64 = 4;
+/// Packets alive per packet of a sending flow's first window (at most a bandwidth-delay product): the
+/// window itself, its ACKs, and the queues congestion control lets build behind it. Calibrated with
+/// the peak that `sluice bench` reports ("packets alive at the peak") for the bundled scenarios: 1.1
+/// (an eight-flow incast) to 4.7 (`ws128.toml`) on unloaded paths.
+pub const ALIVE_PER_WINDOW: f64 = 3.0;
+
+/// Packets alive per packet of the first windows that converge on a receiver at once, beyond the one
+/// its link carries: the overshoot queued before congestion control (or PFC) holds the senders back.
+/// Calibrated: `incast128.toml` (127 senders, DCQCN and PFC) peaks at 149,022 packets, 3.6 per such
+/// packet beyond the windows' own.
+pub const ALIVE_PER_FAN_IN: f64 = 4.0;
+
+/// The highest offered load per host the estimate's queueing term takes (the load's slowdown grows
+/// without bound towards 1).
+pub const LOAD_CAP: f64 = 0.8;
 
 /// What a run is expected to take.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunEstimate {
     /// Memory by part, in bytes: `("routes", ...)`, `("flows", ...)` and so on.
     pub memory: Vec<(&'static str, u64)>,
+    /// Packets alive at once at the peak (data and ACKs, on the wire and queued), which the packet
+    /// memory is sized for.
+    pub alive_packets: u64,
     /// Data packets the flows need at least (no retransmissions).
     pub data_packets: u64,
     /// Packets put on links: data and ACKs, every hop.
@@ -62,14 +80,17 @@ impl RunEstimate {
         self.memory.iter().map(|(_, bytes)| bytes).fold(0, |a, b| a.saturating_add(*b))
     }
 
-    /// One line for people: total memory with its largest parts, packets, packet-hops and events.
+    /// One line for people: total memory with its largest parts, packets alive at the peak, data packets,
+    /// packet-hops and events.
     pub fn describe(&self) -> String {
         let parts: Vec<String> =
             self.memory.iter().filter(|(_, b)| *b > 0).map(|(name, b)| format!("{name} {}", human(*b))).collect();
         format!(
-            "estimated run size: memory about {} ({}); {} data packets, {} packet-hops, {} events",
+            "estimated run size: memory about {} ({}); {} packets alive at the peak, {} data packets, {} packet-hops, \
+             {} events",
             human(self.memory_bytes()),
             parts.join(", "),
+            self.alive_packets,
             self.data_packets,
             self.packet_hops,
             self.events
@@ -102,7 +123,13 @@ pub fn estimate(resolved: &Resolved) -> RunEstimate {
         ("samples", row_bytes(resolved, &traffic)),
         ("parts", part_bytes(resolved, routes + ports)),
     ];
-    RunEstimate { memory, data_packets: traffic.data_packets, packet_hops: traffic.packet_hops, events }
+    RunEstimate {
+        memory,
+        alive_packets: alive_packets(resolved, &traffic),
+        data_packets: traffic.data_packets,
+        packet_hops: traffic.packet_hops,
+        events,
+    }
 }
 
 /// What a run on several threads adds: every part beyond the first keeps the whole network (`network`
@@ -167,19 +194,22 @@ fn port_bytes(resolved: &Resolved) -> u64 {
     ports * (per_port as u64 + PORT_STATE_BYTES)
 }
 
-/// Packets in flight at the peak: [`BDPS_IN_FLIGHT`] bandwidth-delay products per host (on the wire and
-/// queued), never more than the data itself; each is a packet record (and an INT stack with INT on, a
-/// signal value with a switch signal), doubled for the arena's growth.
+/// Packets alive at the peak ([`Traffic::alive_packets`]), never more than the data itself and one per
+/// host.
+fn alive_packets(resolved: &Resolved, traffic: &Traffic) -> u64 {
+    let hosts = resolved.topology.num_hosts() as u64;
+    (traffic.alive_packets.ceil() as u64).min(traffic.data_packets + hosts)
+}
+
+/// The packets alive at the peak, each a packet record (and an INT stack with INT on, a signal value with
+/// a switch signal), doubled for the arena's growth.
 fn packet_bytes(resolved: &Resolved, traffic: &Traffic) -> u64 {
     let s = &resolved.scenario;
-    let wire = (s.link.mtu + s.link.header_bytes) as u64;
-    let hosts = resolved.topology.num_hosts() as u64;
-    let bdp = (resolved.line_rate as f64 / 8.0 * traffic.base_rtt as f64 / PS_PER_S as f64) as u64;
-    let in_flight = (hosts * (BDPS_IN_FLIGHT * bdp / wire + 1)).min(traffic.data_packets + hosts);
+    let alive = alive_packets(resolved, traffic);
     let needs = resolved.mix.as_ref().map_or(resolved.algorithm.needs, |m| m.needs(resolved.algorithm.needs));
     let record =
         PACKET_BYTES + if s.switch.int { INT_STACK_BYTES } else { 0 } + if needs.signal { SIGNAL_BYTES } else { 0 };
-    2 * in_flight * record as u64
+    2 * alive * record as u64
 }
 
 /// Sampled throughput rows and traced CC rows, held until the run ends.
@@ -198,8 +228,8 @@ struct Traffic {
     end: Time,
     data_packets: u64,
     packet_hops: u64,
-    /// A typical base round trip: twice the mean path's propagation and serialization.
-    base_rtt: Time,
+    /// Packets alive at the peak: data and ACKs on the wire and queued ([`Concurrency::alive_packets`]).
+    alive_packets: f64,
 }
 
 impl Traffic {
@@ -237,22 +267,76 @@ impl Traffic {
         let nic = &resolved.topology.nic(0);
         let wire = (s.link.mtu + s.link.header_bytes) as u64;
         let per_hop = nic.delay + sluice_core::serialization_ps(wire, nic.rate.max(1));
-        let base_rtt = (2.0 * mean_hops * per_hop as f64) as Time;
+        let base_rtt = 2.0 * mean_hops * per_hop as f64;
+        let bdp = (resolved.line_rate as f64 / 8.0 * base_rtt / PS_PER_S as f64 / mtu as f64).max(1.0);
         let end = s.simulation.duration.unwrap_or_else(|| load.drain_time(resolved).min(limit));
-        Traffic { end, data_packets, packet_hops: data_hops.saturating_add(ack_hops), base_rtt }
+        let alive_packets = Concurrency::of(resolved, load.span(), bdp, limit).alive_packets();
+        Traffic { end, data_packets, packet_hops: data_hops.saturating_add(ack_hops), alive_packets }
     }
 }
 
-/// The bytes each host sends and receives, and the last start.
+/// How many flows send at once, and how many converge on one receiver: a second pass over the flows,
+/// once the span of their starts is known. A flow that takes `t` at its NIC's rate, among flows arriving
+/// over a span `T`, sends a share `t / (T + t)` of the time (Little's law for `t` much shorter than `T`;
+/// 1 when all start together). Its window is its size, at most a bandwidth-delay product.
+struct Concurrency {
+    /// Σ over flows of the share times the window, in packets.
+    windows: f64,
+    /// Σ over receivers of the windows of the flows beyond the first one that send to it at once.
+    fan_in: f64,
+    /// The mean offered load per host over the span, at most [`LOAD_CAP`] (0 when all flows start at
+    /// once: they have no arrival process to queue behind).
+    load: f64,
+}
+
+impl Concurrency {
+    fn of(resolved: &Resolved, span: Time, bdp_packets: f64, limit: Time) -> Concurrency {
+        let hosts = resolved.topology.num_hosts() as usize;
+        let mtu = resolved.scenario.link.mtu.max(1) as u64;
+        let (mut senders, mut windows) = (vec![0.0; hosts], vec![0.0; hosts]);
+        let (mut total, mut busy_time) = (0.0, 0.0);
+        for f in &resolved.flows {
+            let bytes = flow_bytes_sent(&f, resolved.line_rate, limit);
+            let time = sluice_core::serialization_ps(bytes, resolved.line_rate.max(1)) as f64;
+            let share = if span == 0 { 1.0 } else { time / (span as f64 + time) };
+            let window = share * (bytes.div_ceil(mtu).max(1) as f64).min(bdp_packets);
+            senders[f.dst as usize] += share;
+            windows[f.dst as usize] += window;
+            total += window;
+            busy_time += time;
+        }
+        let fan_in = (0..hosts).filter(|&r| senders[r] > 1.0).map(|r| windows[r] * (1.0 - 1.0 / senders[r])).sum();
+        let load = match span {
+            0 => 0.0,
+            _ => (busy_time / (span as f64 * hosts.max(1) as f64)).min(LOAD_CAP),
+        };
+        Concurrency { windows: total, fan_in, load }
+    }
+
+    /// Packets alive at the peak: [`ALIVE_PER_WINDOW`] per packet of the windows, stretched by the
+    /// load's queueing (a processor-sharing queue's mean slowdown, `1 / (1 - load)`), and
+    /// [`ALIVE_PER_FAN_IN`] per packet converging on a receiver beyond its link's share.
+    fn alive_packets(&self) -> f64 {
+        ALIVE_PER_WINDOW * self.windows / (1.0 - self.load) + ALIVE_PER_FAN_IN * self.fan_in
+    }
+}
+
+/// The bytes each host sends and receives, and the first and last start.
 struct HostLoad {
     sent: Vec<u64>,
     received: Vec<u64>,
     last_start: Time,
+    first_start: Time,
 }
 
 impl HostLoad {
     fn new(hosts: usize) -> HostLoad {
-        HostLoad { sent: vec![0; hosts], received: vec![0; hosts], last_start: 0 }
+        HostLoad { sent: vec![0; hosts], received: vec![0; hosts], last_start: 0, first_start: Time::MAX }
+    }
+
+    /// How long the flows take to arrive: from the first start to the last (0 when all start at once).
+    fn span(&self) -> Time {
+        self.last_start.saturating_sub(self.first_start)
     }
 
     /// Flow `f`, which sends `bytes`.
@@ -260,6 +344,7 @@ impl HostLoad {
         self.sent[f.src as usize] = self.sent[f.src as usize].saturating_add(bytes);
         self.received[f.dst as usize] = self.received[f.dst as usize].saturating_add(bytes);
         self.last_start = self.last_start.max(f.start);
+        self.first_start = self.first_start.min(f.start);
     }
 
     /// When a run without a fixed duration is expected to end: after the last start (of a flow or a
@@ -330,6 +415,7 @@ mod tests {
     fn sized(bytes: u64) -> RunEstimate {
         RunEstimate {
             memory: vec![("base", bytes / 2), ("flows", bytes - bytes / 2)],
+            alive_packets: 4,
             data_packets: 1,
             packet_hops: 2,
             events: 3,
@@ -351,8 +437,8 @@ mod tests {
     fn the_description_lists_the_parts() {
         assert_eq!(
             sized(4 << 30).describe(),
-            "estimated run size: memory about 4.0 GiB (base 2.0 GiB, flows 2.0 GiB); 1 data packets, 2 packet-hops, \
-             3 events"
+            "estimated run size: memory about 4.0 GiB (base 2.0 GiB, flows 2.0 GiB); 4 packets alive at the peak, 1 data \
+             packets, 2 packet-hops, 3 events"
         );
     }
 }

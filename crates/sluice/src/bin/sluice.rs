@@ -214,12 +214,13 @@ fn bench(args: ScenarioArgs, repeat: u32, force: bool) -> Result<(), Failure> {
     if let Some(text) = sluice::threads_note(&resolved) {
         note(&text);
     }
-    let mut best = f64::INFINITY;
+    let (mut best, mut peak_packets) = (f64::INFINITY, 0);
     for i in 0..repeat.max(1) {
         let outcome = run_scenario(&resolved, None, &mut |_| {})?;
         let o = &outcome.output;
         let wall = outcome.wall_seconds;
         best = best.min(wall);
+        peak_packets = o.peak_packets;
         let finished = o.flows.iter().filter(|f| f.finish.is_some()).count();
         out(&format!(
             "run {}: wall {:.3} s | simulated {:.3} ms | {} events ({:.2}M/s) | {} packet-hops ({:.2}M/s) | flows finished {}/{}\n",
@@ -234,7 +235,8 @@ fn bench(args: ScenarioArgs, repeat: u32, force: bool) -> Result<(), Failure> {
             o.flows.len()
         ))?;
     }
-    out(&format!("best wall {best:.3} s | peak RSS {}\n", peak_rss().unwrap_or_else(|| "unknown".into())))
+    let rss = peak_rss().unwrap_or_else(|| "unknown".into());
+    out(&format!("best wall {best:.3} s | peak RSS {rss} | packets alive at the peak {peak_packets}\n"))
 }
 
 /// The scenario's flows in words: how many are generated, and the closed loops' slots that start more
