@@ -45,6 +45,9 @@ pub fn figures(dir: &Path, label: &str) -> Result<Figures, ReportError> {
     if rows.is_empty() {
         return Err(ReportError::at(dir, "no fct.csv, throughput.csv or queues.csv: not a results directory"));
     }
+    if let Ok(summary) = crate::run::read_json(&dir.join("summary.json")) {
+        token_rows(&summary, &mut rows);
+    }
     Ok(Figures { label: label.to_string(), datapath: datapath(dir), rows })
 }
 
@@ -152,6 +155,25 @@ fn switch_rows(t: &Table, rows: &mut Vec<(String, Option<f64>)>) -> Result<(), R
     rows.push(("ECN marks".into(), Some(sum(marks)?)));
     rows.push(("drops".into(), Some(sum(drops)?)));
     Ok(())
+}
+
+/// A token transport's figures from summary.json's `extra.receiver_driven` (the simulator's and the
+/// bed's alike): tokens issued, marked and dropped by the switches' token limiters, and the receivers'
+/// loss checks that fired.
+fn token_rows(summary: &serde_json::Value, rows: &mut Vec<(String, Option<f64>)>) {
+    let tokens = &summary["extra"]["receiver_driven"];
+    if !tokens.is_object() {
+        return;
+    }
+    let names = [
+        ("tokens issued", "tokens_issued"),
+        ("tokens marked", "tokens_marked"),
+        ("tokens dropped", "tokens_dropped"),
+        ("receiver loss checks fired", "rx_timeouts"),
+    ];
+    for (label, key) in names {
+        rows.push((label.into(), tokens[key].as_f64()));
+    }
 }
 
 /// A traced flow's id and a variable's name, as `trace.csv` writes them.

@@ -377,13 +377,13 @@ impl Fabric {
         match limiter.offer(p, self.ports[p].rate, id, self.pool.meta(id).ect, t) {
             Verdict::Pass { mark } => {
                 if mark {
-                    self.mark(p, id);
+                    self.mark_token(id);
                 }
                 self.offer(p, id, t);
             }
             Verdict::Held { mark } => {
                 if mark {
-                    self.mark(p, id);
+                    self.mark_token(id);
                 }
             }
             Verdict::Drop => self.drop_at(p, id),
@@ -460,6 +460,15 @@ impl Fabric {
             return;
         }
         self.mark(p, id);
+    }
+
+    /// Sets Congestion Experienced on a token the limiter marked. The limiter counts it (the
+    /// simulator's `tokens_marked`); the port's `ecn_marks` count data and control marks only, as the
+    /// simulator's do.
+    fn mark_token(&mut self, id: u32) {
+        if frame::set_ce(self.pool.bytes_mut(id)) {
+            self.pool.meta_mut(id).ect = false;
+        }
     }
 
     fn mark(&mut self, p: usize, id: u32) {

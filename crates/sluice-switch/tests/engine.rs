@@ -461,4 +461,7 @@ fn token_ecn_marks_tokens_that_find_a_long_token_queue() {
     let ce: Vec<bool> = marks(&out);
     assert_eq!(ce, [false, false, true, true], "marked once a token waits ahead of them");
     assert_eq!(f.token_counts(), (0, 2));
+    // The limiter counts its marks; the port's ECN marks are the data queue's, as in the simulator.
+    let sw = f.config().topology.nodes.iter().position(|n| n.name == "sw0").unwrap() as u32;
+    assert_eq!(f.port(sw, 2).stats.ecn_marks, 0);
 }

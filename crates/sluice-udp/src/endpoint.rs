@@ -541,10 +541,16 @@ impl Endpoint {
         self.active
     }
 
-    /// Payload bytes flow `id` has had acknowledged cumulatively, if this endpoint sends it.
+    /// Payload bytes flow `id` has had acknowledged cumulatively, if this endpoint sends it. A
+    /// receiver-driven flow's sender hears only of its last byte (and answers to repeated requests), so
+    /// for it this counts the new bytes sent, which reach the receiver a one-way trip later: the
+    /// simulator counts what such a flow's receiver has.
     pub fn acknowledged(&self, id: u32) -> Option<u64> {
-        let slot = self.slot_of.get(id)?;
-        Some(self.flows[slot as usize].sender.snd_una)
+        let flow = &self.flows[self.slot_of.get(id)? as usize];
+        Some(match flow.token {
+            Some(_) => flow.sender.snd_nxt.max(flow.sender.snd_una),
+            None => flow.sender.snd_una,
+        })
     }
 
     /// Flows that ended since the last call, in the order they ended.

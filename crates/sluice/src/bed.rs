@@ -266,7 +266,8 @@ fn run_bed(
         let signal = fabric.signal_counters().map_or(Value::Null, |c| {
             json!({ "writes": c.writes, "no_field": c.no_field, "feedback": c.feedback, "no_feedback": c.no_feedback })
         });
-        bed_workload::merge(real, &dir, &algorithm, &outcome, resolved.flows.len() as u64, faults, signal)?;
+        let switch = bed_workload::SwitchFigures { faults, signal, token_limiters: fabric.token_counts() };
+        bed_workload::merge(real, &dir, &algorithm, &outcome, resolved.flows.len() as u64, switch)?;
         if interrupted() {
             // The hosts' senders were interrupted too (one process group) and wrote what they had.
             return Err(Failure::Interrupted(format!(

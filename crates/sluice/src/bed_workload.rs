@@ -217,19 +217,58 @@ impl Running {
     }
 }
 
+/// What the switch saw of a bed run, for its summary.json.
+pub struct SwitchFigures {
+    /// The `faults` section (each `[[fault]]` entry's packets dropped and marked).
+    pub faults: Value,
+    /// The `switch_signal` section, or null without a switch signal.
+    pub signal: Value,
+    /// Tokens the switch's token limiters dropped and marked.
+    pub token_limiters: (u64, u64),
+}
+
+/// The token transport's counters that the simulator's summary.json has under `receiver_driven`, for
+/// the same section of the bed's: every host's sender and receiver counts summed, the switch's token
+/// limiters' drops and marks, and the same ratios. `None` for an algorithm without tokens.
+fn token_summary(dir: &Path, (dropped, marked): (u64, u64)) -> Option<Value> {
+    let mut sums = serde_json::Map::new();
+    for host in host_dirs(dir) {
+        for file in ["summary.json", "receiver.json"] {
+            let Ok(text) = fs::read_to_string(host.join(file)) else { continue };
+            let summary: Value = serde_json::from_str(&text).unwrap_or_default();
+            let Some(tokens) = summary["tokens"].as_object() else { continue };
+            for (key, value) in tokens {
+                let sum = sums.get(key).and_then(Value::as_u64).unwrap_or(0) + value.as_u64().unwrap_or(0);
+                sums.insert(key.clone(), sum.into());
+            }
+        }
+    }
+    let count = |key: &str| sums.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let (issued, wasted) = (count("tokens_issued"), count("tokens_wasted") + count("tokens_stale"));
+    if issued + count("requests") == 0 {
+        return None;
+    }
+    let per_token = |n: u64| sluice_results::round6(n as f64 / issued.max(1) as f64);
+    sums.insert("tokens_dropped".into(), dropped.into());
+    sums.insert("tokens_marked".into(), marked.into());
+    sums.insert("token_drop_ratio".into(), per_token(dropped).into());
+    sums.insert("token_waste_ratio".into(), per_token(wasted).into());
+    Some(Value::Object(sums))
+}
+
 /// Merges the senders' results into `dir/fct.csv` and `dir/summary.json`. Flows that closed loops
 /// started during the run (ids from `generated` up) are numbered from `generated` in the order they
-/// started, as the simulator numbers them. `faults` (a JSON array) becomes summary.json's `faults`
-/// section unless it is empty, and `signal` (what the software switch's signal hooks did) its
-/// `switch_signal` section unless it is null.
+/// started, as the simulator numbers them. The switch's `faults` (a JSON array) become summary.json's
+/// `faults` section unless it is empty, its `signal` (what its signal hooks did) the `switch_signal`
+/// section unless it is null, and with a token transport the hosts' token counters and the switch's
+/// token limiters the `extra.receiver_driven` section, as the simulator writes it.
 pub fn merge(
     real: Real,
     dir: &Path,
     algorithm: &str,
     outcome: &Outcome,
     generated: u64,
-    faults: Value,
-    signal: Value,
+    switch: SwitchFigures,
 ) -> Result<(), Failure> {
     let mut header = None;
     let mut rows: Vec<(u64, String)> = Vec::new();
@@ -272,11 +311,14 @@ pub fn merge(
         "sender_failures": outcome.failures,
         "partial": crate::console::interrupted(),
     });
-    if faults.as_array().is_some_and(|f| !f.is_empty()) {
-        summary["faults"] = faults;
+    if switch.faults.as_array().is_some_and(|f| !f.is_empty()) {
+        summary["faults"] = switch.faults;
     }
-    if !signal.is_null() {
-        summary["switch_signal"] = signal;
+    if !switch.signal.is_null() {
+        summary["switch_signal"] = switch.signal;
+    }
+    if let Some(tokens) = token_summary(dir, switch.token_limiters) {
+        summary["extra"] = json!({ "receiver_driven": tokens });
     }
     fs::write(dir.join("summary.json"), format!("{summary:#}\n"))
         .map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))

@@ -287,8 +287,9 @@ fn run_sender(
     }
 }
 
-/// Counts the payload bytes some flows have had acknowledged in each interval of the run, as the
-/// simulator's `output.throughput_flows` does: one series per flow, a sample at each multiple of the
+/// Counts the payload bytes some flows have had acknowledged in each interval of the run (a
+/// receiver-driven flow's: sent, [`Endpoint::acknowledged`]), as the simulator's
+/// `output.throughput_flows` does: one series per flow, a sample at each multiple of the
 /// interval (taken at the first loop round at or after it), and a last, shorter one when the run ends.
 /// The samples wait for the loop's rounds; a loop that sleeps has nothing arriving to count.
 struct FlowSampler {
