@@ -466,16 +466,22 @@ impl Fabric {
     /// simulator's `tokens_marked`); the port's `ecn_marks` count data and control marks only, as the
     /// simulator's do.
     fn mark_token(&mut self, id: u32) {
-        if frame::set_ce(self.pool.bytes_mut(id)) {
-            self.pool.meta_mut(id).ect = false;
-        }
+        self.set_ce(id);
     }
 
     fn mark(&mut self, p: usize, id: u32) {
-        if frame::set_ce(self.pool.bytes_mut(id)) {
-            self.pool.meta_mut(id).ect = false;
+        if self.set_ce(id) {
             self.ports[p].stats.ecn_marks += 1;
         }
+    }
+
+    /// Sets Congestion Experienced on frame `id`; whether it was ECN-capable (and so is marked now).
+    fn set_ce(&mut self, id: u32) -> bool {
+        let marked = frame::set_ce(self.pool.bytes_mut(id));
+        if marked {
+            self.pool.meta_mut(id).ect = false;
+        }
+        marked
     }
 
     fn drop_at(&mut self, p: usize, id: u32) {
