@@ -222,8 +222,9 @@ pub const SMALL_SLOT: usize = 16;
 /// behind in the slots it passed through, and the most recently freed buffer is still in cache.
 #[derive(Debug)]
 pub struct WheelQueue<T, K = Fifo> {
-    slots: Vec<Vec<(Time, T)>>,
-    occupied: Vec<u64>,
+    /// Fixed-size arrays, so that an index masked to the wheel needs no bounds check.
+    slots: Box<[Vec<(Time, T)>; SLOTS]>,
+    occupied: Box<[u64; SLOTS / 64]>,
     /// Start time of the current slot.
     base: Time,
     /// Index of the current slot.
@@ -259,8 +260,8 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
     /// An empty queue starting at time 0 whose equal times pop in the order of `ties`.
     pub fn with_ties(ties: K) -> Self {
         WheelQueue {
-            slots: (0..SLOTS).map(|_| Vec::new()).collect(),
-            occupied: vec![0; SLOTS / 64],
+            slots: (0..SLOTS).map(|_| Vec::new()).collect::<Box<[_]>>().try_into().unwrap_or_else(|_| unreachable!()),
+            occupied: Box::new([0; SLOTS / 64]),
             base: 0,
             cursor: 0,
             head: 0,
