@@ -341,6 +341,28 @@ mod tests {
         assert_eq!(value("trace 3 alpha (time mean)"), Some(0.5));
     }
 
+    /// A token transport's counts come from summary.json's `extra.receiver_driven`, whichever datapath
+    /// wrote it; a summary without that section adds no rows.
+    #[test]
+    fn token_counts_come_from_the_receiver_driven_section() {
+        let d = dir(
+            "tokens",
+            &format!("{FCT_HEAD}0,0,2,1000,0,20,20,10,2.0,0,0\n"),
+            &format!("{TP_HEAD}p,10,0,0.0,10,wire,0\n"),
+        );
+        let summary = r#"{"extra": {"receiver_driven": {"tokens_issued": 40, "tokens_marked": 30, "tokens_dropped": 2, "rx_timeouts": 1}}}"#;
+        std::fs::write(d.join("summary.json"), summary).unwrap();
+        let f = figures(&d, "x").unwrap();
+        let value = |m: &str| f.rows.iter().find(|(n, _)| n == m).and_then(|(_, v)| *v);
+        assert_eq!(value("tokens issued"), Some(40.0));
+        assert_eq!(value("tokens marked"), Some(30.0));
+        assert_eq!(value("tokens dropped"), Some(2.0));
+        assert_eq!(value("receiver loss checks fired"), Some(1.0));
+        std::fs::write(d.join("summary.json"), r#"{"extra": {}}"#).unwrap();
+        let without = figures(&d, "x").unwrap();
+        assert!(without.rows.iter().all(|(n, _)| !n.starts_with("tokens")), "{:?}", without.rows);
+    }
+
     #[test]
     fn a_directory_without_results_is_refused() {
         let d = std::env::temp_dir().join(format!("sluice-compare-{}-empty", std::process::id()));
