@@ -8,9 +8,9 @@
 //! output rows. Packets are the largest part of a big run; how many are alive at once follows from how
 //! many flows send at once and how many of them converge on one receiver (`Concurrency` below). Constants
 //! are calibrated against the peak RSS and the packets alive at the peak that `sluice bench` reports
-//! for the bundled scenarios in a release build: the estimate is 0.8 to 1.6 times the peak RSS of
-//! each, from 6.6 MB (`host/fabric-incast.toml`) to 30 MB (`receiver/study160_incast.toml`), and 0.9
-//! and 1.3 times that of the scale scenarios (50 MB at 1,024 hosts, 189 MB at 8,192);
+//! for the bundled scenarios in a release build: the estimate is 0.8 to 1.55 times the peak RSS of
+//! each, from 6.9 MB (`endpoint/incast.toml`) to 31 MB (`receiver/study160_incast.toml`), and 0.88
+//! and 1.25 times that of the scale scenarios (50 MB at 1,024 hosts, 187 MB at 8,192);
 //! `crates/sluice/tests/estimate.rs` keeps the packets within a small factor of the measured peak.
 
 use std::mem::size_of;
@@ -25,7 +25,7 @@ use sluice_workload::UNBOUNDED_SIZE;
 
 /// Resident memory of the process before the scenario adds anything: code, the allocator's arenas, the
 /// builtin CDFs and the output writer's buffers. Calibrated: `host/fabric-incast.toml` (9 hosts, 8 flows)
-/// peaks at 6.6 MB (6.3 MiB) in a release build.
+/// peaks at 6.6-7.2 MB (6.3-6.9 MiB) in a release build.
 pub const PROCESS_BASE_BYTES: u64 = 13 << 19;
 
 /// Bytes per egress port beyond the `Port` record: its priority queues, the switch's per-port ingress,
@@ -53,6 +53,13 @@ pub const ALIVE_PER_WINDOW: f64 = 3.0;
 /// Calibrated: `incast128.toml` (127 senders, DCQCN and PFC) peaks at 149,022 packets, 3.6 per such
 /// packet beyond the windows' own.
 pub const ALIVE_PER_FAN_IN: f64 = 4.0;
+
+/// Events pending at the peak per packet alive then, as estimated: a packet on a wire has its arrival
+/// pending, a queued one nothing, and the flows' timers come on top. Calibrated with a build that
+/// counted the timing wheel's most entries at once: 0.29 of the packets estimated alive for
+/// `ws128.toml`, 0.27 for `fat320.toml`, 0.25 and 0.24 for k=32 with 100 and 200 us of arrivals, and
+/// 0.03 for `incast128.toml`, whose packets wait in paused queues.
+pub const EVENTS_PER_ALIVE_PACKET: f64 = 0.3;
 
 /// The highest offered load per host the estimate's queueing term takes (the load's slowdown grows
 /// without bound towards 1).
@@ -118,7 +125,7 @@ pub fn estimate(resolved: &Resolved) -> RunEstimate {
         ("routes", routes),
         ("flows", flow_bytes(resolved)),
         ("ports", ports),
-        ("events", event_bytes(resolved, events)),
+        ("events", event_bytes(resolved, events, alive_packets(resolved, &traffic))),
         ("packets", packet_bytes(resolved, &traffic)),
         ("samples", row_bytes(resolved, &traffic)),
         ("parts", part_bytes(resolved, routes + ports)),
@@ -164,13 +171,13 @@ fn flow_bytes(resolved: &Resolved) -> u64 {
 }
 
 /// The event queue. Its timing wheel has [`SLOTS`] slot headers; buffers go to the slots that hold
-/// events at the moment, so the entries that need memory are those pending at the peak. Every busy
-/// link direction has about one packet arrival pending per serialization time along its propagation
-/// delay (plus the one being sent); counted for every direction and doubled for the buffers' growth
-/// slack, which covers the links that are idle at the peak. The workload's flow starts are not queued
-/// ahead (they arrive one at a time). The pending entries can never exceed the run's `events`, which
-/// bounds the estimate of a large network with little traffic.
-fn event_bytes(resolved: &Resolved, events: u64) -> u64 {
+/// events at the moment, so the entries that need memory are those pending at the peak, doubled for
+/// the buffers' growth slack. A busy link direction has about one packet arrival pending per
+/// serialization time along its propagation delay (plus the one being sent), so every direction counted
+/// busy bounds them; so do [`EVENTS_PER_ALIVE_PACKET`] per packet alive at the peak (`alive`), which
+/// counts only the busy ones, and the run's `events` (a large network with little traffic). The
+/// workload's flow starts are not queued ahead (they arrive one at a time).
+fn event_bytes(resolved: &Resolved, events: u64, alive: u64) -> u64 {
     let s = &resolved.scenario;
     let entry = EVENT_ENTRY_BYTES as f64;
     let wire = (s.link.mtu + s.link.header_bytes) as u64;
@@ -183,7 +190,8 @@ fn event_bytes(resolved: &Resolved, events: u64) -> u64 {
             2.0 * (1.0 + l.delay as f64 / serialization)
         })
         .sum();
-    let wheel = SLOTS as f64 * entry + 2.0 * entry * pending.min(events as f64);
+    let pending = pending.min(events as f64).min(EVENTS_PER_ALIVE_PACKET * alive as f64);
+    let wheel = SLOTS as f64 * entry + 2.0 * entry * pending;
     wheel as u64
 }
 
