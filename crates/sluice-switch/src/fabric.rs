@@ -375,15 +375,17 @@ impl Fabric {
     fn limit_token(&mut self, p: usize, id: u32, t: Time) {
         let limiter = self.tokens.as_mut().expect("a token limiter");
         match limiter.offer(p, self.ports[p].rate, id, self.pool.meta(id).ect, t) {
+            // The limiter counts the tokens it marks (the simulator's `tokens_marked`); the port's
+            // `ecn_marks` count data and control marks only, as the simulator's do.
             Verdict::Pass { mark } => {
                 if mark {
-                    self.mark_token(id);
+                    self.set_ce(id);
                 }
                 self.offer(p, id, t);
             }
             Verdict::Held { mark } => {
                 if mark {
-                    self.mark_token(id);
+                    self.set_ce(id);
                 }
             }
             Verdict::Drop => self.drop_at(p, id),
@@ -460,13 +462,6 @@ impl Fabric {
             return;
         }
         self.mark(p, id);
-    }
-
-    /// Sets Congestion Experienced on a token the limiter marked. The limiter counts it (the
-    /// simulator's `tokens_marked`); the port's `ecn_marks` count data and control marks only, as the
-    /// simulator's do.
-    fn mark_token(&mut self, id: u32) {
-        self.set_ce(id);
     }
 
     fn mark(&mut self, p: usize, id: u32) {

@@ -120,19 +120,20 @@ pub fn estimate(resolved: &Resolved) -> RunEstimate {
     let events = (traffic.packet_hops as f64 * EVENTS_PER_HOP) as u64 + 4 * run_flows(resolved);
     let routes = 2 * resolved.routes.heap_bytes() as u64;
     let ports = port_bytes(resolved);
+    let alive = alive_packets(resolved, &traffic);
     let memory = vec![
         ("base", PROCESS_BASE_BYTES),
         ("routes", routes),
         ("flows", flow_bytes(resolved)),
         ("ports", ports),
-        ("events", event_bytes(resolved, events, alive_packets(resolved, &traffic))),
-        ("packets", packet_bytes(resolved, &traffic)),
+        ("events", event_bytes(resolved, events, alive)),
+        ("packets", packet_bytes(resolved, alive)),
         ("samples", row_bytes(resolved, &traffic)),
         ("parts", part_bytes(resolved, routes + ports)),
     ];
     RunEstimate {
         memory,
-        alive_packets: alive_packets(resolved, &traffic),
+        alive_packets: alive,
         data_packets: traffic.data_packets,
         packet_hops: traffic.packet_hops,
         events,
@@ -211,9 +212,8 @@ fn alive_packets(resolved: &Resolved, traffic: &Traffic) -> u64 {
 
 /// The packets alive at the peak, each a packet record (and an INT stack with INT on, a signal value with
 /// a switch signal), doubled for the arena's growth.
-fn packet_bytes(resolved: &Resolved, traffic: &Traffic) -> u64 {
+fn packet_bytes(resolved: &Resolved, alive: u64) -> u64 {
     let s = &resolved.scenario;
-    let alive = alive_packets(resolved, traffic);
     let needs = resolved.mix.as_ref().map_or(resolved.algorithm.needs, |m| m.needs(resolved.algorithm.needs));
     let record =
         PACKET_BYTES + if s.switch.int { INT_STACK_BYTES } else { 0 } + if needs.signal { SIGNAL_BYTES } else { 0 };
