@@ -34,8 +34,8 @@ fn main() {
     let mut switch = SwitchConfig::default();
     switch.ecn.thresholds = vec![(100_000_000_000, EcnThresholds::red_for_rate(100_000_000_000))];
     let input = SimInput {
-        topology,
-        routes,
+        topology: topology.into(),
+        routes: routes.into(),
         link: LinkConfig::default(),
         switch,
         host: HostConfig::default(),

@@ -7,6 +7,7 @@ use sluice_core::Time;
 
 use crate::engine::packet::{IntStack, Packet};
 use crate::engine::Event;
+use crate::host::Host;
 use crate::net::port::Port;
 use crate::transport::flow::Flow;
 
@@ -20,6 +21,9 @@ pub const INT_STACK_BYTES: usize = size_of::<IntStack>();
 pub const SIGNAL_BYTES: usize = size_of::<u64>();
 /// Bytes of one egress port, before its queues' contents.
 pub const PORT_BYTES: usize = size_of::<Port>();
+/// Bytes of one host's record with its NIC: what every part of a partitioned run keeps for each host,
+/// its own or another part's.
+pub const HOST_BYTES: usize = size_of::<Host>();
 /// Bytes of one flow's state (`Flow`), without its algorithm's, which a partitioned run keeps for
 /// finished flows too, in the parts of both its hosts.
 pub const FLOW_STATE_BYTES: usize = size_of::<Flow>();

@@ -50,8 +50,8 @@ pub fn simulation_input(resolved: &Resolved) -> SimInput {
         packet_trace: resolved.packet_trace.clone(),
     };
     SimInput {
-        topology: resolved.topology.clone(),
-        routes: resolved.routes.clone(),
+        topology: resolved.topology.clone().into(),
+        routes: resolved.routes.clone().into(),
         link: s.link.clone(),
         switch: s.switch.clone(),
         host: s.host.clone(),

@@ -2,6 +2,8 @@
 //! their algorithms, the token transport's state, the host models, and the first events.
 
 use sluice_cc::token::TokenTransport;
+use std::sync::Arc;
+
 use sluice_core::{serialization_ps, Time};
 use sluice_topo::{NodeKind, Routes, Topology};
 use sluice_workload::FlowSpec;
@@ -10,6 +12,7 @@ use super::arrivals::Arrivals;
 use super::closed_loop::{Loops, SIZE_SAMPLE};
 use super::{FlowAlgorithm, NodeRef, Observe, SimInput, Simulation};
 use crate::config::{EcnThresholds, LinkConfig, RdEnv, SwitchConfig};
+use crate::engine::partition::Partition;
 use crate::engine::trace::PacketTracer;
 use crate::engine::{Core, EventTies};
 use crate::host::Host;
@@ -26,6 +29,13 @@ use crate::transport::token::TokenHost;
 impl Simulation {
     /// Builds the network; the workload's flows arrive as the run reaches their starts.
     pub fn new(input: SimInput) -> Simulation {
+        Simulation::build(input, None)
+    }
+
+    /// Builds the network, or with `partition` one part of it: the part's own switches get their ports
+    /// and the others none, and the other parts' hosts a one-queue NIC, since a part never handles
+    /// another's nodes. So a run on N threads holds the network's ports about once, not N times.
+    pub(super) fn build(input: SimInput, partition: Option<Box<Partition>>) -> Simulation {
         let SimInput {
             topology,
             routes,
@@ -59,6 +69,7 @@ impl Simulation {
             switch.load_balance = crate::config::LoadBalance::PacketSpray;
         }
         let mut core = Core::new(switch.int);
+        core.partition = partition;
         // An algorithm with a switch signal has its switch side at every egress port.
         let signals: Vec<_> = algorithms.iter().filter_map(|a| a.factory.switch_signal()).collect();
         assert!(signals.len() <= 1, "algorithms with switch signals do not mix");
@@ -73,20 +84,28 @@ impl Simulation {
         let queues = switch.queues.max(switch.control_queue + 1).max(switch.data_queue + 1);
         let make_port =
             |p: &sluice_topo::Port| Port::new(p.rate, p.delay, p.peer, p.peer_port, queues, ecn_for(&switch, p.rate));
+        let owns = |node: usize| core.partition.as_deref().is_none_or(|p| p.owns(node as u32));
         let mut node_ref = Vec::with_capacity(topology.nodes.len());
         let mut switches = Vec::new();
         let mut hosts = Vec::new();
         let fabric = Fabric { config: &switch, link: &link, routes: &routes, rd: None };
         for (id, node) in topology.nodes.iter().enumerate() {
-            let ports: Vec<Port> = topology.ports[id].iter().map(make_port).collect();
             match node.kind {
                 NodeKind::Host => {
                     node_ref.push(NodeRef::Host(hosts.len() as u32));
-                    let nic = ports.into_iter().next().expect("a host has one port");
+                    let p = topology.ports[id].first().expect("a host has one port");
+                    // Another part's host keeps its NIC's rate and link, which flows it receives read.
+                    let nic = if owns(id) {
+                        make_port(p)
+                    } else {
+                        Port::new(p.rate, p.delay, p.peer, p.peer_port, 1, ecn_for(&switch, p.rate))
+                    };
                     hosts.push(Host::new(id as u32, nic, seed));
                 }
                 NodeKind::Switch => {
                     node_ref.push(NodeRef::Switch(switches.len() as u32));
+                    let ports: Vec<Port> =
+                        if owns(id) { topology.ports[id].iter().map(make_port).collect() } else { Vec::new() };
                     let mut sw = Switch::new(id as u32, ports, &fabric, seed);
                     sw.set_faults(PortFaults::for_switch(id as u32, &faults, seed));
                     sw.set_signal(signal.as_deref().map(|s| Box::new(SignalPorts::new(s, &sw.ports))));
@@ -164,8 +183,8 @@ fn ecn_for(switch: &SwitchConfig, rate: sluice_core::Rate) -> EcnThresholds {
 /// routes, packet sizes, what to record, the algorithms, and which algorithm each workload entry's
 /// flows, and each algorithm single flows name, run.
 pub(super) struct RunSettings {
-    pub(super) topology: Topology,
-    pub(super) routes: Routes,
+    pub(super) topology: Arc<Topology>,
+    pub(super) routes: Arc<Routes>,
     pub(super) link: LinkConfig,
     pub(super) observe: Observe,
     /// The algorithms flows run: the run's first (whose factory also sets up a token transport and the

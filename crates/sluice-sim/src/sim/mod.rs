@@ -61,10 +61,10 @@ pub struct StopRule {
 /// Everything a run needs.
 #[derive(Clone)]
 pub struct SimInput {
-    /// The network.
-    pub topology: Topology,
-    /// Its routes.
-    pub routes: Routes,
+    /// The network (shared by the parts of a partitioned run).
+    pub topology: Arc<Topology>,
+    /// Its routes (shared likewise).
+    pub routes: Arc<Routes>,
     /// Packet sizes.
     pub link: LinkConfig,
     /// Switch settings (ECN thresholds filled per port speed; Bolt's switch logic is turned on when

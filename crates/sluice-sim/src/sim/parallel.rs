@@ -15,7 +15,8 @@
 //! flow has sent everything, the parts run their windows in turn on one thread, in time order, and stop
 //! where a run in one piece stops.
 //!
-//! Each part keeps the whole network's state and uses its own nodes'; a flow lives in the parts of its
+//! Each part builds its own nodes' state (the ports and queues of its switches) and a bare record of the
+//! others' (a switch without ports, a host with a one-queue NIC); a flow lives in the parts of its
 //! two hosts, the sender's half in one and the receiver's in the other, and the records are assembled
 //! from the part that owns each element.
 
@@ -78,8 +79,8 @@ impl PartitionedRun {
         }
         let parts = (0..threads)
             .map(|part| {
-                let mut sim = Simulation::new(input.clone());
-                sim.core.partition = Some(Box::new(Partition::new(part as u16, part_of.clone())));
+                let partition = Box::new(Partition::new(part as u16, part_of.clone()));
+                let mut sim = Simulation::build(input.clone(), Some(partition));
                 sim.part = Some(PartState::default());
                 sim
             })
@@ -534,7 +535,9 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
     let finished: u64 = parts.iter().map(|p| p.core.counters.flows_finished).sum();
     let hit_time_limit = plan.until_done && past_end && finished < plan.total;
     let host_node: Vec<u32> = parts[0].hosts.iter().map(|h| h.node).collect();
-    let switches: Vec<(u32, usize)> = parts[0].switches.iter().map(|s| (s.node, s.ports.len())).collect();
+    let topology = &parts[0].settings.topology;
+    let switches: Vec<(u32, usize)> =
+        parts[0].switches.iter().map(|s| (s.node, topology.ports[s.node as usize].len())).collect();
     let observe = parts[0].settings.observe.clone();
     let replicated: Vec<u64> = parts.iter().map(|p| p.part.as_ref().map_or(0, |s| s.replicated)).collect();
     let outputs: Vec<SimOutput> = parts
@@ -617,7 +620,8 @@ fn merge_flows(outputs: &[SimOutput], total: usize, owner_of_host: &dyn Fn(u32) 
     rows.into_iter().map(|r| r.expect("every flow has a row in its sender's part")).collect()
 }
 
-/// Each switch's record and its ports' from the part that owns the switch.
+/// Each switch's record and its ports' from the part that owns the switch. A part has ports at its own
+/// switches only, so each part's port records are its switches' in order.
 fn merge_switches(
     outputs: &[SimOutput],
     switches: &[(u32, usize)],
@@ -625,12 +629,87 @@ fn merge_switches(
 ) -> (Vec<PortRecord>, Vec<SwitchRecord>) {
     let mut ports = Vec::new();
     let mut records = Vec::new();
-    let mut first_port = 0;
+    let mut next_port = vec![0; outputs.len()];
     for (index, &(node, count)) in switches.iter().enumerate() {
-        let out = &outputs[part_of[node as usize] as usize];
-        ports.extend_from_slice(&out.ports[first_port..first_port + count]);
+        let part = part_of[node as usize] as usize;
+        let out = &outputs[part];
+        ports.extend_from_slice(&out.ports[next_port[part]..next_port[part] + count]);
         records.push(out.switches[index].clone());
-        first_port += count;
+        next_port[part] += count;
     }
+    debug_assert!(next_port.iter().zip(outputs).all(|(&n, out)| n == out.ports.len()), "every port taken once");
     (ports, records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{HostConfig, LinkConfig, SwitchConfig};
+    use crate::sim::{Observe, StopRule};
+    use sluice_workload::FlowSpec;
+
+    /// A k=4 fat-tree (16 hosts, 20 switches) with DCTCP flows between pods.
+    fn fat_tree_input() -> SimInput {
+        let spec = sluice_topo::TopologySpec::fat_tree(4, 100_000_000_000);
+        let topology = sluice_topo::build(&spec, std::path::Path::new(".")).expect("a fat-tree builds");
+        let routes = topology.routes();
+        let algorithm = sluice_cc::lookup("dctcp").expect("dctcp is registered");
+        let factory = (algorithm.build)(&toml::Table::new(), 100_000_000_000).expect("default parameters");
+        let flows: Vec<FlowSpec> = (0..8)
+            .map(|i| FlowSpec { src: i, dst: 15 - i, size: 100_000, start: 0, stop: None, group: 0, algorithm: 0 })
+            .collect();
+        SimInput {
+            topology: topology.into(),
+            routes: routes.into(),
+            link: LinkConfig::default(),
+            switch: SwitchConfig::default(),
+            host: HostConfig::default(),
+            flows: flows.into(),
+            factory,
+            needs: algorithm.needs,
+            cnp_interval: 0,
+            seed: 1,
+            stop: StopRule { duration: None, time_limit: 1_000_000_000_000 },
+            observe: Observe::default(),
+            plane: Default::default(),
+            faults: Vec::new(),
+            mix: Vec::new(),
+            group_algorithm: Vec::new(),
+            row_algorithm: Vec::new(),
+            closed_loops: Vec::new(),
+        }
+    }
+
+    /// Each part builds the ports of its own switches and its own hosts' NIC queues, and a bare record
+    /// of the rest: every switch's ports exist once over the parts, whatever the thread count.
+    #[test]
+    fn each_part_builds_the_ports_of_its_own_nodes_only() {
+        let input = fat_tree_input();
+        let topology = input.topology.clone();
+        let queues = input.switch.queues.max(1) as usize;
+        for threads in [2, 4] {
+            let run = PartitionedRun::new(input.clone(), threads).expect("the run can be cut");
+            let mut built = vec![0; topology.nodes.len()];
+            for (part, sim) in run.parts.iter().enumerate() {
+                let own = |node: u32| run.part_of[node as usize] as usize == part;
+                for sw in &sim.switches {
+                    let expected = if own(sw.node) { topology.ports[sw.node as usize].len() } else { 0 };
+                    assert_eq!(sw.ports.len(), expected, "switch {} in part {part} of {threads}", sw.node);
+                    built[sw.node as usize] += usize::from(!sw.ports.is_empty());
+                }
+                for host in &sim.hosts {
+                    let expected = if own(host.node) { queues } else { 1 };
+                    assert_eq!(host.nic.queues.len(), expected, "host {} in part {part} of {threads}", host.node);
+                }
+            }
+            for (node, count) in built.iter().enumerate() {
+                let is_switch = topology.nodes[node].kind == NodeKind::Switch;
+                assert_eq!(
+                    *count,
+                    usize::from(is_switch),
+                    "node {node}: ports built {count} times on {threads} threads"
+                );
+            }
+        }
+    }
 }

@@ -44,14 +44,16 @@ impl Sampler {
         }
         let offset = of.observe.throughput_flows.len();
         for (i, (node, port)) in of.observe.throughput_ports.iter().enumerate() {
+            // A part of a partitioned run has no ports at other parts' switches: it samples nothing
+            // there, and the run takes the series from the switch's own part.
             let sampled = match of.node_ref[*node as usize] {
-                NodeRef::Switch(sw) => &of.switches[sw as usize].ports[*port as usize],
-                NodeRef::Host(h) => &of.hosts[h as usize].nic,
+                NodeRef::Switch(sw) => of.switches[sw as usize].ports.get(*port as usize),
+                NodeRef::Host(h) => Some(&of.hosts[h as usize].nic),
             };
-            let tx = sampled.stats.tx_bytes;
+            let (tx, queue) = sampled.map_or((0, 0), |p| (p.stats.tx_bytes, p.bytes));
             let series = &mut self.series[offset + i];
             series.samples.push((now, tx - self.last_port_bytes[i]));
-            series.queue_bytes.push(sampled.bytes);
+            series.queue_bytes.push(queue);
             self.last_port_bytes[i] = tx;
         }
         self.last_time = now;

@@ -100,8 +100,8 @@ impl Run {
         // As the runner: the host setting, else the algorithm's own default (DCQCN "paper": 50 us).
         let cnp_interval = self.host.cnp_interval.unwrap_or_else(|| factory.cnp_interval().unwrap_or(0));
         let input = SimInput {
-            topology,
-            routes,
+            topology: topology.into(),
+            routes: routes.into(),
             link: self.link,
             switch,
             host: self.host,
