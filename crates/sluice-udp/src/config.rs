@@ -32,7 +32,8 @@ pub struct TransportConfig {
     /// Minimum retransmission timeout. Default 1 ms (the simulator's `host.rto_min`: the minimum RTO of
     /// Google's Falcon/Swift reference configuration, isekai swift.cc).
     pub rto_min: Time,
-    /// A flow that makes no progress for this long ends with an error (its peer vanished). Default 1 s.
+    /// A flow that makes no progress for this long, while its peer sends nothing for any flow either,
+    /// ends with an error (its peer vanished). Default 1 s.
     pub peer_timeout: Time,
     /// Granularity of the timing wheel that paces flows and runs their timers. Default 1 us.
     pub wheel_tick: Time,

@@ -24,6 +24,7 @@ use sluice_wire::{Ecn, WireError};
 
 use crate::config::{TransportConfig, ETHERNET_BYTES, INT_HOPS_RESERVED, IP_UDP_BYTES};
 use crate::flow_index::FlowIndex;
+use crate::peer_clock::PeerClock;
 use crate::prefetch::prefetch;
 use crate::receiver::{Arrival as Landed, Receiver, Receivers};
 use crate::sender::{Next, Sender};
@@ -257,6 +258,8 @@ pub struct Endpoint {
     tokens: Option<Box<TokenReceiver>>,
     /// The latest time the endpoint was given.
     clock: Time,
+    /// When each peer was last heard from.
+    peers: PeerClock,
     /// What the sending side of the token transport did.
     token_counters: TokenCounters,
     /// What the transport did, including every packet it refused and why.
@@ -373,6 +376,7 @@ impl Endpoint {
             taps: TapCounters::default(),
             tokens: None,
             clock: now,
+            peers: PeerClock::default(),
             token_counters: TokenCounters::default(),
             counters: TransportCounters::default(),
             channel: HostChannel::default(),
@@ -611,6 +615,7 @@ impl Endpoint {
             self.counters.malformed += 1;
             Refused::Malformed(e)
         })?;
+        self.peers.heard(peer, now);
         let h = &packet.header;
         match h.kind {
             Kind::Data if h.flags.has(Flags::RECEIVER_DRIVEN) => self.on_token_data(now, peer, ecn, h),
@@ -992,7 +997,9 @@ impl Endpoint {
             self.wheel.arm(deadline, Timer::Rto(slot));
             return;
         }
-        if now.saturating_sub(f.sender.last_progress) >= self.config.peer_timeout {
+        // A flow starved of its turns makes no progress for long; its peer is gone only if silent.
+        let heard = self.peers.last_heard(f.peer).map_or(f.sender.last_progress, |t| t.max(f.sender.last_progress));
+        if now.saturating_sub(heard) >= self.config.peer_timeout {
             let error = format!(
                 "no acknowledgment from peer {} for {} ms: the peer is gone",
                 f.peer,
@@ -1055,7 +1062,8 @@ impl Endpoint {
     /// flow that heard nothing from its peer for the peer timeout.
     fn watch_token_peer(&mut self, now: Time, slot: u32) {
         let f = &mut self.flows[slot as usize];
-        let heard = f.token.as_ref().map_or(f.start, |t| t.heard_at().max(f.start));
+        let flow_heard = f.token.as_ref().map_or(f.start, |t| t.heard_at().max(f.start));
+        let heard = self.peers.last_heard(f.peer).map_or(flow_heard, |t| t.max(flow_heard));
         if f.ended {
             return;
         }

@@ -9,6 +9,7 @@
 //! - [`wheel`]: the timing wheel that paces flows and runs their timers.
 //! - [`receiver`]: one flow's receiving state and ACK policy.
 //! - [`sender`]: one flow's sending state: scoreboard, loss detection, RTT estimate.
+//! - [`peer_clock`]: when each peer was last heard from (whether it is gone).
 //! - [`token`]: the receiver-driven (token) transport at both ends: requests, tokens, grants, NACKs.
 //! - [`trace_ring`]: streamed traces: a bounded ring per traced flow, drained by a writer thread.
 //! - [`endpoint`]: a host's flows, without I/O (datagrams in, datagrams out, a clock).
@@ -20,6 +21,7 @@ pub mod endpoint;
 pub mod flow_index;
 pub mod host;
 pub mod io;
+pub mod peer_clock;
 pub mod prefetch;
 pub mod receiver;
 pub mod sender;

@@ -34,6 +34,8 @@ struct Link {
     cut_at: Option<Time>,
     /// The receiver's line rate, where its token pacer runs (default: the sender's NIC rate).
     rx_rate: Option<u64>,
+    /// Drop every data packet of this flow sent before this time (a flow starved of the bottleneck).
+    starve: Option<(u32, Time)>,
 }
 
 impl Default for Link {
@@ -47,6 +49,7 @@ impl Default for Link {
             drop_every: 0,
             cut_at: None,
             rx_rate: None,
+            starve: None,
         }
     }
 }
@@ -120,7 +123,10 @@ fn run_plane(
                 let mut at = now + link.delay;
                 // Data (probes included) queues at the bottleneck; control packets pass it, as in
                 // the software switch's control queue.
-                let data = SluiceHeader::parse(&bytes).is_ok_and(|h| h.kind == Kind::Data);
+                let header = SluiceHeader::parse(&bytes).ok();
+                let data = header.is_some_and(|h| h.kind == Kind::Data);
+                let starved =
+                    link.starve.is_some_and(|(flow, until)| now < until && header.is_some_and(|h| h.flow == flow));
                 if h == SENDER && data {
                     sent_data += 1;
                     let wire_bytes = t.len as u64 + 42;
@@ -128,6 +134,7 @@ fn run_plane(
                     out.queue_samples.push(queued);
                     let cut = link.cut_at.is_some_and(|c| now >= c);
                     if cut
+                        || starved
                         || queued + wire_bytes > link.buffer
                         || (link.drop_every > 0 && sent_data.is_multiple_of(link.drop_every))
                     {
@@ -301,6 +308,22 @@ fn a_vanished_receiver_ends_the_flow_with_an_error() {
     let error = r.results[0].error.as_deref().expect("an error");
     assert!(error.contains("peer 1") && error.contains("gone"), "{error}");
     assert!(r.results[0].finish <= 50 * PS_PER_US + config.peer_timeout + 10 * PS_PER_MS);
+    assert!(a.counters.timeouts > 0);
+}
+
+/// A flow that gets nothing through for longer than the peer timeout, while its peer answers another
+/// flow, is starved, not cut off: it keeps trying and completes once served. (65,536 flows through a
+/// 500 Mbps bottleneck get a packet each about every 1.6 s.)
+#[test]
+fn a_starved_flow_outlives_the_peer_timeout_while_its_peer_answers_another() {
+    let config = TransportConfig::default();
+    let until = config.peer_timeout * 3 / 2;
+    let link = Link { nic_rate: GBPS, rate: GBPS / 10, starve: Some((1, until)), ..Link::default() };
+    let flows = vec![spec(0, "reno", None, GBPS), spec(1, "reno", Some(100_000), GBPS)];
+    let (r, a, _) = run(link, flows, 3 * config.peer_timeout);
+    let starved = r.results.iter().find(|f| f.id == 1).expect("the starved flow completed");
+    assert_eq!(starved.error, None, "its peer answered flow 0 all along");
+    assert!(starved.finish > until, "it completed at {} ps, once served", starved.finish);
     assert!(a.counters.timeouts > 0);
 }
 

@@ -134,7 +134,7 @@ pub struct SendArgs {
     /// quantum; 1 is strict packet-by-packet round robin.
     #[arg(long, default_value_t = TransportConfig::default().quantum)]
     quantum: u32,
-    /// A flow with no acknowledgment for this long ends with an error.
+    /// A flow with no acknowledgment for this long, from a peer silent for as long, ends with an error.
     #[arg(long, default_value = "1s")]
     peer_timeout: String,
     /// Minimum retransmission timeout.
