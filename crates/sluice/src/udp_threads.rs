@@ -349,6 +349,8 @@ struct Schedule {
     /// Streams with stop times, by stop time; `next_stop` is the first not yet stopped.
     stops: Vec<(Time, u32)>,
     next_stop: usize,
+    /// Every stream has been stopped.
+    stopped: bool,
 }
 
 impl Schedule {
@@ -356,7 +358,7 @@ impl Schedule {
         flows.sort_by_key(|(f, _)| (f.start, f.id));
         let mut stops: Vec<(Time, u32)> = flows.iter().filter_map(|(f, _)| f.stop.map(|t| (t, f.id))).collect();
         stops.sort_unstable();
-        Schedule { flows, next: 0, stops, next_stop: 0 }
+        Schedule { flows, next: 0, stops, next_stop: 0, stopped: false }
     }
 
     fn due(&mut self, e: &mut Endpoint, now: Time, factory: &Arc<dyn Factory>, needs: Needs) -> Result<(), String> {
@@ -376,8 +378,13 @@ impl Schedule {
         self.next == self.flows.len()
     }
 
-    /// The run is over: flows not yet started never will, and every stream stops.
+    /// The run is over: flows not yet started never will, and every stream stops. Once: the loop asks
+    /// at every round of the drain that follows, and stopping walks every flow.
     fn stop_all(&mut self, e: &mut Endpoint) {
+        if self.stopped {
+            return;
+        }
+        self.stopped = true;
         self.flows.truncate(self.next);
         e.stop_streams();
     }

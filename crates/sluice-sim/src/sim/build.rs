@@ -1,9 +1,9 @@
 //! Building a run: ports, switches and hosts from the topology, flows with their path figures and
 //! their algorithms, the token transport's state, the host models, and the first events.
 
-use sluice_cc::token::TokenTransport;
 use std::sync::Arc;
 
+use sluice_cc::token::TokenTransport;
 use sluice_core::{serialization_ps, Time};
 use sluice_topo::{NodeKind, Routes, Topology};
 use sluice_workload::FlowSpec;
@@ -82,8 +82,9 @@ impl Simulation {
             core.arena.enable_host_echo();
         }
         let queues = switch.queues.max(switch.control_queue + 1).max(switch.data_queue + 1);
-        let make_port =
-            |p: &sluice_topo::Port| Port::new(p.rate, p.delay, p.peer, p.peer_port, queues, ecn_for(&switch, p.rate));
+        let make_port = |p: &sluice_topo::Port, queues: u8| {
+            Port::new(p.rate, p.delay, p.peer, p.peer_port, queues, ecn_for(&switch, p.rate))
+        };
         let owns = |node: usize| core.partition.as_deref().is_none_or(|p| p.owns(node as u32));
         let mut node_ref = Vec::with_capacity(topology.nodes.len());
         let mut switches = Vec::new();
@@ -95,17 +96,16 @@ impl Simulation {
                     node_ref.push(NodeRef::Host(hosts.len() as u32));
                     let p = topology.ports[id].first().expect("a host has one port");
                     // Another part's host keeps its NIC's rate and link, which flows it receives read.
-                    let nic = if owns(id) {
-                        make_port(p)
-                    } else {
-                        Port::new(p.rate, p.delay, p.peer, p.peer_port, 1, ecn_for(&switch, p.rate))
-                    };
+                    let nic = make_port(p, if owns(id) { queues } else { 1 });
                     hosts.push(Host::new(id as u32, nic, seed));
                 }
                 NodeKind::Switch => {
                     node_ref.push(NodeRef::Switch(switches.len() as u32));
-                    let ports: Vec<Port> =
-                        if owns(id) { topology.ports[id].iter().map(make_port).collect() } else { Vec::new() };
+                    let ports: Vec<Port> = if owns(id) {
+                        topology.ports[id].iter().map(|p| make_port(p, queues)).collect()
+                    } else {
+                        Vec::new()
+                    };
                     let mut sw = Switch::new(id as u32, ports, &fabric, seed);
                     sw.set_faults(PortFaults::for_switch(id as u32, &faults, seed));
                     sw.set_signal(signal.as_deref().map(|s| Box::new(SignalPorts::new(s, &sw.ports))));
