@@ -379,6 +379,12 @@ impl Arena {
         id
     }
 
+    /// Packets alive now.
+    #[inline(always)]
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
     /// Most packets alive at once.
     pub fn peak(&self) -> usize {
         self.peak

@@ -131,6 +131,7 @@ impl Simulation {
         let host_node = hosts.iter().map(|h| h.node).collect();
         *core.queue.ties_mut() = EventTies::new(&peers, host_node, generated);
         let retired = super::retire::Retired::new(&observe.throughput_flows);
+        let large = topology.ports.iter().map(Vec::len).sum::<usize>() >= super::run::LARGE_NETWORK_PORTS;
         let settings = RunSettings { topology, routes, link, observe, algorithms, group_algorithm, row_algorithm };
         let rd = token_transport.map(|t| {
             // Homa's cutoffs and overcommitment follow every flow's size, and a sample of what closed loops
@@ -164,6 +165,7 @@ impl Simulation {
             loops,
             retired,
             part: None,
+            large,
         };
         sim.start_sampling();
         sim

@@ -201,6 +201,8 @@ pub struct Simulation {
     retired: retire::Retired,
     /// In a partitioned run, what this part keeps for the run's end.
     part: Option<parallel::PartState>,
+    /// The network has `run::LARGE_NETWORK_PORTS` ports or more (the run loop always prefetches).
+    large: bool,
 }
 
 impl Simulation {
