@@ -117,7 +117,7 @@ const PREFETCH_AHEAD: usize = 2;
 /// Packets alive from which the run loop prefetches ahead in a network of fewer than
 /// [`LARGE_NETWORK_PORTS`] ports: 1 MiB of packet records, about what a core's L2 cache holds. Below it
 /// the state a small network's run touches stays in the caches, and looking ahead only costs
-/// instructions (ws128, at most 15,348 alive: 3.9% of its instructions); fat320 has 31,775 alive at
+/// instructions (ws128, at most 15,348 alive: 3.5% of its instructions); fat320 has 31,775 alive at
 /// its peak.
 const PREFETCH_FROM_PACKETS: usize = 1 << 14;
 
