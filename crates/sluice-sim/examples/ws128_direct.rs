@@ -33,26 +33,7 @@ fn main() {
     let factory = (alg.build)(&params, 100_000_000_000).unwrap();
     let mut switch = SwitchConfig::default();
     switch.ecn.thresholds = vec![(100_000_000_000, EcnThresholds::red_for_rate(100_000_000_000))];
-    let input = SimInput {
-        topology: topology.into(),
-        routes: routes.into(),
-        link: LinkConfig::default(),
-        switch,
-        host: HostConfig::default(),
-        flows: flows.into(),
-        factory,
-        needs: alg.needs,
-        cnp_interval: 0,
-        seed: 1,
-        stop: StopRule { duration: None, time_limit: 1_000_000_000_000 },
-        observe: Observe::default(),
-        plane: Default::default(),
-        faults: Vec::new(),
-        mix: Vec::new(),
-        group_algorithm: Vec::new(),
-        row_algorithm: Vec::new(),
-        closed_loops: Vec::new(),
-    };
+    let input = SimInput { switch, ..SimInput::new(topology, routes, flows.into(), factory, alg.needs) };
     let t = Instant::now();
     let out = Simulation::new(input).run(&mut |_| {});
     let wall = t.elapsed().as_secs_f64();

@@ -104,6 +104,40 @@ pub struct SimInput {
     pub closed_loops: Vec<ClosedLoop>,
 }
 
+impl SimInput {
+    /// A run of `factory` (which needs `needs`) over `topology` with `routes` and `flows`, every other
+    /// setting at its default: seed 1, a 1 s time limit, nothing extra recorded, no faults, one
+    /// algorithm. Set the fields to change them.
+    pub fn new(
+        topology: Topology,
+        routes: Routes,
+        flows: FlowSource,
+        factory: Arc<dyn Factory>,
+        needs: Needs,
+    ) -> SimInput {
+        SimInput {
+            topology: topology.into(),
+            routes: routes.into(),
+            link: LinkConfig::default(),
+            switch: SwitchConfig::default(),
+            host: HostConfig::default(),
+            flows,
+            factory,
+            needs,
+            cnp_interval: 0,
+            seed: 1,
+            stop: StopRule { duration: None, time_limit: sluice_core::PS_PER_S },
+            observe: Observe::default(),
+            plane: PlaneConfig::default(),
+            faults: Vec::new(),
+            mix: Vec::new(),
+            group_algorithm: Vec::new(),
+            row_algorithm: Vec::new(),
+            closed_loops: Vec::new(),
+        }
+    }
+}
+
 /// An algorithm that flows run: its controllers and what it needs from the datapath.
 #[derive(Clone)]
 pub struct FlowAlgorithm {

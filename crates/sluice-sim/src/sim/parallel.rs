@@ -644,8 +644,6 @@ fn merge_switches(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{HostConfig, LinkConfig, SwitchConfig};
-    use crate::sim::{Observe, StopRule};
     use sluice_workload::FlowSpec;
 
     /// A k=4 fat-tree (16 hosts, 20 switches) with DCTCP flows between pods.
@@ -658,26 +656,7 @@ mod tests {
         let flows: Vec<FlowSpec> = (0..8)
             .map(|i| FlowSpec { src: i, dst: 15 - i, size: 100_000, start: 0, stop: None, group: 0, algorithm: 0 })
             .collect();
-        SimInput {
-            topology: topology.into(),
-            routes: routes.into(),
-            link: LinkConfig::default(),
-            switch: SwitchConfig::default(),
-            host: HostConfig::default(),
-            flows: flows.into(),
-            factory,
-            needs: algorithm.needs,
-            cnp_interval: 0,
-            seed: 1,
-            stop: StopRule { duration: None, time_limit: 1_000_000_000_000 },
-            observe: Observe::default(),
-            plane: Default::default(),
-            faults: Vec::new(),
-            mix: Vec::new(),
-            group_algorithm: Vec::new(),
-            row_algorithm: Vec::new(),
-            closed_loops: Vec::new(),
-        }
+        SimInput::new(topology, routes, flows.into(), factory, algorithm.needs)
     }
 
     /// Each part builds the ports of its own switches and its own hosts' NIC queues, and a bare record

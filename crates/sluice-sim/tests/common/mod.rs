@@ -100,24 +100,15 @@ impl Run {
         // As the runner: the host setting, else the algorithm's own default (DCQCN "paper": 50 us).
         let cnp_interval = self.host.cnp_interval.unwrap_or_else(|| factory.cnp_interval().unwrap_or(0));
         let input = SimInput {
-            topology: topology.into(),
-            routes: routes.into(),
             link: self.link,
             switch,
             host: self.host,
-            flows: self.flows.into(),
-            factory,
-            needs: algorithm.needs,
             cnp_interval,
             seed: self.seed,
             stop: self.stop,
             observe: self.observe,
-            plane: Default::default(),
             faults: self.faults,
-            mix: Vec::new(),
-            group_algorithm: Vec::new(),
-            row_algorithm: Vec::new(),
-            closed_loops: Vec::new(),
+            ..SimInput::new(topology, routes, self.flows.into(), factory, algorithm.needs)
         };
         Simulation::new(input).run(&mut |_| {})
     }
