@@ -120,14 +120,20 @@ fn refusal(name: &str, sets: &[&str], threads: usize) -> String {
     error
 }
 
+/// Chosen packets dropped and marked on a star (each host a part of its own), and a random loss and a
+/// link down in a loaded fat-tree, with each fault's counts in summary.json.
+#[test]
+fn faults_give_the_same_files_and_counts_on_several_threads() {
+    same_results("faults/marlin_dctcp.toml", &[], &[2]);
+    same_results("faults/fat_tree_faults.toml", &[], &[2, 4]);
+}
+
 #[test]
 fn features_a_partitioned_run_cannot_split_are_refused_by_name() {
     let token = refusal("quickstart.toml", &["cc.algorithm=homa"], 2);
     assert!(token.contains("simulation.threads = 2") && token.contains("receiver-driven"), "{token}");
     let closed = refusal("closed_loop/ncast4.toml", &[], 2);
     assert!(closed.contains("closed-loop workload"), "{closed}");
-    let faults = refusal("faults/marlin_dctcp.toml", &[], 2);
-    assert!(faults.contains("fault injection"), "{faults}");
     let acks = refusal("mix/dctcp_cubic.toml", &["host.ack_every_packets=2"], 2);
     assert!(acks.contains("long-lived flow") && acks.contains("ack_every_packets"), "{acks}");
     let hosts = refusal("bed/star3.toml", &[], 4);

@@ -107,7 +107,10 @@ impl Simulation {
                         Vec::new()
                     };
                     let mut sw = Switch::new(id as u32, ports, &fabric, seed);
-                    sw.set_faults(PortFaults::for_switch(id as u32, &faults, seed));
+                    // A fault acts where its switch runs: another part's switch carries no packets here.
+                    if owns(id) {
+                        sw.set_faults(PortFaults::for_switch(id as u32, &faults, seed));
+                    }
                     sw.set_signal(signal.as_deref().map(|s| Box::new(SignalPorts::new(s, &sw.ports))));
                     switches.push(sw);
                 }

@@ -33,6 +33,7 @@ use super::{Progress, SimInput, SimOutput, Simulation};
 use crate::engine::partition::{Partition, Remote};
 use crate::engine::Event;
 use crate::net::Fabric;
+use crate::stats::FaultStats;
 use crate::transport::HostEnv;
 
 /// What a part of a partitioned run keeps beside its simulation.
@@ -136,8 +137,6 @@ fn unsupported(input: &SimInput) -> Option<&'static str> {
         Some("a closed-loop workload")
     } else if input.observe.packet_trace.is_some() {
         Some("the packet trace")
-    } else if !input.faults.is_empty() {
-        Some("fault injection")
     } else if (input.host.ack_every_packets > 1 || input.host.ack_every_bytes > 0)
         && input.flows.iter().any(|f| f.stop.is_some())
     {
@@ -597,9 +596,22 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
         counters,
         peak_packets: outputs.iter().map(|o| o.peak_packets).sum(),
         plane,
-        faults: Vec::new(),
+        faults: merge_faults(&outputs),
         packet_trace: None,
     }
+}
+
+/// Each fault's statistics, summed over the parts: a fault's switch runs in one part, and the others
+/// report zeros for it.
+fn merge_faults(outputs: &[SimOutput]) -> Vec<FaultStats> {
+    let mut faults = outputs[0].faults.clone();
+    for out in &outputs[1..] {
+        for (total, part) in faults.iter_mut().zip(&out.faults) {
+            total.dropped += part.dropped;
+            total.marked += part.marked;
+        }
+    }
+    faults
 }
 
 /// Each flow's record from its sender's part, with the bytes its receiver's part received.
