@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use sluice_core::Time;
-use sluice_results::{FlowRecord, PortRecord, SwitchRecord};
+use sluice_results::{FlowRecord, PortRecord, SwitchRecord, ThroughputSeries};
 use sluice_topo::{NodeKind, Topology};
 
 use super::run::{split, Parts};
@@ -131,15 +131,15 @@ impl PartitionedRun {
 
 /// The features whose state hosts of different parts share, which a partitioned run refuses.
 fn unsupported(input: &SimInput) -> Option<&'static str> {
-    if input.factory.token_transport().is_some() {
-        Some("a receiver-driven (token) algorithm")
-    } else if !input.closed_loops.is_empty() {
+    let long_lived = input.flows.iter().any(|f| f.stop.is_some());
+    if !input.closed_loops.is_empty() {
         Some("a closed-loop workload")
+    } else if input.factory.token_transport().is_some() && long_lived {
+        // The receiver learns where a stopped stream ends from the size its sender's part sets.
+        Some("a long-lived flow of a receiver-driven (token) algorithm")
     } else if input.observe.packet_trace.is_some() {
         Some("the packet trace")
-    } else if (input.host.ack_every_packets > 1 || input.host.ack_every_bytes > 0)
-        && input.flows.iter().any(|f| f.stop.is_some())
-    {
+    } else if (input.host.ack_every_packets > 1 || input.host.ack_every_bytes > 0) && long_lived {
         // The receiver acknowledges a stopped flow's last packet at once, which it knows by the size the
         // sender's part sets.
         Some("a long-lived flow with ACKs that cover several packets (host.ack_every_packets, ack_every_bytes)")
@@ -538,6 +538,7 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
     let switches: Vec<(u32, usize)> =
         parts[0].switches.iter().map(|s| (s.node, topology.ports[s.node as usize].len())).collect();
     let observe = parts[0].settings.observe.clone();
+    let receiver_driven = parts[0].rd.is_some();
     let replicated: Vec<u64> = parts.iter().map(|p| p.part.as_ref().map_or(0, |s| s.replicated)).collect();
     let outputs: Vec<SimOutput> = parts
         .drain(..)
@@ -548,19 +549,28 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
         .collect();
     let owner_of_host = |host: u32| part_of[host_node[host as usize] as usize] as usize;
     let flows = merge_flows(&outputs, plan.total as usize, &owner_of_host);
+    // A flow's trace is its controller's: the sender's, or a receiver-driven flow's receiver's (its
+    // sender-side controller traces nothing).
+    let tracing_part = |flow: u64| {
+        let f = &flows[flow as usize];
+        owner_of_host(if receiver_driven { f.dst } else { f.src })
+    };
     let mut traces: Vec<_> = outputs
         .iter()
         .enumerate()
-        .flat_map(|(p, out)| {
-            let flows = &flows;
-            out.traces.iter().filter(move |t| owner_of_host(flows[t.flow() as usize].src) == p).cloned()
-        })
+        .flat_map(|(p, out)| out.traces.iter().filter(move |t| tracing_part(t.flow()) == p).cloned())
         .collect();
     traces.sort_by_key(|t| t.flow());
     let (ports, switch_records) = merge_switches(&outputs, &switches, part_of);
     let mut throughput = Vec::new();
     for (i, f) in observe.throughput_flows.iter().enumerate() {
-        throughput.push(outputs[owner_of_host(flows[*f as usize].src)].throughput[i].clone());
+        let f = &flows[*f as usize];
+        let sender = &outputs[owner_of_host(f.src)].throughput[i];
+        throughput.push(if receiver_driven {
+            delivered_by_either(sender, &outputs[owner_of_host(f.dst)].throughput[i])
+        } else {
+            sender.clone()
+        });
     }
     let offset = observe.throughput_flows.len();
     for (i, (node, _)) in observe.throughput_ports.iter().enumerate() {
@@ -599,6 +609,29 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
         faults: merge_faults(&outputs),
         packet_trace: None,
     }
+}
+
+/// A receiver-driven flow's throughput series from its sender's and its receiver's parts. The flow's
+/// delivered bytes at a sample are the larger of what its sender has acknowledged and what its receiver
+/// holds (the sampler's rule), and each part knows one of the two: so the larger of the two parts'
+/// running totals, sample by sample.
+fn delivered_by_either(sender: &ThroughputSeries, receiver: &ThroughputSeries) -> ThroughputSeries {
+    debug_assert_eq!(sender.samples.len(), receiver.samples.len(), "both parts sample at the same times");
+    let (mut at_sender, mut at_receiver, mut last) = (0, 0, 0);
+    let samples = sender
+        .samples
+        .iter()
+        .zip(&receiver.samples)
+        .map(|(&(time, by_sender), &(_, by_receiver))| {
+            at_sender += by_sender;
+            at_receiver += by_receiver;
+            let delivered = u64::max(at_sender, at_receiver);
+            let bytes = delivered - last;
+            last = delivered;
+            (time, bytes)
+        })
+        .collect();
+    ThroughputSeries { samples, ..sender.clone() }
 }
 
 /// Each fault's statistics, summed over the parts: a fault's switch runs in one part, and the others

@@ -168,7 +168,7 @@ impl Parts<'_> {
                     self.hosts[spec.src as usize].senders.push_generated(id);
                     self.start_flow(id, env);
                 } else {
-                    self.start_receiver(id);
+                    self.start_receiver(id, env);
                 }
             }
             // A receiving part leaves the flow's size as it was: what the sender sent is the sender's, and
@@ -203,12 +203,21 @@ impl Parts<'_> {
 
     /// Flow `flow` starts at a sender in another part of a partitioned run: its receiver gets what
     /// [`start_flow_state`] gives it.
-    fn start_receiver(&mut self, flow: u32) {
+    fn start_receiver(&mut self, flow: u32, env: &HostEnv) {
         let f = &mut self.flows[flow as usize];
         let line_rate = self.hosts[f.src as usize].nic.rate;
         let factory = &*self.settings.algorithms[f.algorithm as usize].factory;
-        if factory.token_transport().is_none() {
-            f.rx = factory.receiver(&f.info(flow, &self.settings.link, line_rate, self.core.now));
+        match env.rd {
+            None => f.rx = factory.receiver(&f.info(flow, &self.settings.link, line_rate, self.core.now)),
+            Some(rd) => crate::transport::token::attach(
+                f,
+                flow,
+                self.factory,
+                &self.settings.link,
+                line_rate,
+                self.core.now,
+                rd,
+            ),
         }
     }
 
