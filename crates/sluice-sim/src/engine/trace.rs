@@ -4,7 +4,7 @@
 //!
 //! The tracer lives in [`crate::engine::Core`] beside the counters, so that every element that handles
 //! a packet can report to it with one call ([`crate::engine::Core::trace_packet`]); it decides what
-//! matches and keeps rows in the order the events happen, which is time order.
+//! matches and keeps rows in time order, and at one instant in the order of the ports.
 
 use sluice_core::Time;
 use sluice_results::{PacketEvent, PacketFields, PacketRow, PacketTrace};
@@ -112,7 +112,9 @@ impl PacketTracer {
             None if self.flows.is_some() && self.ports.is_none() => return,
             _ => {}
         }
-        if self.trace.rows.len() as u64 >= self.max_rows {
+        // Past the bound, rows at the instant of the last one kept are still kept: which of them stay
+        // is settled in port order at the end ([`settle`]).
+        if self.trace.rows.len() as u64 >= self.max_rows && self.trace.rows.last().is_none_or(|r| r.time < now) {
             self.trace.skipped += 1;
             return;
         }
@@ -128,9 +130,10 @@ impl PacketTracer {
         self.trace.rows.push(PacketRow { time: now, event, port: index, packet: fields, queue_bytes, queue });
     }
 
-    /// The trace, with each port named by `name(node, port)`.
+    /// The trace, with each port named by `name(node, port)`, its rows settled ([`settle`]).
     pub fn finish(self, name: impl Fn(u32, u16) -> String) -> PacketTrace {
         let mut trace = self.trace;
+        settle(&mut trace, self.max_rows);
         let bases = &self.port_base;
         for (node, &base) in bases.iter().enumerate() {
             let end = bases.get(node + 1).copied().unwrap_or(self.total_ports);
@@ -138,6 +141,17 @@ impl PacketTracer {
         }
         trace
     }
+}
+
+/// Puts `trace`'s rows in packets.csv's order, by time and then by port (one port's rows at one instant
+/// in the order of its events), and keeps the first `max_rows`, counting the rest as skipped. Different
+/// ports' events at one instant may run in any order without changing the run, so this order is the
+/// same on any number of threads: a partitioned run settles its parts' rows together.
+pub fn settle(trace: &mut PacketTrace, max_rows: u64) {
+    trace.rows.sort_by_key(|row| (row.time, row.port));
+    let kept = trace.rows.len().min(usize::try_from(max_rows).unwrap_or(usize::MAX));
+    trace.skipped += (trace.rows.len() - kept) as u64;
+    trace.rows.truncate(kept);
 }
 
 /// The kind's name in packets.csv.
@@ -165,5 +179,59 @@ fn ecn_name(flags: u8) -> &'static str {
         "ect"
     } else {
         "not-ect"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tracer of every flow at every port of two nodes with two ports each, keeping `max_rows`.
+    fn tracer(max_rows: u64) -> PacketTracer {
+        PacketTracer::new(&PacketTraceConfig { flows: None, ports: None, max_rows }, &[2, 2], 4)
+    }
+
+    fn pause(tracer: &mut PacketTracer, arena: &Arena, now: Time, node: u32, port: u16) {
+        tracer.record(now, arena, Site::pfc(PacketEvent::PauseSent, node, port, 3), 0);
+    }
+
+    #[test]
+    fn rows_of_one_instant_settle_in_port_order_and_the_bound_cuts_among_them() {
+        let arena = Arena::new(false);
+        let mut t = tracer(3);
+        pause(&mut t, &arena, 5, 1, 1);
+        pause(&mut t, &arena, 7, 1, 0);
+        pause(&mut t, &arena, 7, 0, 1);
+        // Past the bound, but at the instant of the last row kept: kept until settled.
+        pause(&mut t, &arena, 7, 0, 0);
+        pause(&mut t, &arena, 7, 1, 1);
+        // A later instant is counted only.
+        pause(&mut t, &arena, 8, 0, 0);
+        let trace = t.finish(|node, port| format!("n{node}:p{port}"));
+        let rows: Vec<(Time, &str)> =
+            trace.rows.iter().map(|r| (r.time, trace.ports[r.port as usize].as_str())).collect();
+        assert_eq!(rows, [(5, "n1:p1"), (7, "n0:p0"), (7, "n0:p1")]);
+        assert_eq!(trace.skipped, 3);
+    }
+
+    #[test]
+    fn settling_the_rows_of_two_parts_together_gives_those_of_one() {
+        let arena = Arena::new(false);
+        let events = [(4, 0, 1), (4, 1, 0), (6, 1, 1), (6, 0, 0), (6, 1, 0), (9, 0, 1)];
+        let mut whole = tracer(4);
+        let (mut first, mut second) = (tracer(4), tracer(4));
+        for &(now, node, port) in &events {
+            pause(&mut whole, &arena, now, node, port);
+            pause(if node == 0 { &mut first } else { &mut second }, &arena, now, node, port);
+        }
+        let name = |node: u32, port: u16| format!("n{node}:p{port}");
+        let whole = whole.finish(name);
+        let mut merged = first.finish(name);
+        let second = second.finish(name);
+        merged.rows.extend(second.rows);
+        merged.skipped += second.skipped;
+        settle(&mut merged, 4);
+        assert_eq!(merged.rows, whole.rows);
+        assert_eq!((merged.skipped, whole.skipped), (2, 2));
     }
 }

@@ -137,8 +137,6 @@ fn unsupported(input: &SimInput) -> Option<&'static str> {
     } else if input.factory.token_transport().is_some() && long_lived {
         // The receiver learns where a stopped stream ends from the size its sender's part sets.
         Some("a long-lived flow of a receiver-driven (token) algorithm")
-    } else if input.observe.packet_trace.is_some() {
-        Some("the packet trace")
     } else if (input.host.ack_every_packets > 1 || input.host.ack_every_bytes > 0) && long_lived {
         // The receiver acknowledges a stopped flow's last packet at once, which it knows by the size the
         // sender's part sets.
@@ -540,7 +538,7 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
     let observe = parts[0].settings.observe.clone();
     let receiver_driven = parts[0].rd.is_some();
     let replicated: Vec<u64> = parts.iter().map(|p| p.part.as_ref().map_or(0, |s| s.replicated)).collect();
-    let outputs: Vec<SimOutput> = parts
+    let mut outputs: Vec<SimOutput> = parts
         .drain(..)
         .map(|mut p| {
             p.core.now = now;
@@ -607,8 +605,21 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
         peak_packets: outputs.iter().map(|o| o.peak_packets).sum(),
         plane,
         faults: merge_faults(&outputs),
-        packet_trace: None,
+        packet_trace: merge_packet_traces(&mut outputs, observe.packet_trace.as_ref().map_or(0, |c| c.max_rows)),
     }
+}
+
+/// The packet trace from its parts' rows: each port's rows come from the part that owns its switch,
+/// settled together in packets.csv's order and bound.
+fn merge_packet_traces(outputs: &mut [SimOutput], max_rows: u64) -> Option<sluice_results::PacketTrace> {
+    let mut merged = outputs[0].packet_trace.take()?;
+    for out in &mut outputs[1..] {
+        let part = out.packet_trace.take().expect("every part traces packets");
+        merged.rows.extend(part.rows);
+        merged.skipped += part.skipped;
+    }
+    crate::engine::trace::settle(&mut merged, max_rows);
+    Some(merged)
 }
 
 /// A receiver-driven flow's throughput series from its sender's and its receiver's parts. The flow's
