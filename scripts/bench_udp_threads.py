@@ -14,8 +14,8 @@ rows written per second and the share of records dropped because a ring was full
 
 With --bed SCENARIO (root, a build with the `bed` feature) the flows cross the software switch instead
 of loopback: each run brings up SCENARIO's bed (`sluice bed run`), sends from the first host's namespace
-to a receiver in the last host's, and stops the switch afterwards; two columns add the ECN marks and the
-drops at the switches' ports (their queues.csv). Pass the hosts' rate as --line-rate.
+to a receiver in the last host's, and stops the switch afterwards; three columns add the ECN marks and
+the drops at the switches' ports (their queues.csv) and the sender's retransmission timeouts. Pass the hosts' rate as --line-rate.
 
     scripts/bench_udp_threads.py --bed scenarios/bed/many_flows.toml --line-rate 1Gbps --mtu 1500 \
         --rto-min 10ms --flows 1,1024,16384,65536 --threads 1,2
@@ -106,6 +106,8 @@ def one_run(args, flows, threads, out):
         send += ["--quantum", str(args.quantum)]
     if args.rto_min is not None:
         send += ["--rto-min", args.rto_min]
+    if args.rto_backoff:
+        send += ["--rto-backoff"]
     if args.trace:
         send += ["--trace-all", "--trace-interval", "0ns"]
     sent = subprocess.run(send, capture_output=True, text=True)
@@ -133,7 +135,7 @@ def row(flows, threads, s, r, switch, duration):
             f"{per_core / 1e6:.2f} M | {100 * resent:.1f}% | {s['peak_rss_bytes'] / flows:,.0f} B |")
     if switch is not None:
         marks, drops = switch
-        line += f" {marks:,} | {drops:,} |"
+        line += f" {marks:,} | {drops:,} | {s['timeouts']:,} |"
     trace = s.get("trace")
     if trace:
         made = trace["rows"] + trace["dropped"]
@@ -155,6 +157,8 @@ def main():
                    help="packets a flow sends a turn (sluice udp send --quantum; default: the sender's)")
     p.add_argument("--line-rate", default="100Gbps")
     p.add_argument("--rto-min", help="the senders' minimum retransmission timeout (default: the sender's)")
+    p.add_argument("--rto-backoff", action="store_true",
+                   help="the senders double their retransmission timeout at each expiry (RFC 6298)")
     p.add_argument("--trace", action="store_true",
                    help="trace every flow's every change (--trace-all --trace-interval 0ns): adds trace rows/s "
                         "written and the share of records dropped")
@@ -162,11 +166,11 @@ def main():
                    help="send through SCENARIO's software switch (root): from its first host to its last")
     args = p.parse_args()
     duration = seconds(args.duration)
-    extra = (" switch ECN marks | switch drops |" if args.bed else "") + (
+    extra = (" switch ECN marks | switch drops | sender timeouts |" if args.bed else "") + (
         " trace rows/s | trace records dropped |" if args.trace else "")
     print("| flows | threads (each side) | data packets/s | goodput | Jain | sender CPU | receiver CPU | "
           "packets/s per sender core | resent | sender peak RSS per flow |" + extra)
-    print("|---|---|---|---|---|---|---|---|---|---|" + "---|---|" * (bool(args.bed) + args.trace))
+    print("|---|---|---|---|---|---|---|---|---|---|" + "---|---|---|" * bool(args.bed) + "---|---|" * args.trace)
     for _ in range(args.rounds):
         for flows in [int(f) for f in args.flows.split(",")]:
             for threads in [int(t) for t in args.threads.split(",")]:

@@ -16,6 +16,7 @@ pub mod periodic;
 pub mod program;
 pub mod receiver;
 pub mod registry;
+pub mod rto;
 pub mod signal;
 
 pub mod aimd;

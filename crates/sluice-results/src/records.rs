@@ -345,6 +345,8 @@ pub struct RunInfo {
     pub bytes_dropped: u64,
     /// Payload bytes sent more than once.
     pub retransmitted_bytes: u64,
+    /// Retransmission timeouts that fired at senders.
+    pub timeouts: u64,
     /// PFC pause frames sent.
     pub pfc_pauses: u64,
     /// Total time transmitters spent paused by PFC, summed over ports.

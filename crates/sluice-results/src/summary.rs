@@ -140,6 +140,9 @@ pub struct Totals {
     pub bytes_dropped: u64,
     /// Payload bytes sent more than once.
     pub retransmitted_bytes: u64,
+    /// Retransmission timeouts that fired at senders.
+    #[serde(default)]
+    pub timeouts: u64,
     /// `goodput_bytes` over the simulated time, in Gbps.
     pub goodput_gbps: f64,
     /// `bytes_sent` (retransmissions included) over the simulated time, in Gbps; the simulated time of a
@@ -320,6 +323,7 @@ fn totals(flows: &[FlowRecord], ports: &[PortRecord], switches: &[SwitchRecord],
         bytes_delivered: run.bytes_delivered,
         bytes_dropped: run.bytes_dropped,
         retransmitted_bytes: run.retransmitted_bytes,
+        timeouts: run.timeouts,
         goodput_gbps: round6(gbps(goodput_bytes, run.sim_time)),
         bytes_sent_over_sim_time_gbps: round6(gbps(run.bytes_sent, run.sim_time)),
         drops: run.drops,

@@ -32,6 +32,9 @@ pub struct TransportConfig {
     /// Minimum retransmission timeout. Default 1 ms (the simulator's `host.rto_min`: the minimum RTO of
     /// Google's Falcon/Swift reference configuration, isekai swift.cc).
     pub rto_min: Time,
+    /// Double the retransmission timeout at each expiry without progress, up to 60 s (RFC 6298 section
+    /// 5.5; `sluice_cc::rto`). Default off, as the simulator's `host.rto_backoff`.
+    pub rto_backoff: bool,
     /// A flow that makes no progress for this long, while its peer sends nothing for any flow either,
     /// ends with an error (its peer vanished). Default 1 s.
     pub peer_timeout: Time,
@@ -62,6 +65,7 @@ impl Default for TransportConfig {
             base_rtt: 20 * PS_PER_US,
             ack_every_packets: 1,
             rto_min: PS_PER_MS,
+            rto_backoff: false,
             peer_timeout: 1_000 * PS_PER_MS,
             wheel_tick: PS_PER_US,
             burst: 4 * PS_PER_US,

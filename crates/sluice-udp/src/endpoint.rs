@@ -782,7 +782,7 @@ impl Endpoint {
         let transmit = Transmit { peer: f.peer, len, ecn: if f.ect { Ecn::Ect0 } else { Ecn::NotEct } };
         if !f.rto_armed {
             f.rto_armed = true;
-            let at = now + f.sender.rto(self.config.rto_min);
+            let at = now + f.sender.timeout(self.config.rto_min, self.config.rto_backoff);
             self.wheel.arm(at, Timer::Rto(slot));
         }
         if f.driver.events().contains(Events::TX) {
@@ -990,8 +990,8 @@ impl Endpoint {
         if f.ended || !f.sender.outstanding() {
             return;
         }
-        let rto = f.sender.rto(self.config.rto_min);
-        let deadline = f.sender.last_progress.max(f.last_timeout) + rto;
+        let deadline =
+            f.sender.last_progress.max(f.last_timeout) + f.sender.timeout(self.config.rto_min, self.config.rto_backoff);
         if now < deadline {
             f.rto_armed = true;
             self.wheel.arm(deadline, Timer::Rto(slot));
@@ -1012,7 +1012,7 @@ impl Endpoint {
         f.last_timeout = now;
         let count = f.sender.on_timeout();
         f.rto_armed = true;
-        self.wheel.arm(now + rto, Timer::Rto(slot));
+        self.wheel.arm(now + f.sender.timeout(self.config.rto_min, self.config.rto_backoff), Timer::Rto(slot));
         if f.driver.events().contains(Events::LOSS) {
             let loss =
                 Loss { kind: LossKind::Timeout, count, in_flight: f.sender.in_flight(), snd_nxt: f.sender.snd_nxt };

@@ -69,6 +69,8 @@ pub struct Sender {
     rttvar: Time,
     /// Last time the cumulative point moved (or the flow started).
     pub last_progress: Time,
+    /// Retransmission timeouts since the cumulative point last moved.
+    timeouts_in_row: u32,
     /// Payload bytes sent more than once.
     pub retransmitted: u64,
     /// Losses are found by the receiver (NACKs of receiver-driven flows), not from selective ACKs.
@@ -92,6 +94,7 @@ impl Sender {
             srtt: None,
             rttvar: 0,
             last_progress: now,
+            timeouts_in_row: 0,
             retransmitted: 0,
             receiver_recovers: false,
         }
@@ -179,6 +182,7 @@ impl Sender {
     /// The retransmission timeout passed with no progress: every unacknowledged packet is queued again.
     /// Returns the packets queued.
     pub fn on_timeout(&mut self) -> u32 {
+        self.timeouts_in_row = self.timeouts_in_row.saturating_add(1);
         self.rtx.clear();
         let mut count = 0;
         let mss = self.mss as u64;
@@ -201,6 +205,17 @@ impl Sender {
     /// The retransmission timeout in force: srtt + 4 rttvar (RFC 6298), at least `rto_min`.
     pub fn rto(&self, rto_min: Time) -> Time {
         self.srtt.map_or(rto_min, |srtt| (srtt + 4 * self.rttvar).max(rto_min))
+    }
+
+    /// The retransmission timeout to wait now: [`Sender::rto`], doubled for each timeout since the last
+    /// progress when `backoff` (RFC 6298 section 5.5).
+    pub fn timeout(&self, rto_min: Time, backoff: bool) -> Time {
+        let rto = self.rto(rto_min);
+        if backoff {
+            sluice_cc::rto::backed_off(rto, self.timeouts_in_row)
+        } else {
+            rto
+        }
     }
 
     /// The receiver asked for the packet holding byte `seq` again (a NACK): it is queued for resending
@@ -316,6 +331,7 @@ impl Sender {
         self.snd_una = self.snd_una.max(cumulative);
         self.rtx_high = self.rtx_high.max(self.snd_una);
         self.last_progress = now;
+        self.timeouts_in_row = 0;
         newly
     }
 }

@@ -36,6 +36,8 @@ struct Link {
     rx_rate: Option<u64>,
     /// Drop every data packet of this flow sent before this time (a flow starved of the bottleneck).
     starve: Option<(u32, Time)>,
+    /// The endpoints back off their retransmission timers (`TransportConfig::rto_backoff`).
+    rto_backoff: bool,
 }
 
 impl Default for Link {
@@ -50,6 +52,7 @@ impl Default for Link {
             cut_at: None,
             rx_rate: None,
             starve: None,
+            rto_backoff: false,
         }
     }
 }
@@ -98,7 +101,8 @@ fn run_plane(
     receiver: Option<Arc<dyn Factory>>,
     plane: PlaneConfig,
 ) -> (Run, Endpoint, Endpoint) {
-    let config = TransportConfig { line_rate: link.nic_rate, ..TransportConfig::default() };
+    let config =
+        TransportConfig { line_rate: link.nic_rate, rto_backoff: link.rto_backoff, ..TransportConfig::default() };
     let rx_config = TransportConfig { line_rate: link.rx_rate.unwrap_or(link.nic_rate), ..config };
     let mut hosts = [Endpoint::new(config, plane, 0), Endpoint::new(rx_config, PlaneConfig::default(), 0)];
     if let Some(factory) = receiver {
@@ -325,6 +329,27 @@ fn a_starved_flow_outlives_the_peer_timeout_while_its_peer_answers_another() {
     assert_eq!(starved.error, None, "its peer answered flow 0 all along");
     assert!(starved.finish > until, "it completed at {} ps, once served", starved.finish);
     assert!(a.counters.timeouts > 0);
+}
+
+/// The same starved flow with its retransmission timer backed off (RFC 6298): it times out about once
+/// per doubling (1, 2, 4, ... ms) instead of once per minimum RTO, and still completes once served.
+#[test]
+fn a_starved_flow_backs_off_its_retransmission_timer() {
+    let config = TransportConfig::default();
+    let until = config.peer_timeout * 3 / 2;
+    let timeouts = |rto_backoff: bool| {
+        let link = Link { nic_rate: GBPS, rate: GBPS / 10, starve: Some((1, until)), rto_backoff, ..Link::default() };
+        let flows = vec![spec(0, "reno", None, GBPS), spec(1, "reno", Some(100_000), GBPS)];
+        let (r, a, _) = run(link, flows, 3 * config.peer_timeout);
+        let starved = r.results.iter().find(|f| f.id == 1).expect("the starved flow completed");
+        assert_eq!(starved.error, None);
+        assert!(starved.finish > until, "it completed at {} ps, once served", starved.finish);
+        a.counters.timeouts
+    };
+    let (fixed, backed_off) = (timeouts(false), timeouts(true));
+    // 1.5 s starved: about 1,500 expiries of a 1 ms timer, about 11 doublings of one.
+    assert!(fixed >= 500, "{fixed} timeouts at a fixed timer");
+    assert!((8..=20).contains(&backed_off), "{backed_off} timeouts backing off");
 }
 
 #[test]

@@ -140,6 +140,10 @@ pub struct SendArgs {
     /// Minimum retransmission timeout.
     #[arg(long, default_value = "1ms")]
     rto_min: String,
+    /// Double the retransmission timeout at each expiry without progress, up to 60 s (RFC 6298; the
+    /// scenario's `host.rto_backoff`).
+    #[arg(long)]
+    rto_backoff: bool,
     /// Trace the algorithm's variables of these flows (ids, comma-separated) into trace.csv.
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
     trace_flows: Vec<u32>,
@@ -414,6 +418,7 @@ fn send(args: SendArgs) -> Result<(), Failure> {
         quantum: args.quantum,
         peer_timeout: option("peer-timeout", &args.peer_timeout, parse_duration)?,
         rto_min: option("rto-min", &args.rto_min, parse_duration)?,
+        rto_backoff: args.rto_backoff,
         ..TransportConfig::default()
     };
     config.validate().map_err(Failure::Error)?;

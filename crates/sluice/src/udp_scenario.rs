@@ -28,6 +28,9 @@ pub fn sender_options(resolved: &Resolved, flows: &[Planned]) -> Vec<String> {
         args.extend(["--plane".to_string(), format!("{key}={value}")]);
     }
     args.extend(["--rto-min".into(), format!("{}ns", s.host.rto_min / PS_PER_NS)]);
+    if s.host.rto_backoff {
+        args.push("--rto-backoff".into());
+    }
     args.extend(["--duration".into(), format!("{}ns", s.simulation.time_limit / PS_PER_NS)]);
     let traced: Vec<String> =
         flows.iter().filter(|f| s.output.trace_flows.contains(&(f.id as u64))).map(|f| f.id.to_string()).collect();

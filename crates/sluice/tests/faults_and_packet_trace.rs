@@ -180,6 +180,33 @@ fn a_link_down_carries_nothing_until_it_comes_back_and_the_flows_still_finish() 
     assert!(slower(&summary) > slower(&dir.summary("clean")) + 100_000.0, "the downtime delays the flows");
 }
 
+/// A link down for a millisecond with a 20 us minimum RTO: each sender times out every 20 us while it
+/// is down, or, backing off (`host.rto_backoff`), at 20, 40, 80, 160, 320 and 640 us after the last
+/// progress (about 50 us in): six times, the last at about 1,310 us, after the link came back at 1,050.
+#[test]
+fn backing_off_the_retransmission_timer_doubles_it_while_a_link_is_down() {
+    let dir = Scratch::new("backoff");
+    let down = "[[fault]]\nkind = \"link_down\"\nport = \"sw0:p2\"\nfrom = \"50us\"\nuntil = \"1050us\"\n";
+    let scenario = dir.write("down.toml", &star(down));
+    run_ok(&dir, &scenario, "fixed", &[]);
+    run_ok(&dir, &scenario, "backoff", &["--set", "host.rto_backoff=true"]);
+    let timeouts = |out: &str| dir.summary(out)["totals"]["timeouts"].as_u64().expect("totals.timeouts");
+    let finishes = |out: &str| -> Vec<f64> {
+        dir.read(&format!("{out}/fct.csv"))
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(5).unwrap().parse().unwrap())
+            .collect()
+    };
+    assert!(timeouts("fixed") >= 90, "{} timeouts at a fixed 20 us", timeouts("fixed"));
+    assert_eq!(timeouts("backoff"), 12, "six doublings per sender");
+    for (fixed, backed_off) in finishes("fixed").into_iter().zip(finishes("backoff")) {
+        assert!(fixed < 1_400_000.0, "a fixed timer resends within 20 us of the link's return ({fixed} ns)");
+        assert!(backed_off > 1_310_000.0, "the backed-off timer waits until about 1,310 us ({backed_off} ns)");
+    }
+    assert_eq!(dir.summary("backoff")["overall"]["unfinished"], 0);
+}
+
 #[test]
 fn a_random_loss_fraction_is_reproducible_and_near_its_share() {
     let dir = Scratch::new("fraction");

@@ -350,6 +350,10 @@ pub struct HostConfig {
     /// reference configuration, isekai swift.cc; datacenter stacks use 1-10 ms rather than Linux's 200 ms).
     #[serde(with = "sluice_core::serde_units::duration")]
     pub rto_min: Time,
+    /// Double the retransmission timeout at each expiry without progress, up to 60 s, back to `rto_min`
+    /// when the ACK point moves (RFC 6298 section 5.5; `sluice_cc::rto`). Default off: RoCE NICs, which
+    /// the hosts model, retry at a fixed timeout (HPCC artifact). Every datapath follows this setting.
+    pub rto_backoff: bool,
     /// A receiver repeats a NACK for the same expected sequence at most once per this interval (a NACK for
     /// a new expected sequence goes at once). Default 500 us (HPCC artifact NACK_GENERATION_INTERVAL).
     #[serde(with = "sluice_core::serde_units::duration")]
@@ -378,6 +382,7 @@ impl Default for HostConfig {
             ack_every_bytes: 0,
             loss_recovery: LossRecovery::GoBackN,
             rto_min: 1_000 * PS_PER_US,
+            rto_backoff: false,
             nack_interval: 500 * PS_PER_US,
             cnp_interval: None,
             tx_jitter: 0,

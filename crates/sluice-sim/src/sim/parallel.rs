@@ -590,6 +590,7 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
     run.bytes_delivered = counters.bytes_delivered;
     run.bytes_dropped = counters.bytes_dropped;
     run.retransmitted_bytes = counters.retransmitted_bytes;
+    run.timeouts = counters.timeouts;
     run.pfc_pauses = counters.pfc_pauses;
     run.pfc_pause_time = pause_time;
     run.drops = counters.drops;

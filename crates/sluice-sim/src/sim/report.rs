@@ -140,6 +140,7 @@ impl Simulation {
             bytes_delivered: c.bytes_delivered,
             bytes_dropped: c.bytes_dropped,
             retransmitted_bytes: c.retransmitted_bytes,
+            timeouts: c.timeouts,
             pfc_pauses: c.pfc_pauses,
             pfc_pause_time: pause_time,
             drops: c.drops,

@@ -72,6 +72,8 @@ pub struct Flow {
     pub driver: Option<Box<sluice_plane::FlowDriver>>,
     /// An RTO check is scheduled.
     pub rto_pending: bool,
+    /// Retransmission timeouts in a row without the ACK point moving (the back-off's exponent).
+    pub rto_timeouts: u8,
     /// Last time the ACK point advanced (or the flow started or timed out).
     pub last_progress: Time,
     /// The latest data send time an ACK echoed: an ACK echoing an earlier one reveals reordering.
@@ -152,6 +154,7 @@ impl Flow {
             next_tx: 0,
             driver: None,
             rto_pending: false,
+            rto_timeouts: 0,
             last_progress: start,
             latest_echo: 0,
             host_seen: 0,

@@ -67,7 +67,7 @@ fn sent(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32, (payload, wire): 
     }
     if !f.rto_pending {
         f.rto_pending = true;
-        io.core.schedule(io.core.now + env.config.rto_min, Event::Rto { flow: id });
+        io.core.schedule(io.core.now + rto(env, f), Event::Rto { flow: id });
     }
 }
 
@@ -162,6 +162,7 @@ pub fn advance(now: Time, f: &mut Flow, seq: u64) -> u64 {
     let newly = seq - f.snd_una;
     f.snd_una = seq;
     f.last_progress = now;
+    f.rto_timeouts = 0;
     f.snd_nxt = f.snd_nxt.max(seq);
     f.rtx_high = f.rtx_high.max(seq);
     if !f.sacked.is_empty() {
@@ -244,7 +245,7 @@ pub fn on_rto(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32) -> bool {
         return false;
     }
     let core = &mut *io.core;
-    let deadline = f.last_progress + env.config.rto_min;
+    let deadline = f.last_progress + rto(env, f);
     if core.now < deadline {
         f.rto_pending = true;
         core.schedule(deadline, Event::Rto { flow: id });
@@ -252,6 +253,9 @@ pub fn on_rto(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32) -> bool {
     }
     core.counters.timeouts += 1;
     f.last_progress = core.now;
+    if env.config.rto_backoff {
+        f.rto_timeouts = f.rto_timeouts.saturating_add(1);
+    }
     f.snd_nxt = f.snd_una;
     f.sacked.clear();
     f.rtx.clear();
@@ -262,6 +266,12 @@ pub fn on_rto(io: &mut HostIo, env: &HostEnv, f: &mut Flow, id: u32) -> bool {
         cc::on_loss(io, env, f, id, &loss);
     }
     true
+}
+
+/// Flow `f`'s retransmission timeout: the minimum, backed off by its timeouts in a row when the run
+/// backs off.
+fn rto(env: &HostEnv, f: &Flow) -> Time {
+    sluice_cc::rto::backed_off(env.config.rto_min, f.rto_timeouts.into())
 }
 
 /// A control packet for the sender of `f` that only its algorithm reads: a probe's echo, a CNP, a
