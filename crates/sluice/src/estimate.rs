@@ -71,6 +71,13 @@ pub const ALIVE_PER_FAN_IN: f64 = 4.0;
 /// 0.03 for `incast128.toml`, whose packets wait in paused queues.
 pub const EVENTS_PER_ALIVE_PACKET: f64 = 0.3;
 
+/// Bytes a flow holds while it is in progress, beyond its result row: its transport state (`Flow`), its
+/// algorithm and plane state, its receiver's state and, for a receiver-driven algorithm, the token
+/// transport's grants and logs. Calibrated on `scenarios/receiver/study160.toml` with 100 and 400 us of
+/// arrivals (2,563 and 10,280 flows, nearly all in progress at once on its oversubscribed fabric): peak
+/// RSS grows by 2.4 KB per flow with ToCC, 1.7-2.0 KB with Homa, ExpressPass and NDP, 2.6 KB with DCQCN.
+pub const ACTIVE_FLOW_BYTES: u64 = 2_600;
+
 /// The highest offered load per host the estimate's queueing term takes (the load's slowdown grows
 /// without bound towards 1).
 pub const LOAD_CAP: f64 = 0.8;
@@ -135,6 +142,7 @@ pub fn estimate(resolved: &Resolved) -> RunEstimate {
         ("base", PROCESS_BASE_BYTES),
         ("routes", routes),
         ("flows", flow_bytes(resolved)),
+        ("flows in progress", active_flow_bytes(resolved, &traffic)),
         ("ports", ports),
         ("events", event_bytes(resolved, events, alive)),
         ("packets", packet_bytes(resolved, alive)),
@@ -182,6 +190,19 @@ fn run_flows(resolved: &Resolved) -> u64 {
 fn flow_bytes(resolved: &Resolved) -> u64 {
     let per_flow = 2 * size_of::<sluice_results::FlowRecord>() + 3 * size_of::<u32>();
     run_flows(resolved).saturating_mul(per_flow as u64)
+}
+
+/// The state of the flows in progress at the peak ([`ACTIVE_FLOW_BYTES`] each). A receiver-driven
+/// algorithm's flows keep their state to the end of the run (late tokens and NACKs still find it), so
+/// all of them count; otherwise those sending at once, stretched by the load's queueing as the packets
+/// alive are ([`Traffic::active_flows`]).
+fn active_flow_bytes(resolved: &Resolved, traffic: &Traffic) -> u64 {
+    let flows = if resolved.factory.token_transport().is_some() {
+        run_flows(resolved)
+    } else {
+        traffic.active_flows.min(run_flows(resolved) as f64) as u64
+    };
+    flows.saturating_mul(ACTIVE_FLOW_BYTES)
 }
 
 /// The event queue. Its timing wheel has [`SLOTS`] slot headers; buffers go to the slots that hold
@@ -251,6 +272,8 @@ struct Traffic {
     packet_hops: u64,
     /// Packets alive at the peak: data and ACKs on the wire and queued ([`Concurrency::alive_packets`]).
     alive_packets: f64,
+    /// Flows in progress at the peak ([`Concurrency::active_flows`]).
+    active_flows: f64,
 }
 
 impl Traffic {
@@ -291,8 +314,14 @@ impl Traffic {
         let base_rtt = 2.0 * mean_hops * per_hop as f64;
         let bdp = (resolved.line_rate as f64 / 8.0 * base_rtt / PS_PER_S as f64 / mtu as f64).max(1.0);
         let end = s.simulation.duration.unwrap_or_else(|| load.drain_time(resolved).min(limit));
-        let alive_packets = Concurrency::of(resolved, load.span(), bdp, limit).alive_packets();
-        Traffic { end, data_packets, packet_hops: data_hops.saturating_add(ack_hops), alive_packets }
+        let concurrency = Concurrency::of(resolved, load.span(), bdp, limit);
+        Traffic {
+            end,
+            data_packets,
+            packet_hops: data_hops.saturating_add(ack_hops),
+            alive_packets: concurrency.alive_packets(),
+            active_flows: concurrency.active_flows(),
+        }
     }
 }
 
@@ -301,6 +330,8 @@ impl Traffic {
 /// over a span `T`, sends a share `t / (T + t)` of the time (Little's law for `t` much shorter than `T`;
 /// 1 when all start together). Its window is its size, at most a bandwidth-delay product.
 struct Concurrency {
+    /// Σ over flows of the share: the flows sending at once at their NICs' rate.
+    sending: f64,
     /// Σ over flows of the share times the window, in packets.
     windows: f64,
     /// Σ over receivers of the windows of the flows beyond the first one that send to it at once.
@@ -308,6 +339,9 @@ struct Concurrency {
     /// The mean offered load per host over the span, at most [`LOAD_CAP`] (0 when all flows start at
     /// once: they have no arrival process to queue behind).
     load: f64,
+    /// The offered load of the busiest edge switch's links to other switches over the span
+    /// ([`EdgeLoad`]), uncapped.
+    edge_load: f64,
 }
 
 impl Concurrency {
@@ -315,9 +349,11 @@ impl Concurrency {
         let hosts = resolved.topology.num_hosts() as usize;
         let mtu = resolved.scenario.link.mtu.max(1) as u64;
         let (mut senders, mut windows) = (vec![0.0; hosts], vec![0.0; hosts]);
-        let (mut total, mut busy_time) = (0.0, 0.0);
+        let (mut total, mut busy_time, mut sending) = (0.0, 0.0, 0.0);
+        let mut edges = EdgeLoad::new(&resolved.topology);
         for f in &resolved.flows {
             let bytes = flow_bytes_sent(&f, resolved.line_rate, limit);
+            edges.add(&resolved.topology, f.src, f.dst, bytes);
             let time = sluice_core::serialization_ps(bytes, resolved.line_rate.max(1)) as f64;
             let share = if span == 0 { 1.0 } else { time / (span as f64 + time) };
             let window = share * (bytes.div_ceil(mtu).max(1) as f64).min(bdp_packets);
@@ -325,13 +361,25 @@ impl Concurrency {
             windows[f.dst as usize] += window;
             total += window;
             busy_time += time;
+            sending += share;
         }
         let fan_in = (0..hosts).filter(|&r| senders[r] > 1.0).map(|r| windows[r] * (1.0 - 1.0 / senders[r])).sum();
         let load = match span {
             0 => 0.0,
             _ => (busy_time / (span as f64 * hosts.max(1) as f64)).min(LOAD_CAP),
         };
-        Concurrency { windows: total, fan_in, load }
+        Concurrency { sending, windows: total, fan_in, load, edge_load: edges.busiest(span) }
+    }
+
+    /// Flows in progress at the peak: those sending at once, stretched by the queueing of the busier of
+    /// the hosts' links and the edge switches' links to the rest of the fabric. Where an edge switch is
+    /// offered more than those links carry (an oversubscribed fabric), flows pile up as they start and
+    /// every one is in progress at the end.
+    fn active_flows(&self) -> f64 {
+        if self.edge_load >= 1.0 {
+            return f64::INFINITY;
+        }
+        self.sending / (1.0 - self.load.max(self.edge_load).min(LOAD_CAP))
     }
 
     /// Packets alive at the peak: [`ALIVE_PER_WINDOW`] per packet of the windows, stretched by the
@@ -339,6 +387,59 @@ impl Concurrency {
     /// [`ALIVE_PER_FAN_IN`] per packet converging on a receiver beyond its link's share.
     fn alive_packets(&self) -> f64 {
         ALIVE_PER_WINDOW * self.windows / (1.0 - self.load) + ALIVE_PER_FAN_IN * self.fan_in
+    }
+}
+
+/// What the hosts behind each edge switch (the switch a host's NIC leads to) send to and receive from
+/// hosts behind other switches, against the rate of the edge switch's ports that lead to switches.
+struct EdgeLoad {
+    /// Per node: bytes up (from its hosts to other edges) and down (to its hosts from other edges).
+    up: Vec<u64>,
+    down: Vec<u64>,
+    /// Per node: the rate of its ports that lead to switches, bit/s (0 for a host).
+    capacity: Vec<f64>,
+}
+
+impl EdgeLoad {
+    fn new(topology: &sluice_topo::Topology) -> EdgeLoad {
+        let is_switch = |node: u32| topology.nodes[node as usize].kind == sluice_topo::NodeKind::Switch;
+        let capacity = (0..topology.nodes.len())
+            .map(|n| match is_switch(n as u32) {
+                true => topology.ports[n].iter().filter(|p| is_switch(p.peer)).map(|p| p.rate as f64).sum(),
+                false => 0.0,
+            })
+            .collect();
+        EdgeLoad { up: vec![0; topology.nodes.len()], down: vec![0; topology.nodes.len()], capacity }
+    }
+
+    /// The edge switch of host `h` (the peer of its NIC).
+    fn edge(topology: &sluice_topo::Topology, h: u32) -> usize {
+        topology.ports[topology.hosts[h as usize] as usize].first().map_or(0, |p| p.peer as usize)
+    }
+
+    /// A flow from host `src` to host `dst` of `bytes`.
+    fn add(&mut self, topology: &sluice_topo::Topology, src: u32, dst: u32, bytes: u64) {
+        let (from, to) = (Self::edge(topology, src), Self::edge(topology, dst));
+        if from != to {
+            self.up[from] = self.up[from].saturating_add(bytes);
+            self.down[to] = self.down[to].saturating_add(bytes);
+        }
+    }
+
+    /// The highest load of an edge switch's links to other switches over `span` (0 for a span of 0).
+    fn busiest(&self, span: Time) -> f64 {
+        if span == 0 {
+            return 0.0;
+        }
+        let seconds = span as f64 / PS_PER_S as f64;
+        let mut busiest: f64 = 0.0;
+        for (node, (&up, &down)) in self.up.iter().zip(&self.down).enumerate() {
+            let capacity = self.capacity[node];
+            if capacity > 0.0 {
+                busiest = busiest.max(up.max(down) as f64 * 8.0 / (capacity * seconds));
+            }
+        }
+        busiest
     }
 }
 
