@@ -16,8 +16,9 @@ pub const RTO_MAX: Time = 60 * PS_PER_S;
 /// The timer after `timeouts` expiries in a row without progress: `rto` doubled that many times, at most
 /// [`RTO_MAX`] (and never less than `rto`).
 pub fn backed_off(rto: Time, timeouts: u32) -> Time {
-    let doubled = rto.checked_shl(timeouts.min(63)).filter(|t| t >> timeouts.min(63) == rto);
-    doubled.map_or(RTO_MAX, |t| t.min(RTO_MAX)).max(rto)
+    let ceiling = RTO_MAX.max(rto);
+    let doubled = 1u64.checked_shl(timeouts).and_then(|factor| rto.checked_mul(factor));
+    doubled.map_or(ceiling, |t| t.min(ceiling))
 }
 
 #[cfg(test)]

@@ -150,11 +150,15 @@ sample_interval = "10us"
     )
 }
 
+/// The star's link to the receiver down from `from` until `until`.
+fn link_down(from: &str, until: &str) -> String {
+    format!("[[fault]]\nkind = \"link_down\"\nport = \"sw0:p2\"\nfrom = \"{from}\"\nuntil = \"{until}\"\n")
+}
+
 #[test]
 fn a_link_down_carries_nothing_until_it_comes_back_and_the_flows_still_finish() {
     let dir = Scratch::new("link");
-    let down = "[[fault]]\nkind = \"link_down\"\nport = \"sw0:p2\"\nfrom = \"50us\"\nuntil = \"150us\"\n";
-    let scenario = dir.write("down.toml", &star(down));
+    let scenario = dir.write("down.toml", &star(&link_down("50us", "150us")));
     run_ok(&dir, &scenario, "out", &[]);
     let summary = dir.summary("out");
     assert_eq!(summary["overall"]["unfinished"], 0);
@@ -186,8 +190,7 @@ fn a_link_down_carries_nothing_until_it_comes_back_and_the_flows_still_finish() 
 #[test]
 fn backing_off_the_retransmission_timer_doubles_it_while_a_link_is_down() {
     let dir = Scratch::new("backoff");
-    let down = "[[fault]]\nkind = \"link_down\"\nport = \"sw0:p2\"\nfrom = \"50us\"\nuntil = \"1050us\"\n";
-    let scenario = dir.write("down.toml", &star(down));
+    let scenario = dir.write("down.toml", &star(&link_down("50us", "1050us")));
     run_ok(&dir, &scenario, "fixed", &[]);
     run_ok(&dir, &scenario, "backoff", &["--set", "host.rto_backoff=true"]);
     let timeouts = |out: &str| dir.summary(out)["totals"]["timeouts"].as_u64().expect("totals.timeouts");
