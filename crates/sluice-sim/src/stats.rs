@@ -192,3 +192,11 @@ pub struct FaultStats {
     /// Packets marked CE.
     pub marked: u64,
 }
+
+impl FaultStats {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &FaultStats) {
+        self.dropped += other.dropped;
+        self.marked += other.marked;
+    }
+}

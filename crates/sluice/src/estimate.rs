@@ -412,14 +412,9 @@ impl EdgeLoad {
         EdgeLoad { up: vec![0; topology.nodes.len()], down: vec![0; topology.nodes.len()], capacity }
     }
 
-    /// The edge switch of host `h` (the peer of its NIC).
-    fn edge(topology: &sluice_topo::Topology, h: u32) -> usize {
-        topology.ports[topology.hosts[h as usize] as usize].first().map_or(0, |p| p.peer as usize)
-    }
-
-    /// A flow from host `src` to host `dst` of `bytes`.
+    /// A flow from host `src` to host `dst` of `bytes`; a host's edge switch is its NIC's peer.
     fn add(&mut self, topology: &sluice_topo::Topology, src: u32, dst: u32, bytes: u64) {
-        let (from, to) = (Self::edge(topology, src), Self::edge(topology, dst));
+        let (from, to) = (topology.nic(src).peer as usize, topology.nic(dst).peer as usize);
         if from != to {
             self.up[from] = self.up[from].saturating_add(bytes);
             self.down[to] = self.down[to].saturating_add(bytes);
@@ -432,14 +427,9 @@ impl EdgeLoad {
             return 0.0;
         }
         let seconds = span as f64 / PS_PER_S as f64;
-        let mut busiest: f64 = 0.0;
-        for (node, (&up, &down)) in self.up.iter().zip(&self.down).enumerate() {
-            let capacity = self.capacity[node];
-            if capacity > 0.0 {
-                busiest = busiest.max(up.max(down) as f64 * 8.0 / (capacity * seconds));
-            }
-        }
-        busiest
+        let bytes = self.up.iter().zip(&self.down).map(|(&up, &down)| up.max(down) as f64);
+        let loads = bytes.zip(&self.capacity).filter(|(_, &c)| c > 0.0).map(|(b, &c)| b * 8.0 / (c * seconds));
+        loads.fold(0.0, f64::max)
     }
 }
 

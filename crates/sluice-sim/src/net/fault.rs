@@ -151,8 +151,7 @@ pub fn collect<'a>(count: usize, all: impl Iterator<Item = &'a PortFaults>) -> V
     let mut stats = vec![FaultStats::default(); count];
     for faults in all {
         for (index, s) in faults.stats() {
-            stats[index].dropped += s.dropped;
-            stats[index].marked += s.marked;
+            stats[index].add(&s);
         }
     }
     stats

@@ -652,8 +652,7 @@ fn merge_faults(outputs: &[SimOutput]) -> Vec<FaultStats> {
     let mut faults = outputs[0].faults.clone();
     for out in &outputs[1..] {
         for (total, part) in faults.iter_mut().zip(&out.faults) {
-            total.dropped += part.dropped;
-            total.marked += part.marked;
+            total.add(part);
         }
     }
     faults
