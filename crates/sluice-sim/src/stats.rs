@@ -32,6 +32,8 @@ pub struct Counters {
     pub timeouts: u64,
     /// Flows that delivered all their bytes.
     pub flows_finished: u64,
+    /// Closed-loop slots that stopped early because the flow ids had no room for their next flow.
+    pub loop_slots_out_of_ids: u64,
     /// Receiver-driven counters (all zero for sender-driven algorithms).
     pub rd: RdCounters,
     /// Payload bytes receivers' processing queues finished (endpoint model).
@@ -66,6 +68,7 @@ impl Counters {
             notifications,
             timeouts,
             flows_finished,
+            loop_slots_out_of_ids,
             rd,
             endpoint_processed_bytes,
             endpoint_drops,
@@ -88,6 +91,7 @@ impl Counters {
         self.notifications += notifications;
         self.timeouts += timeouts;
         self.flows_finished += flows_finished;
+        self.loop_slots_out_of_ids += loop_slots_out_of_ids;
         self.rd.add(rd);
         self.endpoint_processed_bytes += endpoint_processed_bytes;
         self.endpoint_drops += endpoint_drops;

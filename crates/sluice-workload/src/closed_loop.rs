@@ -30,6 +30,68 @@ pub struct ClosedLoop {
     sizes: FlowSizes,
 }
 
+/// How the flows that closed loops start during a run are numbered: the `g`-th later flow of slot `s`
+/// (slots numbered over all loops, in order; `g` from 1, the slot's first flow being a workload flow) is
+/// `generated + ((g - 1) << bits | s)`, where `generated` is the number of workload flows and `bits`
+/// the fewest that number every slot.
+///
+/// An id so made names its slot and its place in the slot, not the order in which slots freed up: it
+/// depends on the slot's own history only, so every part of a partitioned run numbers a flow as a run
+/// in one piece does, and the same id has the same size (the slot's stream's `g`-th draw) wherever it
+/// runs. Ids are sparse where slots progress unevenly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopIds {
+    generated: u32,
+    bits: u32,
+    slots: u32,
+}
+
+impl Default for LoopIds {
+    /// No closed loop: every id is a workload flow's.
+    fn default() -> LoopIds {
+        LoopIds::new(u32::MAX, 0)
+    }
+}
+
+impl LoopIds {
+    /// The numbering for `slots` slots after `generated` workload flows.
+    pub fn new(generated: u32, slots: usize) -> LoopIds {
+        let bits = usize::BITS - slots.saturating_sub(1).leading_zeros();
+        LoopIds { generated, bits, slots: slots as u32 }
+    }
+
+    /// The id of slot `slot`'s `generation`-th later flow (from 1), or `None` when the ids' 32 bits have
+    /// no room for it.
+    pub fn id(&self, slot: u32, generation: u32) -> Option<u32> {
+        debug_assert!(slot < self.slots && generation >= 1, "slot {slot}, generation {generation}");
+        let offset = (u64::from(generation - 1) << self.bits) | u64::from(slot);
+        u32::try_from(u64::from(self.generated) + offset).ok()
+    }
+
+    /// Whether `id` is a later flow's (not a workload flow's).
+    #[inline(always)]
+    pub fn is_later(&self, id: u32) -> bool {
+        id >= self.generated
+    }
+
+    /// The slot and generation of later flow `id`.
+    #[inline(always)]
+    pub fn split(&self, id: u32) -> (u32, u32) {
+        let offset = id - self.generated;
+        (offset & ((1u32 << self.bits) - 1), (offset >> self.bits) + 1)
+    }
+
+    /// The number of workload flows: the first later id.
+    pub fn generated(&self) -> u32 {
+        self.generated
+    }
+
+    /// The number of slots.
+    pub fn slots(&self) -> u32 {
+        self.slots
+    }
+}
+
 /// One slot of a closed loop: a sender-receiver pair that keeps one flow active.
 #[derive(Debug, Clone)]
 pub struct LoopSlot {
@@ -177,5 +239,33 @@ pub(crate) fn number_first_flows(closed: &mut ClosedLoop, first_sizes: &[u64], i
     order.sort_by_key(|&j| (closed.slots[j].src, closed.slots[j].dst, first_sizes[j]));
     for (&j, &id) in order.iter().zip(ids) {
         closed.slots[j].first_flow = id;
+    }
+}
+
+#[cfg(test)]
+mod id_tests {
+    use super::LoopIds;
+
+    #[test]
+    fn a_later_flows_id_names_its_slot_and_generation() {
+        let ids = LoopIds::new(100, 20);
+        assert_eq!(ids.id(0, 1), Some(100));
+        assert_eq!(ids.id(19, 1), Some(119));
+        assert_eq!(ids.id(3, 2), Some(100 + 32 + 3), "20 slots take 5 bits");
+        assert_eq!(ids.split(100 + 32 + 3), (3, 2));
+        assert!(!ids.is_later(99) && ids.is_later(100));
+        let one = LoopIds::new(7, 1);
+        assert_eq!((one.id(0, 1), one.id(0, 5)), (Some(7), Some(11)), "one slot: consecutive ids");
+        assert_eq!(one.split(11), (0, 5));
+    }
+
+    #[test]
+    fn ids_beyond_32_bits_are_refused() {
+        let ids = LoopIds::new(u32::MAX - 10, 4);
+        assert_eq!(ids.id(2, 3), Some(u32::MAX), "4 slots take 2 bits: offset 2 << 2 | 2");
+        assert_eq!(ids.id(3, 3), None);
+        let wide = LoopIds::new(0, 1 << 16);
+        assert_eq!(wide.id(0, 1 << 16), Some(u32::MAX - 0xFFFF));
+        assert_eq!(wide.id(0, (1 << 16) + 1), None);
     }
 }

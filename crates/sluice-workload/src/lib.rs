@@ -27,7 +27,7 @@ mod stream;
 
 pub use algorithms::RowAlgorithm;
 pub use cdf::{builtin_names, SizeCdf, DCTCP_PACKET_BYTES};
-pub use closed_loop::{ClosedLoop, LoopSlot};
+pub use closed_loop::{ClosedLoop, LoopIds, LoopSlot};
 pub use count::MAX_FLOWS;
 pub use error::WorkloadError;
 pub use flowlist::parse_flow_list;

@@ -267,7 +267,7 @@ fn run_bed(
             json!({ "writes": c.writes, "no_field": c.no_field, "feedback": c.feedback, "no_feedback": c.no_feedback })
         });
         let switch = bed_workload::SwitchFigures { faults, signal, token_limiters: fabric.token_counts() };
-        bed_workload::merge(real, &dir, &algorithm, &outcome, resolved.flows.len() as u64, switch)?;
+        bed_workload::merge(real, &dir, &algorithm, &outcome, switch)?;
         if interrupted() {
             // The hosts' senders were interrupted too (one process group) and wrote what they had.
             return Err(Failure::Interrupted(format!(

@@ -256,20 +256,12 @@ fn token_summary(dir: &Path, (dropped, marked): (u64, u64)) -> Option<Value> {
     Some(Value::Object(sums))
 }
 
-/// Merges the senders' results into `dir/fct.csv` and `dir/summary.json`. Flows that closed loops
-/// started during the run (ids from `generated` up) are numbered from `generated` in the order they
-/// started, as the simulator numbers them. The switch's `faults` (a JSON array) become summary.json's
+/// Merges the senders' results into `dir/fct.csv` and `dir/summary.json`, rows in id order (flows that
+/// closed loops started during the run carry the simulator's ids already). The switch's `faults` (a JSON array) become summary.json's
 /// `faults` section unless it is empty, its `signal` (what its signal hooks did) the `switch_signal`
 /// section unless it is null, and with a token transport the hosts' token counters and the switch's
 /// token limiters the `extra.receiver_driven` section, as the simulator writes it.
-pub fn merge(
-    real: Real,
-    dir: &Path,
-    algorithm: &str,
-    outcome: &Outcome,
-    generated: u64,
-    switch: SwitchFigures,
-) -> Result<(), Failure> {
+pub fn merge(real: Real, dir: &Path, algorithm: &str, outcome: &Outcome, switch: SwitchFigures) -> Result<(), Failure> {
     let mut header = None;
     let mut rows: Vec<(u64, String)> = Vec::new();
     const SUMMED: [&str; 8] = [
@@ -300,7 +292,6 @@ pub fn merge(
     merge_traces(dir)?;
     merge_flow_throughput(dir)?;
     let header = header.ok_or_else(|| Failure::Error(format!("no sender wrote results under {}", dir.display())))?;
-    renumber_later_flows(&header, &mut rows, generated);
     rows.sort();
     let fct: String = std::iter::once(header).chain(rows.into_iter().map(|(_, l)| l)).map(|l| l + "\n").collect();
     fs::write(dir.join("fct.csv"), fct).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
@@ -322,20 +313,6 @@ pub fn merge(
     }
     fs::write(dir.join("summary.json"), format!("{summary:#}\n"))
         .map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))
-}
-
-/// Gives the rows of flows started during the run (ids from `generated` up) the ids from `generated`
-/// on, in the order of their start times (ties by sending host's id range).
-fn renumber_later_flows(header: &str, rows: &mut [(u64, String)], generated: u64) {
-    let Some(start) = header.split(',').position(|c| c == "start_ns") else { return };
-    let start_of = |line: &str| line.split(',').nth(start).and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::MAX);
-    let mut later: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].0 >= generated).collect();
-    later.sort_by(|&a, &b| start_of(&rows[a].1).total_cmp(&start_of(&rows[b].1)).then(rows[a].0.cmp(&rows[b].0)));
-    for (k, i) in later.into_iter().enumerate() {
-        let id = generated + k as u64;
-        let rest = rows[i].1.split_once(',').map_or("", |(_, rest)| rest).to_string();
-        rows[i] = (id, format!("{id},{rest}"));
-    }
 }
 
 /// Where a UDP receiver writes the traces of the receiver-driven flows it receives, in its host's folder.

@@ -186,6 +186,10 @@ pub fn run_scenario_until(
     let mut summary = Summary::compute(&output.flows, &output.ports, &output.switches, &output.run, &buckets);
     summary.extra.insert("plane".into(), plane_summary(resolved, &output));
     summary.extra.insert("switch_notifications".into(), output.counters.notifications.into());
+    if output.counters.loop_slots_out_of_ids > 0 {
+        // A slot must start about 2^32 / slots flows for this; a slot that stopped must not pass unseen.
+        summary.extra.insert("closed_loop_slots_out_of_ids".into(), output.counters.loop_slots_out_of_ids.into());
+    }
     if output.counters.rd != sluice_sim::stats::RdCounters::default() {
         summary.extra.insert("receiver_driven".into(), receiver_driven_summary(&output));
     }

@@ -21,7 +21,7 @@ use sluice_udp::io::Socket;
 use sluice_udp::{Endpoint, FlowResult, TokenCounters, TransportConfig, TransportCounters};
 
 use crate::closed_loop_summary::closed_loop_summary;
-use crate::udp_loops::{number_in_start_order, SenderLoops};
+use crate::udp_loops::SenderLoops;
 use crate::udp_plan::{all_at_once, read_flow_list, Planned};
 use crate::udp_threads::{
     number_peers, peak_resident_bytes, run_receivers, run_senders, sender_sockets, shard, SendSetup, StreamedTrace,
@@ -455,8 +455,6 @@ fn send(args: SendArgs) -> Result<(), Failure> {
     if args.trace_ring == 0 {
         return Err(Failure::Error("--trace-ring 0: a ring holds at least one record".into()));
     }
-    // A sender of every host's slots is the only one: its later flows are numbered as the simulator's.
-    let renumber_from = loops.as_ref().filter(|_| args.host.is_none()).map(SenderLoops::first_id);
     let loop_scenario = loops.as_ref().map(SenderLoops::scenario);
     let shards = shard(&plan, &peers, threads, loops);
     let sockets =
@@ -487,9 +485,6 @@ fn send(args: SendArgs) -> Result<(), Failure> {
     let total = merged(outcomes);
     let trace_rows = streamed.map(|t| t.finish(total.is_ok()).map_err(Failure::Error)).transpose()?;
     let mut total = total?;
-    if let Some(first) = renumber_from {
-        number_in_start_order(&mut total.later, &mut total.results, first);
-    }
     let mut plan = plan;
     plan.append(&mut total.later);
     total.traces.sort_by_key(sluice_results::FlowTrace::flow);

@@ -3,9 +3,9 @@
 //! slots continues the slot's own size stream, and starts the slot's next flow as soon as the slot's
 //! flow completes, until the loop's end (times count from the sender's start, as a flow list's do).
 //!
-//! Later flows take ids from `generated + host x 2^20` upward (`generated`: the scenario's flows known
-//! before the run), so that the hosts' ids never collide; the bed numbers them in start order when it
-//! merges the hosts' results, as the simulator does.
+//! A later flow's id names its slot and generation as the simulator's does ([`LoopIds`]): each sender
+//! and each of its threads numbers its own slots' flows, no two alike, and the same id has the same size
+//! on every datapath.
 
 use std::collections::HashMap;
 use std::net::SocketAddrV4;
@@ -17,12 +17,9 @@ use sluice_cc::Needs;
 use sluice_core::Time;
 use sluice_scenario::Resolved;
 use sluice_udp::{Endpoint, FlowResult, FlowSpec, PeerId};
-use sluice_workload::ClosedLoop;
+use sluice_workload::{ClosedLoop, LoopIds};
 
 use crate::udp_plan::{path_ideal_fct, Planned};
-
-/// How far apart the hosts' ranges of later flow ids are.
-const IDS_PER_HOST: u32 = 1 << 20;
 
 /// A sender's closed-loop slots.
 pub struct SenderLoops {
@@ -33,7 +30,12 @@ pub struct SenderLoops {
     running: HashMap<u32, (usize, usize)>,
     /// Each slot's receiver: as the sender reaches it, and its address.
     peers: HashMap<(usize, usize), (PeerId, SocketAddrV4)>,
-    next_id: u32,
+    /// How later flows are numbered.
+    ids: LoopIds,
+    /// The number of each loop's first slot among all loops' slots.
+    first_slot: Vec<u32>,
+    /// Each slot's generation so far (its first flow is generation 0), for the slots of this sender.
+    generations: HashMap<(usize, usize), u32>,
     /// Wire bytes beyond the payload of each packet, and the payload of a full one.
     framing: (u64, u64),
     /// The flows started here, for their records.
@@ -70,13 +72,21 @@ impl SenderLoops {
             }
         }
         let generated = resolved.flows.len() as u32;
-        let next_id = generated.saturating_add(host.unwrap_or(0).saturating_mul(IDS_PER_HOST));
+        let mut first_slot = Vec::with_capacity(loops.len());
+        let mut slots = 0u32;
+        for lp in &loops {
+            first_slot.push(slots);
+            slots += lp.slots.len() as u32;
+        }
+        let ids = LoopIds::new(generated, slots as usize);
         Ok(SenderLoops {
             resolved: Arc::new(resolved),
             loops,
             running,
             peers: slot_peers,
-            next_id,
+            ids,
+            first_slot,
+            generations: HashMap::new(),
             framing,
             later: Vec::new(),
         })
@@ -87,23 +97,19 @@ impl SenderLoops {
         self.resolved.clone()
     }
 
-    /// The id of the first flow these slots start.
-    pub fn first_id(&self) -> u32 {
-        self.next_id
-    }
-
     /// These slots split over `shards` sender threads: each slot goes with its first flow, to the shard
-    /// `shard_of` gives that flow's id, and each shard takes later flow ids from its own part of the
-    /// host's range, so that no two threads number a flow alike.
+    /// `shard_of` gives that flow's id (a slot's flows are numbered by slot, so no two threads number a
+    /// flow alike).
     pub fn split(self, shards: usize, shard_of: impl Fn(u32) -> usize) -> Vec<SenderLoops> {
-        let ids_per_shard = IDS_PER_HOST / shards.max(1) as u32;
         let mut parts: Vec<SenderLoops> = (0..shards)
-            .map(|k| SenderLoops {
+            .map(|_| SenderLoops {
                 resolved: self.resolved.clone(),
                 loops: self.loops.clone(),
                 running: HashMap::new(),
                 peers: HashMap::new(),
-                next_id: self.next_id + k as u32 * ids_per_shard,
+                ids: self.ids,
+                first_slot: self.first_slot.clone(),
+                generations: HashMap::new(),
                 framing: self.framing,
                 later: Vec::new(),
             })
@@ -131,10 +137,13 @@ impl SenderLoops {
             if r.error.is_some() || now >= self.loops[l].end {
                 continue;
             }
+            let generation = self.generations.get(&(l, j)).map_or(1, |g| g + 1);
+            let Some(id) = self.ids.id(self.first_slot[l] + j as u32, generation) else {
+                return Err(format!("closed-loop slot {j} of workload entry {l}: no flow id left for its next flow"));
+            };
+            self.generations.insert((l, j), generation);
             let size = self.loops[l].next_size(j);
             let (src, dst, group) = (self.loops[l].slots[j].src, self.loops[l].slots[j].dst, self.loops[l].group);
-            let id = self.next_id;
-            self.next_id += 1;
             let (peer, to) = self.peers[&(l, j)];
             e.open(FlowSpec { id, peer, size: Some(size), factory: factory.clone(), needs }, now)?;
             self.running.insert(id, (l, j));
@@ -142,23 +151,6 @@ impl SenderLoops {
             self.later.push(Planned { id, src, dst, to, size: Some(size), start: now, stop: None, ideal_fct, group });
         }
         Ok(())
-    }
-}
-
-/// Numbers the flows that closed loops started (`later`, and their `results`) from `first` on in the
-/// order they started (ties by their ids), as the simulator numbers them: for a sender that ran every
-/// host's slots, whose threads took ids from separate ranges.
-pub fn number_in_start_order(later: &mut [Planned], results: &mut [FlowResult], first: u32) {
-    let mut order: Vec<(Time, u32)> = later.iter().map(|f| (f.start, f.id)).collect();
-    order.sort_unstable();
-    let new_id: HashMap<u32, u32> = order.iter().enumerate().map(|(k, &(_, id))| (id, first + k as u32)).collect();
-    for f in later.iter_mut() {
-        f.id = new_id[&f.id];
-    }
-    for r in results.iter_mut() {
-        if let Some(&id) = new_id.get(&r.id) {
-            r.id = id;
-        }
     }
 }
 
@@ -190,11 +182,10 @@ mod tests {
     }
 
     #[test]
-    fn split_gives_each_slot_to_its_first_flows_shard_and_each_shard_its_own_ids() {
+    fn split_gives_each_slot_to_its_first_flows_shard() {
         let (path, plan) = host1();
         assert_eq!(plan.len(), 5, "five slots on host 1");
         let loops = SenderLoops::load(&path, Some(1), &plan, &[0; 5], (1000, 84)).unwrap();
-        let base = loops.next_id;
         let shard_of = |id: u32| plan.iter().position(|f| f.id == id).unwrap() % 2;
         let parts = loops.split(2, shard_of);
         assert_eq!(parts.len(), 2);
@@ -205,7 +196,27 @@ mod tests {
             expected.sort_unstable();
             assert_eq!(mine, expected, "shard {k} runs the slots of its own first flows");
             assert_eq!(part.peers.len(), expected.len());
-            assert_eq!(part.next_id, base + k as u32 * (IDS_PER_HOST / 2), "shard {k}'s later ids");
         }
+    }
+
+    /// A slot's later flows are numbered by slot and generation wherever they run: the simulator's ids.
+    #[test]
+    fn later_flows_take_the_simulators_ids() {
+        let (path, plan) = host1();
+        let mut loops = SenderLoops::load(&path, Some(1), &plan, &[0; 5], (1000, 84)).unwrap();
+        let ids = loops.ids;
+        assert_eq!((ids.generated(), ids.slots()), (20, 20), "ncast4: 20 first flows, 20 slots");
+        let (l, j) = loops.running[&plan[2].id];
+        let slot = loops.first_slot[l] + j as u32;
+        let config = sluice_udp::TransportConfig::default();
+        let mut endpoint = Endpoint::new(config, sluice_plane::PlaneConfig::default(), 0);
+        let factory: Arc<dyn Factory> =
+            (sluice_cc::lookup("dctcp").unwrap().build)(&toml::Table::new(), 1_000_000_000).unwrap();
+        let finished = |id| FlowResult { id, peer: 0, size: 1, start: 0, finish: 0, retransmitted: 0, error: None };
+        loops.refill(&[finished(plan[2].id)], &mut endpoint, 0, &factory, Needs::default()).unwrap();
+        let first = ids.id(slot, 1).unwrap();
+        loops.refill(&[finished(first)], &mut endpoint, 0, &factory, Needs::default()).unwrap();
+        let started: Vec<u32> = loops.later.iter().map(|f| f.id).collect();
+        assert_eq!(started, [first, ids.id(slot, 2).unwrap()]);
     }
 }

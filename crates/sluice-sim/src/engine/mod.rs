@@ -12,6 +12,7 @@ use crate::stats::Counters;
 use packet::Arena;
 use partition::{Partition, Remote};
 use queue::{EventQueue, TieKey, WheelQueue};
+use sluice_workload::LoopIds;
 use trace::{PacketTracer, Site};
 
 /// Something that happens at a point in simulated time: the network's and the transport's own events,
@@ -120,12 +121,12 @@ pub struct EventTies {
     peers: Vec<u32>,
     /// The node id of each host index.
     host_node: Vec<u32>,
-    /// How many flows the workload generated: the first id of the closed loops' flows.
-    generated: u32,
+    /// How the closed loops' flows are numbered after the workload's.
+    ids: LoopIds,
     /// Sending and receiving host node of the workload's flows made so far, by id.
     first: Vec<[u32; 2]>,
-    /// Sending and receiving host node of the closed loops' flows, from id `generated` on.
-    later: Vec<[u32; 2]>,
+    /// Sending and receiving host node of each closed-loop slot, whose flows all share them.
+    slots: Vec<[u32; 2]>,
 }
 
 /// The key of the workload's arrivals, ahead of every other event of their time.
@@ -137,28 +138,23 @@ const NODE_KEYS: u64 = 2;
 
 impl EventTies {
     /// The keys of a network whose node `n` has ports leading to `peers[n]`, whose hosts are the nodes
-    /// `host_node` (by host index), and whose workload generates `generated` flows.
-    pub fn new(peers: &[Vec<u32>], host_node: Vec<u32>, generated: u32) -> EventTies {
+    /// `host_node` (by host index), whose flows are numbered as `ids` says, and whose closed-loop slots
+    /// run from and to the host indices `slots`.
+    pub fn new(peers: &[Vec<u32>], host_node: Vec<u32>, ids: LoopIds, slots: &[(u32, u32)]) -> EventTies {
         let mut port_base = Vec::with_capacity(peers.len());
         let mut flat = Vec::new();
         for node in peers {
             port_base.push(flat.len() as u32);
             flat.extend_from_slice(node);
         }
-        EventTies { port_base, peers: flat, host_node, generated, first: Vec::new(), later: Vec::new() }
+        let slots = slots.iter().map(|&(src, dst)| [host_node[src as usize], host_node[dst as usize]]).collect();
+        EventTies { port_base, peers: flat, host_node, ids, first: Vec::new(), slots }
     }
 
-    /// Records flow `id` (the next workload flow or the next closed-loop flow) from host index `src` to
-    /// host index `dst`.
+    /// Records workload flow `id` (the next one) from host index `src` to host index `dst`.
     pub fn add_flow(&mut self, id: u32, src: u32, dst: u32) {
-        let ends = [self.host_node[src as usize], self.host_node[dst as usize]];
-        if id < self.generated {
-            debug_assert_eq!(id as usize, self.first.len(), "workload flows are made in id order");
-            self.first.push(ends);
-        } else {
-            debug_assert_eq!((id - self.generated) as usize, self.later.len(), "later flows in id order");
-            self.later.push(ends);
-        }
+        debug_assert_eq!(id as usize, self.first.len(), "workload flows are made in id order");
+        self.first.push([self.host_node[src as usize], self.host_node[dst as usize]]);
     }
 
     #[inline]
@@ -170,7 +166,7 @@ impl EventTies {
     #[inline]
     fn flow_end(&self, id: u32, end: usize) -> u32 {
         let ends =
-            if id < self.generated { self.first[id as usize] } else { self.later[(id - self.generated) as usize] };
+            if self.ids.is_later(id) { self.slots[self.ids.split(id).0 as usize] } else { self.first[id as usize] };
         ends[end]
     }
 
@@ -242,14 +238,46 @@ pub struct Core {
     /// The packet trace, when the run asks for one.
     pub packet_trace: Option<Box<PacketTracer>>,
     /// The sending host of each flow, where switches send notifications and return packets (empty unless
-    /// a feature needs it: Bolt's notifications, NDP's returned headers). It grows as flows are added.
-    pub flow_src: Vec<u32>,
+    /// a feature needs it: Bolt's notifications, NDP's returned headers, switch signals' feedback).
+    pub flow_src: FlowSenders,
     /// Closed-loop slots whose flow finished during the current event, for the run loop to refill.
     pub freed_slots: Vec<u32>,
     /// Finished flows waiting to be retired once no packet of theirs is left.
     pub finished: Vec<u32>,
     /// In a partitioned run, the nodes this core handles and the events it made for the others.
     pub partition: Option<Box<Partition>>,
+}
+
+/// The sending host (index) of every flow: the workload's flows' by id, the closed loops' by slot.
+#[derive(Debug, Default)]
+pub struct FlowSenders {
+    ids: Option<LoopIds>,
+    workload: Vec<u32>,
+    slots: Vec<u32>,
+}
+
+impl FlowSenders {
+    /// The senders of the workload's flows (by id) and of the closed-loop slots (by slot), whose flows
+    /// are numbered as `ids` says.
+    pub fn new(ids: LoopIds, workload: Vec<u32>, slots: Vec<u32>) -> FlowSenders {
+        FlowSenders { ids: Some(ids), workload, slots }
+    }
+
+    /// Whether no feature asked for the senders.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_none()
+    }
+
+    /// The sending host of flow `flow`.
+    #[inline]
+    pub fn of(&self, flow: u32) -> u32 {
+        let ids = self.ids.as_ref().expect("the flows' senders are known");
+        if ids.is_later(flow) {
+            self.slots[ids.split(flow).0 as usize]
+        } else {
+            self.workload[flow as usize]
+        }
+    }
 }
 
 impl Core {
@@ -261,7 +289,7 @@ impl Core {
             arena: Arena::new(with_int),
             counters: Counters::default(),
             packet_trace: None,
-            flow_src: Vec::new(),
+            flow_src: FlowSenders::default(),
             freed_slots: Vec::new(),
             finished: Vec::new(),
             partition: None,
@@ -344,7 +372,7 @@ mod tests {
 
     /// Host node 0 - switch node 1 - host node 2; flow 0 from host 0 (node 0) to host 1 (node 2).
     fn ties() -> EventTies {
-        let mut ties = EventTies::new(&[vec![1], vec![0, 2], vec![1]], vec![0, 2], 1);
+        let mut ties = EventTies::new(&[vec![1], vec![0, 2], vec![1]], vec![0, 2], LoopIds::new(1, 0), &[]);
         ties.add_flow(0, 0, 1);
         ties
     }

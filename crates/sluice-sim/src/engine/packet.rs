@@ -7,6 +7,7 @@
 
 use sluice_cc::{HostSignal, IntHop};
 use sluice_core::Time;
+use sluice_workload::LoopIds;
 
 /// What a packet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +153,10 @@ pub struct Beside {
     pub host: Option<HostSignal>,
 }
 
+/// Packet counters per closed-loop slot: its flows of generations that many apart share one. A slot's
+/// flows follow each other, so its last few flows are the ones with packets left.
+const LOOP_COUNTERS: usize = 8;
+
 /// The packet arena.
 #[derive(Debug, Default)]
 pub struct Arena {
@@ -162,8 +167,10 @@ pub struct Arena {
     /// The receiving host's latest sample an ACK carries, one per packet, when algorithms read them.
     host: Vec<Option<HostSignal>>,
     free: Vec<u32>,
-    /// Packets alive per flow id: a finished flow with none left can be retired.
+    /// Packets alive per flow ([`Arena::counter`]): a finished flow with none left can be retired.
     flow_packets: Vec<u32>,
+    /// How closed loops' flows are numbered, which their counters follow.
+    loop_ids: LoopIds,
     with_int: bool,
     with_signal: bool,
     with_host: bool,
@@ -184,7 +191,7 @@ impl Arena {
     pub fn alloc(&mut self, packet: Packet) -> u32 {
         self.live += 1;
         self.peak = self.peak.max(self.live);
-        let flow = packet.flow as usize;
+        let flow = self.counter(packet.flow);
         if flow >= self.flow_packets.len() {
             self.grow_flows(flow);
         }
@@ -225,14 +232,34 @@ impl Arena {
     #[inline]
     pub fn free(&mut self, id: u32) {
         self.live -= 1;
-        self.flow_packets[self.packets[id as usize].flow as usize] -= 1;
+        let flow = self.counter(self.packets[id as usize].flow);
+        self.flow_packets[flow] -= 1;
         self.free.push(id);
     }
 
     /// How many packets of flow `flow` are alive (queued, on a wire or held by a host).
     #[inline]
     pub fn packets_of(&self, flow: u32) -> u32 {
-        self.flow_packets.get(flow as usize).copied().unwrap_or(0)
+        self.flow_packets.get(self.counter(flow)).copied().unwrap_or(0)
+    }
+
+    /// Counts closed loops' flows, numbered as `ids` says, by slot.
+    pub fn set_loop_ids(&mut self, ids: LoopIds) {
+        self.loop_ids = ids;
+    }
+
+    /// Where flow `flow`'s packets are counted: a workload flow's counter is its own; a closed loop's
+    /// later flow shares its slot's with the generations [`LOOP_COUNTERS`] apart, so that the counters
+    /// follow the slots rather than the sparse ids. A shared count only ever holds a flow back from
+    /// retirement, never retires one early.
+    #[inline(always)]
+    fn counter(&self, flow: u32) -> usize {
+        if !self.loop_ids.is_later(flow) {
+            return flow as usize;
+        }
+        let (slot, generation) = self.loop_ids.split(flow);
+        let base = self.loop_ids.generated() as usize;
+        base + slot as usize * LOOP_COUNTERS + generation as usize % LOOP_COUNTERS
     }
 
     /// The packet `id`.

@@ -23,7 +23,8 @@ pub struct Partition {
     outbox: Vec<Vec<Remote>>,
 }
 
-/// An event for a node of another part, with the packet it carries.
+/// An event for a node of another part, with the packet it carries; or, as [`Event::FlowStart`], the
+/// notice that a closed loop started a flow the other part receives.
 #[derive(Debug, Clone)]
 pub struct Remote {
     /// When it is due.
@@ -45,6 +46,12 @@ impl Partition {
     #[inline]
     pub fn owns(&self, node: u32) -> bool {
         self.part_of[node as usize] == self.part
+    }
+
+    /// The part node `node` belongs to.
+    #[inline]
+    pub fn part_of(&self, node: u32) -> u16 {
+        self.part_of[node as usize]
     }
 
     /// The part `event` is for, when that is another part: arrivals and PFC frames cross links

@@ -71,7 +71,7 @@ impl Bolt {
             if flags & FLAG_DECWIN == 0 {
                 p.flags |= FLAG_DECWIN;
                 let (to, wire, queue_no) =
-                    (core.flow_src[p.flow as usize], fabric.link.control_bytes, fabric.config.control_queue);
+                    (core.flow_src.of(p.flow), fabric.link.control_bytes, fabric.config.control_queue);
                 let notify = Packet {
                     seq: queue,
                     sent_at: p.sent_at,

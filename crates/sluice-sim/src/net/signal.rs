@@ -61,7 +61,7 @@ impl SignalPorts {
         }
         let value = stamp.feedback?;
         let p = *core.arena.get(id);
-        let to = core.flow_src[p.flow as usize];
+        let to = core.flow_src.of(p.flow);
         let feedback = Packet {
             seq: value,
             sack: node as u64,

@@ -151,7 +151,7 @@ impl TokenSwitch {
             return;
         }
         if p.rd & RD_BOUNCED == 0 && !core.flow_src.is_empty() {
-            let sender = core.flow_src[p.flow as usize];
+            let sender = core.flow_src.of(p.flow);
             let q = core.arena.get_mut(id);
             q.rd |= RD_BOUNCED;
             q.dst = sender;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use sluice_cc::token::TokenTransport;
 use sluice_core::{serialization_ps, Time};
 use sluice_topo::{NodeKind, Routes, Topology};
-use sluice_workload::FlowSpec;
+use sluice_workload::{FlowSpec, LoopIds};
 
 use super::arrivals::Arrivals;
 use super::closed_loop::{Loops, SIZE_SAMPLE};
@@ -14,7 +14,7 @@ use super::{FlowAlgorithm, NodeRef, Observe, SimInput, Simulation};
 use crate::config::{EcnThresholds, LinkConfig, RdEnv, SwitchConfig};
 use crate::engine::partition::Partition;
 use crate::engine::trace::PacketTracer;
-use crate::engine::{Core, EventTies};
+use crate::engine::{Core, EventTies, FlowSenders};
 use crate::host::Host;
 use crate::net::fault::PortFaults;
 use crate::net::port::Port;
@@ -121,18 +121,23 @@ impl Simulation {
         }
         // Bolt's notifications, NDP's return-to-sender and signal feedback need each flow's sender at the
         // switches.
+        let generated = u32::try_from(flows.len()).expect("flow ids fit in 32 bits (the workload bounds them)");
+        let slot_hosts: Vec<(u32, u32)> =
+            closed_loops.iter().flat_map(|c| c.slots.iter().map(|s| (s.src, s.dst))).collect();
+        let loop_ids = LoopIds::new(generated, slot_hosts.len());
+        core.arena.set_loop_ids(loop_ids);
         let trimming = token_transport.as_ref().is_some_and(|t| t.trimming);
         if switch.bolt.enabled || trimming || signal.is_some() {
-            core.flow_src = flows.iter().map(|f| f.src).collect();
+            let slot_src = slot_hosts.iter().map(|&(src, _)| src).collect();
+            core.flow_src = FlowSenders::new(loop_ids, flows.iter().map(|f| f.src).collect(), slot_src);
         }
         if let Some(config) = &observe.packet_trace {
             let ports: Vec<usize> = topology.ports.iter().map(Vec::len).collect();
             core.packet_trace = Some(Box::new(PacketTracer::new(config, &ports, flows.len())));
         }
-        let generated = u32::try_from(flows.len()).expect("flow ids fit in 32 bits (the workload bounds them)");
         let peers: Vec<Vec<u32>> = topology.ports.iter().map(|ports| ports.iter().map(|p| p.peer).collect()).collect();
         let host_node = hosts.iter().map(|h| h.node).collect();
-        *core.queue.ties_mut() = EventTies::new(&peers, host_node, generated);
+        *core.queue.ties_mut() = EventTies::new(&peers, host_node, loop_ids, &slot_hosts);
         let retired = super::retire::Retired::new(&observe.throughput_flows);
         let large = topology.ports.iter().map(Vec::len).sum::<usize>() >= super::run::LARGE_NETWORK_PORTS;
         let settings = RunSettings { topology, routes, link, observe, algorithms, group_algorithm, row_algorithm };
@@ -144,7 +149,7 @@ impl Simulation {
             let base_rtt = flows.iter().map(|f| settings.path(&f).base_rtt).max().unwrap_or(0);
             setup_tokens(t, &settings.link, base_rtt, &sizes, &mut hosts, &mut switches, seed)
         });
-        let loops = Loops::new(closed_loops);
+        let loops = Loops::new(closed_loops, loop_ids);
         let first_flows = loops.first_flows();
         let arrivals = Arrivals::new(&flows);
         arrivals.schedule_next(&mut core);
@@ -152,7 +157,7 @@ impl Simulation {
             core,
             switches,
             hosts,
-            flows: FlowTable::new(generated),
+            flows: FlowTable::new(loop_ids),
             arrivals,
             first_flows,
             node_ref,

@@ -1,12 +1,20 @@
 //! Closed-loop workloads during a run: when a slot's flow finishes, the slot's next flow is made and
-//! started at once (Marlin, EuroSys'25, section 7.5), until the loop's end. New flows take the next ids,
-//! in the order their slots free up, so a run stays deterministic. A run's flows are bounded by what
-//! its hosts carry in the loops' windows, which `sluice check`'s estimate counts before the run.
+//! started at once (Marlin, EuroSys'25, section 7.5), until the loop's end. A new flow's id names its
+//! slot and generation ([`LoopIds`]) and its size is the slot's stream's next draw, so both depend on
+//! the slot's own history only: a run stays deterministic, and the parts of a partitioned run number
+//! and size a flow as a run in one piece does. A run's flows are bounded by what its hosts carry in the
+//! loops' windows, which `sluice check`'s estimate counts before the run.
+//!
+//! In a partitioned run the slot's sender's part starts the flow and tells the receiver's part, which
+//! makes the flow's receiving half when the parts next meet: before any packet of the flow can reach
+//! it, since a packet takes at least the run's lookahead to cross.
 
-use sluice_workload::{ClosedLoop, FlowSpec};
+use sluice_core::Time;
+use sluice_workload::{ClosedLoop, FlowSpec, LoopIds};
 
 use super::arrivals::FirstFlows;
 use super::build::RunSettings;
+use crate::engine::partition::Remote;
 use crate::engine::{Core, Event};
 use crate::host::Host;
 use crate::transport::table::FlowTable;
@@ -21,16 +29,28 @@ pub(super) struct Loops {
     loops: Vec<ClosedLoop>,
     /// Slot id (a flow's [`crate::transport::flow::Flow::slot`]) -> (loop, slot within it).
     slots: Vec<(u32, u32)>,
+    /// Each slot's generation so far (its first flow is generation 0).
+    generations: Vec<u32>,
+    /// Flows the loops started here (as their sender).
+    started: u64,
+    /// How later flows are numbered.
+    ids: LoopIds,
 }
 
 impl Loops {
-    /// Numbers the slots of `loops`.
-    pub(super) fn new(loops: Vec<ClosedLoop>) -> Loops {
+    /// Numbers the slots of `loops`, whose later flows are numbered as `ids` says.
+    pub(super) fn new(loops: Vec<ClosedLoop>, ids: LoopIds) -> Loops {
         let mut slots = Vec::new();
         for (l, lp) in loops.iter().enumerate() {
             slots.extend((0..lp.slots.len()).map(|j| (l as u32, j as u32)));
         }
-        Loops { loops, slots }
+        let generations = vec![0; slots.len()];
+        Loops { loops, slots, generations, started: 0, ids }
+    }
+
+    /// How many flows the loops started here, as their sender.
+    pub(super) fn started(&self) -> u64 {
+        self.started
     }
 
     /// Each slot's first flow and the slot, sorted by flow id: the workload's flows that start a slot.
@@ -41,9 +61,29 @@ impl Loops {
         first
     }
 
+    /// The latest end of a loop with a slot that `sends` says this part sends: its slots start no flow
+    /// from then on (0 without one).
+    pub(super) fn last_end(&self, sends: impl Fn(u32) -> bool) -> Time {
+        let ends = self.loops.iter().filter(|lp| lp.slots.iter().any(|s| sends(s.src))).map(|lp| lp.end);
+        ends.max().unwrap_or(0)
+    }
+
+    /// Slot `slot`'s next flow, starting at `start`: its id and spec, or `None` when the ids have no room
+    /// for it (the slot then stops, and the run counts it).
+    pub(super) fn next_flow(&mut self, slot: u32, start: Time) -> Option<(u32, FlowSpec)> {
+        let (l, j) = self.slots[slot as usize];
+        let generation = self.generations[slot as usize] + 1;
+        let id = self.ids.id(slot, generation)?;
+        self.generations[slot as usize] = generation;
+        let lp = &mut self.loops[l as usize];
+        let size = lp.next_size(j as usize);
+        let (src, dst) = (lp.slots[j as usize].src, lp.slots[j as usize].dst);
+        Some((id, FlowSpec { src, dst, size, start, stop: None, group: lp.group, algorithm: 0 }))
+    }
+
     /// Starts the next flow of every slot whose flow finished during the event just handled, unless the
     /// slot's loop has ended. Each new flow is made like the workload's flows, joins its sender's flows,
-    /// and starts now.
+    /// and starts now; in a partitioned run its receiver's part hears of it.
     pub(super) fn refill(
         &mut self,
         core: &mut Core,
@@ -54,23 +94,27 @@ impl Loops {
         let mut freed = std::mem::take(&mut core.freed_slots);
         for &slot in &freed {
             let (l, j) = self.slots[slot as usize];
-            let lp = &mut self.loops[l as usize];
-            if core.now >= lp.end {
+            let lp = &self.loops[l as usize];
+            // A slot's flows start in its sender's part only.
+            let sender = hosts[lp.slots[j as usize].src as usize].node;
+            if core.now >= lp.end || core.partition.as_deref().is_some_and(|p| !p.owns(sender)) {
                 continue;
             }
-            let size = lp.next_size(j as usize);
-            let (src, dst) = (lp.slots[j as usize].src, lp.slots[j as usize].dst);
-            let spec = FlowSpec { src, dst, size, start: core.now, stop: None, group: lp.group, algorithm: 0 };
-            let id = flows.ids() as u32;
+            let Some((id, spec)) = self.next_flow(slot, core.now) else {
+                core.counters.loop_slots_out_of_ids += 1;
+                continue;
+            };
+            self.started += 1;
             let mut flow = settings.make(id, &spec);
             flow.slot = Some(slot);
-            flows.push_later(flow);
-            hosts[src as usize].senders.push_later(id);
-            if !core.flow_src.is_empty() {
-                core.flow_src.push(src);
-            }
-            core.queue.ties_mut().add_flow(id, src, dst);
+            flows.push_later(id, flow);
+            hosts[spec.src as usize].senders.push_later(id);
             core.schedule(core.now, Event::FlowStart { flow: id });
+            let receiver = hosts[spec.dst as usize].node;
+            if let Some(partition) = core.partition.as_deref_mut().filter(|p| !p.owns(receiver)) {
+                let notice = Remote { at: core.now, event: Event::FlowStart { flow: id }, parcel: None };
+                partition.send(partition.part_of(receiver), notice);
+            }
         }
         freed.clear();
         core.freed_slots = freed;

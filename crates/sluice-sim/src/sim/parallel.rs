@@ -42,8 +42,12 @@ pub(super) struct PartState {
     /// Workload arrivals and throughput samples this part handled: every part handles all of them, and
     /// the run counts them once.
     replicated: u64,
-    /// The flows this part sends that had not finished when the workload's last flow started.
+    /// The flows this part sends that had not finished when its last flow started.
     unfinished: Option<Vec<u32>>,
+    /// How many of `unfinished`, from the front, have finished or sent their last byte: either stays so.
+    sent_all: usize,
+    /// When the closed loops this part sends in start their last flows at the latest.
+    loops_end: Option<Time>,
 }
 
 /// A run cut into parts that run on threads of their own, with results identical to [`Simulation`]'s.
@@ -106,7 +110,7 @@ impl PartitionedRun {
         let plan = Plan {
             end: first.end_time(),
             until_done: first.stop.duration.is_none(),
-            total: first.flows.ids(),
+            generated: first.flows.ids(),
             lookahead: self.lookahead,
         };
         let shared = Shared::new(n);
@@ -132,9 +136,7 @@ impl PartitionedRun {
 /// The features whose state hosts of different parts share, which a partitioned run refuses.
 fn unsupported(input: &SimInput) -> Option<&'static str> {
     let long_lived = input.flows.iter().any(|f| f.stop.is_some());
-    if !input.closed_loops.is_empty() {
-        Some("a closed-loop workload")
-    } else if input.factory.token_transport().is_some() && long_lived {
+    if input.factory.token_transport().is_some() && long_lived {
         // The receiver learns where a stopped stream ends from the size its sender's part sets.
         Some("a long-lived flow of a receiver-driven (token) algorithm")
     } else if (input.host.ack_every_packets > 1 || input.host.ack_every_bytes > 0) && long_lived {
@@ -205,7 +207,8 @@ fn lookahead(topology: &Topology, part_of: &[u16]) -> Time {
 struct Plan {
     end: Time,
     until_done: bool,
-    total: u64,
+    /// The workload's flows; closed loops add flows during the run, each counted by its sender's part.
+    generated: u64,
     lookahead: Time,
 }
 
@@ -218,9 +221,11 @@ struct Shared {
     next: Vec<AtomicU64>,
     /// Each part's flows have all sent their last byte and no flow is still to start.
     could_end: Vec<AtomicBool>,
-    /// Each part's finished flows and events (replicated ones counted by part 0 only).
+    /// Each part's finished flows, events (replicated ones counted by part 0 only) and flows its closed
+    /// loops started.
     finished: Vec<AtomicU64>,
     events: Vec<AtomicU64>,
+    started: Vec<AtomicU64>,
     /// Part 0 was asked to abandon the run.
     abandon: AtomicBool,
     /// The last window ended the run (every flow finished).
@@ -237,6 +242,7 @@ impl Shared {
             could_end: (0..n).map(|_| AtomicBool::new(false)).collect(),
             finished: atomics(),
             events: atomics(),
+            started: atomics(),
             abandon: AtomicBool::new(false),
             ended: AtomicBool::new(false),
         }
@@ -380,7 +386,8 @@ fn worker(
         if shared.abandon.load(Ordering::Acquire) {
             let events = Shared::sum(&shared.events);
             let finished = Shared::sum(&shared.finished);
-            let at = Progress { now: next, end: plan.end, events, flows_finished: finished, flows: plan.total };
+            let flows = plan.generated + Shared::sum(&shared.started);
+            let at = Progress { now: next, end: plan.end, events, flows_finished: finished, flows };
             return Outcome::Abandoned(at);
         }
         if next == Time::MAX || next > plan.end {
@@ -411,7 +418,12 @@ fn worker(
 fn take_mail(sim: &mut Simulation, me: usize, shared: &Shared) {
     for from in &shared.mail[me] {
         let mail = std::mem::take(&mut *from.lock().unwrap_or_else(|e| e.into_inner()));
-        mail.iter().for_each(|remote| sim.core.deliver(remote));
+        for remote in &mail {
+            match remote.event {
+                Event::FlowStart { flow } => sim.receive_loop_flow(flow, remote.at),
+                _ => sim.core.deliver(remote),
+            }
+        }
     }
 }
 
@@ -423,6 +435,7 @@ fn publish(sim: &mut Simulation, me: usize, shared: &Shared, plan: &Plan) {
     shared.could_end[me].store(could_end, Ordering::Release);
     shared.finished[me].store(sim.core.counters.flows_finished, Ordering::Release);
     shared.events[me].store(sim.core.counters.events - replicated, Ordering::Release);
+    shared.started[me].store(sim.loops.started(), Ordering::Release);
 }
 
 impl Reporter<'_> {
@@ -434,8 +447,9 @@ impl Reporter<'_> {
         }
         self.next_report = (events >> 20 << 20) + (1 << 20);
         let finished = Shared::sum(&shared.finished);
+        let flows = plan.generated + Shared::sum(&shared.started);
         let now = shared.next.iter().map(|t| t.load(Ordering::Acquire)).min().unwrap_or(Time::MAX).min(plan.end);
-        (self.progress)(&Progress { now, end: plan.end, events, flows_finished: finished, flows: plan.total });
+        (self.progress)(&Progress { now, end: plan.end, events, flows_finished: finished, flows });
         (self.stop)()
     }
 }
@@ -461,6 +475,8 @@ fn post(sim: &mut Simulation, from: usize, shared: &Shared) {
 /// instant the last flow finishes, if it does; returns whether it did.
 fn in_turn_window(parts: &mut [std::sync::MutexGuard<'_, Simulation>], until: Time, plan: &Plan) -> bool {
     let mut finished: u64 = parts.iter().map(|p| p.core.counters.flows_finished).sum();
+    // No closed loop starts a flow any more: every part could end.
+    let total = plan.generated + parts.iter().map(|p| p.loops.started()).sum::<u64>();
     let mut limit = until;
     let mut ended = false;
     loop {
@@ -469,7 +485,7 @@ fn in_turn_window(parts: &mut [std::sync::MutexGuard<'_, Simulation>], until: Ti
         let before = parts[i].core.counters.flows_finished;
         parts[i].window(limit, 1);
         finished += parts[i].core.counters.flows_finished - before;
-        if !ended && finished == plan.total {
+        if !ended && finished == total {
             ended = true;
             limit = time + 1;
         }
@@ -485,7 +501,26 @@ impl Simulation {
         for _ in 0..at_most {
             let Some((time, event)) = parts.core.queue.pop_before(until) else { break };
             handle(&mut parts, &fabric, &env, state, time, event);
+            if !parts.core.freed_slots.is_empty() {
+                self.loops.refill(parts.core, parts.settings, parts.flows, parts.hosts);
+            }
         }
+    }
+
+    /// A closed loop of another part started flow `id` at `start`, and this part receives it: the flow's
+    /// receiving half is made as the sender's part made the flow (the same slot and generation, the same
+    /// draw of the slot's stream).
+    fn receive_loop_flow(&mut self, id: u32, start: Time) {
+        let (mut parts, _, env) = split!(self);
+        let slot = parts.flows.loop_ids().split(id).0;
+        let Some((made, spec)) = self.loops.next_flow(slot, start) else {
+            unreachable!("the sender's part numbered flow {id}")
+        };
+        debug_assert_eq!(made, id, "both parts number a slot's flows alike");
+        let mut flow = parts.settings.make(id, &spec);
+        flow.slot = Some(slot);
+        parts.flows.push_later(id, flow);
+        parts.start_receiver(id, &env, start);
     }
 
     /// Whether every flow this part sends could finish in the next window: none is still to start and
@@ -496,16 +531,27 @@ impl Simulation {
         }
         let (flows, hosts) = (&self.flows, &self.hosts);
         let partition = self.core.partition.as_deref().expect("a part of a partitioned run");
+        let sends = |host: u32| partition.owns(hosts[host as usize].node);
         let state = self.part.as_mut().expect("a part of a partitioned run");
+        if self.core.now < *state.loops_end.get_or_insert_with(|| self.loops.last_end(sends)) {
+            return false;
+        }
+        // Made once no flow is still to start here: the workload's flows and the closed loops' so far.
         let unfinished = state.unfinished.get_or_insert_with(|| {
             (0..flows.generated_made())
-                .filter(|&id| {
-                    flows.get(id).is_some_and(|f| f.finish.is_none() && partition.owns(hosts[f.src as usize].node))
-                })
+                .chain(flows.later_ids())
+                .filter(|&id| flows.get(id).is_some_and(|f| f.finish.is_none() && sends(f.src)))
                 .collect()
         });
-        unfinished.retain(|&id| flows[id as usize].finish.is_none());
-        unfinished.iter().all(|&id| flows[id as usize].max_sent >= flows[id as usize].size)
+        // Each flow is passed once over the run, however many windows look.
+        while let Some(&id) = unfinished.get(state.sent_all) {
+            let f = &flows[id as usize];
+            if f.finish.is_none() && f.max_sent < f.size {
+                return false;
+            }
+            state.sent_all += 1;
+        }
+        true
     }
 }
 
@@ -530,7 +576,8 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
         now = now.max(plan.end);
     }
     let finished: u64 = parts.iter().map(|p| p.core.counters.flows_finished).sum();
-    let hit_time_limit = plan.until_done && past_end && finished < plan.total;
+    let total = plan.generated + parts.iter().map(|p| p.loops.started()).sum::<u64>();
+    let hit_time_limit = plan.until_done && past_end && finished < total;
     let host_node: Vec<u32> = parts[0].hosts.iter().map(|h| h.node).collect();
     let topology = &parts[0].settings.topology;
     let switches: Vec<(u32, usize)> =
@@ -546,11 +593,13 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
         })
         .collect();
     let owner_of_host = |host: u32| part_of[host_node[host as usize] as usize] as usize;
-    let flows = merge_flows(&outputs, plan.total as usize, &owner_of_host);
+    let flows = merge_flows(&outputs, total as usize, &owner_of_host);
+    // Rows are in id order, and closed loops' ids are sparse.
+    let row = |id: u64| &flows[flows.binary_search_by_key(&id, |r| r.id).expect("every flow has a row")];
     // A flow's trace is its controller's: the sender's, or a receiver-driven flow's receiver's (its
     // sender-side controller traces nothing).
     let tracing_part = |flow: u64| {
-        let f = &flows[flow as usize];
+        let f = row(flow);
         owner_of_host(if receiver_driven { f.dst } else { f.src })
     };
     let mut traces: Vec<_> = outputs
@@ -562,7 +611,7 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
     let (ports, switch_records) = merge_switches(&outputs, &switches, part_of);
     let mut throughput = Vec::new();
     for (i, f) in observe.throughput_flows.iter().enumerate() {
-        let f = &flows[*f as usize];
+        let f = row(u64::from(*f));
         let sender = &outputs[owner_of_host(f.src)].throughput[i];
         throughput.push(if receiver_driven {
             delivered_by_either(sender, &outputs[owner_of_host(f.dst)].throughput[i])
@@ -658,22 +707,22 @@ fn merge_faults(outputs: &[SimOutput]) -> Vec<FaultStats> {
     faults
 }
 
-/// Each flow's record from its sender's part, with the bytes its receiver's part received.
+/// Each flow's record from its sender's part, with the bytes its receiver's part received, in id order.
 fn merge_flows(outputs: &[SimOutput], total: usize, owner_of_host: &dyn Fn(u32) -> usize) -> Vec<FlowRecord> {
-    let mut rows: Vec<Option<FlowRecord>> = vec![None; total];
+    let mut rows: Vec<FlowRecord> = Vec::with_capacity(total);
     for (p, out) in outputs.iter().enumerate() {
-        for row in out.flows.iter().filter(|r| owner_of_host(r.src) == p) {
-            rows[row.id as usize] = Some(row.clone());
-        }
+        rows.extend(out.flows.iter().filter(|r| owner_of_host(r.src) == p).cloned());
     }
+    rows.sort_unstable_by_key(|r| r.id);
+    assert_eq!(rows.len(), total, "every flow has a row in its sender's part");
     for (p, out) in outputs.iter().enumerate() {
         for row in out.flows.iter().filter(|r| owner_of_host(r.dst) == p) {
-            if let Some(merged) = rows[row.id as usize].as_mut() {
-                merged.received = row.received;
+            if let Ok(at) = rows.binary_search_by_key(&row.id, |r| r.id) {
+                rows[at].received = row.received;
             }
         }
     }
-    rows.into_iter().map(|r| r.expect("every flow has a row in its sender's part")).collect()
+    rows
 }
 
 /// Each switch's record and its ports' from the part that owns the switch. A part has ports at its own

@@ -3,6 +3,7 @@
 //! A run that ends when its flows have finished handles the rest of the instant the last one finished.
 
 use sluice_cc::{CongestionControl, Factory, FlowInfo};
+use sluice_core::Time;
 
 use super::arrivals::{Arrival, Arrivals, FirstFlows};
 use super::build::RunSettings;
@@ -168,7 +169,7 @@ impl Parts<'_> {
                     self.hosts[spec.src as usize].senders.push_generated(id);
                     self.start_flow(id, env);
                 } else {
-                    self.start_receiver(id, env);
+                    self.start_receiver(id, env, self.core.now);
                 }
             }
             // A receiving part leaves the flow's size as it was: what the sender sent is the sender's, and
@@ -201,23 +202,17 @@ impl Parts<'_> {
         self.hosts[src].start_flow(core, env, flows, flow);
     }
 
-    /// Flow `flow` starts at a sender in another part of a partitioned run: its receiver gets what
-    /// [`start_flow_state`] gives it.
-    fn start_receiver(&mut self, flow: u32, env: &HostEnv) {
+    /// Flow `flow` started at `start` at a sender in another part of a partitioned run: its receiver gets
+    /// what [`start_flow_state`] gives it.
+    pub(super) fn start_receiver(&mut self, flow: u32, env: &HostEnv, start: Time) {
         let f = &mut self.flows[flow as usize];
         let line_rate = self.hosts[f.src as usize].nic.rate;
         let factory = &*self.settings.algorithms[f.algorithm as usize].factory;
         match env.rd {
-            None => f.rx = factory.receiver(&f.info(flow, &self.settings.link, line_rate, self.core.now)),
-            Some(rd) => crate::transport::token::attach(
-                f,
-                flow,
-                self.factory,
-                &self.settings.link,
-                line_rate,
-                self.core.now,
-                rd,
-            ),
+            None => f.rx = factory.receiver(&f.info(flow, &self.settings.link, line_rate, start)),
+            Some(rd) => {
+                crate::transport::token::attach(f, flow, self.factory, &self.settings.link, line_rate, start, rd)
+            }
         }
     }
 

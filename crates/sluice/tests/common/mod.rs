@@ -52,3 +52,17 @@ pub fn check_closed_loop_slots(sim: &[FctRow], real: &[FctRow], srcs: &[u32], le
         assert!(u.iter().all(|f| f.1 < window_ns), "host {src}: no start after the window");
     }
 }
+
+/// Checks that a flow id names the same flow on a real datapath (`real`) as in the simulator (`sim`):
+/// every id both ran has the same sender and size (a closed loop's later flows are numbered by slot and
+/// generation on every datapath), and more than `least` ids are shared.
+pub fn check_ids_name_the_same_flows(sim: &[FctRow], real: &[FctRow], least: usize) {
+    let mut shared = 0;
+    for r in real {
+        if let Some(s) = sim.iter().find(|s| s.0 == r.0) {
+            assert_eq!((s.1, s.2), (r.1, r.2), "flow {}: sender and size in the simulator and on the datapath", r.0);
+            shared += 1;
+        }
+    }
+    assert!(shared > least, "{shared} flow ids in both runs");
+}
