@@ -10,7 +10,7 @@ pub mod trace;
 
 use crate::stats::Counters;
 use packet::Arena;
-use partition::{Partition, Remote};
+use partition::{Mail, Partition, Remote};
 use queue::{EventQueue, TieKey, WheelQueue};
 use sluice_workload::LoopIds;
 use trace::{PacketTracer, Site};
@@ -345,7 +345,7 @@ impl Core {
             _ => None,
         };
         let partition = self.partition.as_deref_mut().expect("a partitioned core");
-        partition.send(to, Remote { at, event, parcel });
+        partition.send(to, Mail::Event(Remote { at, event, parcel }));
     }
 
     /// Queues an event another part made for one of this core's nodes, its packet stored here.

@@ -1,6 +1,7 @@
-//! One part of a partitioned run: which nodes the part handles, and the events its handlers make for
-//! nodes of other parts (a packet or a PFC frame put on a link that leaves the part), held with their
-//! packets until the parts exchange them between two steps of the run.
+//! One part of a partitioned run: which nodes the part handles, and what it has for other parts (the
+//! events its handlers make for their nodes, a packet or a PFC frame put on a link that leaves the part,
+//! and what they must know of flows they share), held until the parts exchange them between two steps
+//! of the run.
 //!
 //! Such an event is due a link's propagation delay after it was made at the earliest, so a part can run
 //! that far ahead of the others without missing one (the run's lookahead).
@@ -19,12 +20,28 @@ pub struct Partition {
     part: u16,
     /// The part of every node, by node id.
     part_of: Arc<[u16]>,
-    /// Events for other parts' nodes, by destination part, in the order they were made.
-    outbox: Vec<Vec<Remote>>,
+    /// Mail for other parts, by destination part, in the order it was made.
+    outbox: Vec<Vec<Mail>>,
+    /// Long-lived flows this part receives whose senders' parts told their stop: (flow, size, finished),
+    /// until the stop is handled here.
+    stops: Vec<(u32, u64, bool)>,
 }
 
-/// An event for a node of another part, with the packet it carries; or, as [`Event::FlowStart`], the
-/// notice that a closed loop started a flow the other part receives.
+/// What one part hands another between two steps of the run.
+// Each variant's doc names its fields.
+#[allow(missing_docs)]
+#[derive(Debug, Clone)]
+pub enum Mail {
+    /// An event for one of its nodes.
+    Event(Remote),
+    /// A closed loop started flow `flow` at `at`, which the other part receives.
+    LoopFlow { flow: u32, at: Time },
+    /// Long-lived flow `flow`, which the other part receives, stops after `size` bytes; all of them were
+    /// acknowledged then if `finished`.
+    Stopped { flow: u32, size: u64, finished: bool },
+}
+
+/// An event for a node of another part, with the packet it carries.
 #[derive(Debug, Clone)]
 pub struct Remote {
     /// When it is due.
@@ -39,7 +56,7 @@ impl Partition {
     /// Part `part` of a run whose node `n` belongs to part `part_of[n]`.
     pub fn new(part: u16, part_of: Arc<[u16]>) -> Partition {
         let parts = part_of.iter().copied().max().map_or(1, |m| m as usize + 1);
-        Partition { part, part_of, outbox: (0..parts).map(|_| Vec::new()).collect() }
+        Partition { part, part_of, outbox: (0..parts).map(|_| Vec::new()).collect(), stops: Vec::new() }
     }
 
     /// Whether node `node` is this part's.
@@ -67,13 +84,26 @@ impl Partition {
         }
     }
 
-    /// Holds `remote` for part `to`.
-    pub fn send(&mut self, to: u16, remote: Remote) {
-        self.outbox[to as usize].push(remote);
+    /// Keeps what flow `flow`'s sender's part found at its stop (its size, and whether all of it was
+    /// acknowledged) until the stop is handled here.
+    pub fn hold_stop(&mut self, flow: u32, size: u64, finished: bool) {
+        self.stops.push((flow, size, finished));
     }
 
-    /// The events held for part `to`, in the order they were made, leaving an empty list.
-    pub fn take_outbox(&mut self, to: u16) -> Vec<Remote> {
+    /// What flow `flow`'s sender's part found at its stop, if it told.
+    pub fn take_stop(&mut self, flow: u32) -> Option<(u64, bool)> {
+        let at = self.stops.iter().position(|s| s.0 == flow)?;
+        let (_, size, finished) = self.stops.swap_remove(at);
+        Some((size, finished))
+    }
+
+    /// Holds `mail` for part `to`.
+    pub fn send(&mut self, to: u16, mail: Mail) {
+        self.outbox[to as usize].push(mail);
+    }
+
+    /// The mail held for part `to`, in the order it was made, leaving an empty list.
+    pub fn take_outbox(&mut self, to: u16) -> Vec<Mail> {
         std::mem::take(&mut self.outbox[to as usize])
     }
 }

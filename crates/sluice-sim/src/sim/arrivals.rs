@@ -91,6 +91,14 @@ impl Arrivals {
         }
     }
 
+    /// The started long-lived flows that stop at `at`, in id order.
+    pub(super) fn stopping_at(&self, at: Time) -> Vec<u32> {
+        let mut ids: Vec<u32> =
+            self.stops.iter().filter(|Reverse((t, _))| *t == at).map(|Reverse((_, id))| *id).collect();
+        ids.sort_unstable();
+        ids
+    }
+
     /// Whether a flow of the workload is still to start.
     pub(super) fn has_starts(&self) -> bool {
         self.next.is_some()

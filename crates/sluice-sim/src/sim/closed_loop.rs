@@ -14,7 +14,7 @@ use sluice_workload::{ClosedLoop, FlowSpec, LoopIds};
 
 use super::arrivals::FirstFlows;
 use super::build::RunSettings;
-use crate::engine::partition::Remote;
+use crate::engine::partition::Mail;
 use crate::engine::{Core, Event};
 use crate::host::Host;
 use crate::transport::table::FlowTable;
@@ -112,8 +112,7 @@ impl Loops {
             core.schedule(core.now, Event::FlowStart { flow: id });
             let receiver = hosts[spec.dst as usize].node;
             if let Some(partition) = core.partition.as_deref_mut().filter(|p| !p.owns(receiver)) {
-                let notice = Remote { at: core.now, event: Event::FlowStart { flow: id }, parcel: None };
-                partition.send(partition.part_of(receiver), notice);
+                partition.send(partition.part_of(receiver), Mail::LoopFlow { flow: id, at: core.now });
             }
         }
         freed.clear();

@@ -30,7 +30,7 @@ use sluice_topo::{NodeKind, Topology};
 
 use super::run::{split, Parts};
 use super::{Progress, SimInput, SimOutput, Simulation};
-use crate::engine::partition::{Partition, Remote};
+use crate::engine::partition::{Mail, Partition};
 use crate::engine::Event;
 use crate::net::Fabric;
 use crate::stats::FaultStats;
@@ -55,6 +55,8 @@ pub struct PartitionedRun {
     parts: Vec<Simulation>,
     part_of: Arc<[u16]>,
     lookahead: Time,
+    /// The times long-lived flows stop whose receivers read the size their senders set then, sorted.
+    stops: Vec<Time>,
 }
 
 impl std::fmt::Debug for PartitionedRun {
@@ -70,13 +72,11 @@ impl PartitionedRun {
         if threads < 2 {
             return Err(format!("a partitioned run takes 2 threads or more, not {threads}"));
         }
-        if let Some(feature) = unsupported(&input) {
-            return Err(format!("{feature} runs on one thread only (threads = 1)"));
-        }
         let hosts = input.topology.hosts.len();
         if hosts < threads {
             return Err(format!("{threads} threads need at least as many hosts; the topology has {hosts}"));
         }
+        let stops = stops_receivers_read(&input);
         let part_of: Arc<[u16]> = assign_parts(&input.topology, threads).into();
         let lookahead = lookahead(&input.topology, &part_of);
         if lookahead == 0 {
@@ -90,7 +90,7 @@ impl PartitionedRun {
                 sim
             })
             .collect();
-        Ok(PartitionedRun { parts, part_of, lookahead })
+        Ok(PartitionedRun { parts, part_of, lookahead, stops })
     }
 
     /// The time the run stops at the latest.
@@ -112,6 +112,7 @@ impl PartitionedRun {
             until_done: first.stop.duration.is_none(),
             generated: first.flows.ids(),
             lookahead: self.lookahead,
+            stops: self.stops,
         };
         let shared = Shared::new(n);
         let part_of = self.part_of.clone();
@@ -133,19 +134,20 @@ impl PartitionedRun {
     }
 }
 
-/// The features whose state hosts of different parts share, which a partitioned run refuses.
-fn unsupported(input: &SimInput) -> Option<&'static str> {
-    let long_lived = input.flows.iter().any(|f| f.stop.is_some());
-    if input.factory.token_transport().is_some() && long_lived {
-        // The receiver learns where a stopped stream ends from the size its sender's part sets.
-        Some("a long-lived flow of a receiver-driven (token) algorithm")
-    } else if (input.host.ack_every_packets > 1 || input.host.ack_every_bytes > 0) && long_lived {
-        // The receiver acknowledges a stopped flow's last packet at once, which it knows by the size the
-        // sender's part sets.
-        Some("a long-lived flow with ACKs that cover several packets (host.ack_every_packets, ack_every_bytes)")
-    } else {
-        None
+/// The stop times of the long-lived flows whose receivers read the size the sender sets at the stop,
+/// sorted: a receiver-driven receiver learns there where the stream ends, and one that acknowledges
+/// several packets at once acknowledges the last one at once. Each is a window's end, where the
+/// sender's part, which alone knows what it sent, tells the receiver's part.
+fn stops_receivers_read(input: &SimInput) -> Vec<Time> {
+    let receivers_read =
+        input.factory.token_transport().is_some() || input.host.ack_every_packets > 1 || input.host.ack_every_bytes > 0;
+    if !receivers_read {
+        return Vec::new();
     }
+    let mut stops: Vec<Time> = input.flows.iter().filter_map(|f| f.stop).collect();
+    stops.sort_unstable();
+    stops.dedup();
+    stops
 }
 
 /// Cuts the network into `parts`: hosts in blocks of consecutive indices, then switches layer by layer
@@ -210,13 +212,35 @@ struct Plan {
     /// The workload's flows; closed loops add flows during the run, each counted by its sender's part.
     generated: u64,
     lookahead: Time,
+    /// Times at which a window ends, for the senders' parts to tell the receivers' the sizes of the
+    /// long-lived flows that stop then ([`stops_receivers_read`]).
+    stops: Vec<Time>,
+}
+
+impl Plan {
+    /// The end of the window that starts at `next`, the earliest event of every part, after a window
+    /// that ended at `last`: a lookahead on, but no further than the run's end and the next stop; and
+    /// when a stop is due at `next` and no window ended there yet, the empty window up to it.
+    fn window_end(&self, next: Time, last: Time) -> Time {
+        let at = self.stops.partition_point(|&s| s < next);
+        if self.stops.get(at) == Some(&next) && last < next {
+            return next;
+        }
+        let stop = self.stops[at..].iter().copied().find(|&s| s > next).unwrap_or(Time::MAX);
+        next.saturating_add(self.lookahead).min(self.end.saturating_add(1)).min(stop)
+    }
+
+    /// Whether long-lived flows stop at `time`, a window's end, and their receivers must hear of it.
+    fn stops_at(&self, time: Time) -> bool {
+        self.stops.binary_search(&time).is_ok()
+    }
 }
 
 /// What the threads exchange between windows.
 struct Shared {
     barrier: SpinBarrier,
     /// `mail[to][from]`: events part `from` made for part `to` in the last window.
-    mail: Vec<Vec<Mutex<Vec<Remote>>>>,
+    mail: Vec<Vec<Mutex<Vec<Mail>>>>,
     /// Each part's next event time (`Time::MAX`: none).
     next: Vec<AtomicU64>,
     /// Each part's flows have all sent their last byte and no flow is still to start.
@@ -369,6 +393,8 @@ fn worker(
     mut reporter: Option<&mut Reporter>,
 ) -> Outcome {
     let _breaker = Breaker(&shared.barrier);
+    // Where the last window ended: every thread follows the same windows.
+    let mut last_until = 0;
     loop {
         if let Some(r) = reporter.as_deref_mut() {
             // From what the parts published last time: at most a window old.
@@ -393,16 +419,23 @@ fn worker(
         if next == Time::MAX || next > plan.end {
             return Outcome::Finished { past_end: next != Time::MAX };
         }
-        let until = next.saturating_add(plan.lookahead).min(plan.end.saturating_add(1));
+        let until = plan.window_end(next, last_until);
+        last_until = until;
         let in_turn = plan.until_done && shared.could_end.iter().all(|c| c.load(Ordering::Acquire));
         if !in_turn {
             let mut sim = lock(&cells[me]);
             sim.window(until, usize::MAX);
+            if plan.stops_at(until) {
+                sim.tell_stops(until);
+            }
             post(&mut sim, me, shared);
         } else if me == 0 {
             let mut all: Vec<_> = cells.iter().map(lock).collect();
             let ended = in_turn_window(&mut all, until, plan);
             for (part, sim) in all.iter_mut().enumerate() {
+                if plan.stops_at(until) {
+                    sim.tell_stops(until);
+                }
                 post(sim, part, shared);
             }
             shared.ended.store(ended, Ordering::Release);
@@ -418,10 +451,13 @@ fn worker(
 fn take_mail(sim: &mut Simulation, me: usize, shared: &Shared) {
     for from in &shared.mail[me] {
         let mail = std::mem::take(&mut *from.lock().unwrap_or_else(|e| e.into_inner()));
-        for remote in &mail {
-            match remote.event {
-                Event::FlowStart { flow } => sim.receive_loop_flow(flow, remote.at),
-                _ => sim.core.deliver(remote),
+        for item in &mail {
+            match *item {
+                Mail::Event(ref remote) => sim.core.deliver(remote),
+                Mail::LoopFlow { flow, at } => sim.receive_loop_flow(flow, at),
+                Mail::Stopped { flow, size, finished } => {
+                    sim.core.partition.as_deref_mut().expect("a part").hold_stop(flow, size, finished)
+                }
             }
         }
     }
@@ -523,6 +559,22 @@ impl Simulation {
         parts.start_receiver(id, &env, start);
     }
 
+    /// Tells the receivers' parts the sizes of the long-lived flows this part sends that stop at `at`,
+    /// the end of the window just run: what they had sent by then is all they send.
+    fn tell_stops(&mut self, at: Time) {
+        let partition = self.core.partition.as_deref_mut().expect("a part of a partitioned run");
+        for id in self.arrivals.stopping_at(at) {
+            let Some(f) = self.flows.get(id) else { continue };
+            let (sender, receiver) = (self.hosts[f.src as usize].node, self.hosts[f.dst as usize].node);
+            if !partition.owns(sender) || partition.owns(receiver) {
+                continue;
+            }
+            let size = f.max_sent.max(f.snd_una);
+            let stopped = Mail::Stopped { flow: id, size, finished: f.snd_una >= size };
+            partition.send(partition.part_of(receiver), stopped);
+        }
+    }
+
     /// Whether every flow this part sends could finish in the next window: none is still to start and
     /// each has sent its last byte.
     fn could_end(&mut self) -> bool {
@@ -593,7 +645,7 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
         })
         .collect();
     let owner_of_host = |host: u32| part_of[host_node[host as usize] as usize] as usize;
-    let flows = merge_flows(&outputs, total as usize, &owner_of_host);
+    let flows = merge_flows(&outputs, total as usize, &owner_of_host, receiver_driven);
     // Rows are in id order, and closed loops' ids are sparse.
     let row = |id: u64| &flows[flows.binary_search_by_key(&id, |r| r.id).expect("every flow has a row")];
     // A flow's trace is its controller's: the sender's, or a receiver-driven flow's receiver's (its
@@ -708,7 +760,15 @@ fn merge_faults(outputs: &[SimOutput]) -> Vec<FaultStats> {
 }
 
 /// Each flow's record from its sender's part, with the bytes its receiver's part received, in id order.
-fn merge_flows(outputs: &[SimOutput], total: usize, owner_of_host: &dyn Fn(u32) -> usize) -> Vec<FlowRecord> {
+/// A receiver-driven flow has delivered the larger of what its sender has acknowledged and what its
+/// receiver holds ([`super::report::flow_record`]), each known to one part; a long-lived flow's size is
+/// what it delivered.
+fn merge_flows(
+    outputs: &[SimOutput],
+    total: usize,
+    owner_of_host: &dyn Fn(u32) -> usize,
+    receiver_driven: bool,
+) -> Vec<FlowRecord> {
     let mut rows: Vec<FlowRecord> = Vec::with_capacity(total);
     for (p, out) in outputs.iter().enumerate() {
         rows.extend(out.flows.iter().filter(|r| owner_of_host(r.src) == p).cloned());
@@ -718,7 +778,14 @@ fn merge_flows(outputs: &[SimOutput], total: usize, owner_of_host: &dyn Fn(u32) 
     for (p, out) in outputs.iter().enumerate() {
         for row in out.flows.iter().filter(|r| owner_of_host(r.dst) == p) {
             if let Ok(at) = rows.binary_search_by_key(&row.id, |r| r.id) {
-                rows[at].received = row.received;
+                let merged = &mut rows[at];
+                merged.received = row.received;
+                if receiver_driven {
+                    merged.delivered = merged.delivered.max(row.delivered);
+                    if merged.long_lived {
+                        merged.size = merged.delivered;
+                    }
+                }
             }
         }
     }

@@ -172,12 +172,21 @@ impl Parts<'_> {
                     self.start_receiver(id, env, self.core.now);
                 }
             }
-            // A receiving part leaves the flow's size as it was: what the sender sent is the sender's, and
-            // receivers that acknowledge every packet never read it (a partitioned run requires that).
+            // The sender's part stops the flow; the receiver's part takes what the sender's part found
+            // (told before this instant: `PartitionedRun`'s stop windows), and a receiver-driven receiver
+            // learns there where its stream ends.
             Arrival::Stop(id) => {
-                let src = self.flows[id as usize].src as usize;
-                if self.core.partition.as_deref().is_none_or(|p| p.owns(self.hosts[src].node)) {
-                    self.stop_flow(id, env);
+                let Some(f) = self.flows.get(id) else { return };
+                let (src, dst, rd) = (f.src as usize, f.dst as usize, f.rd.is_some());
+                let owns = |host: usize| self.core.partition.as_deref().is_none_or(|p| p.owns(self.hosts[host].node));
+                let (sends, receives) = (owns(src), owns(dst));
+                if sends {
+                    self.stop_flow(id);
+                } else if receives {
+                    self.take_told_stop(id);
+                }
+                if rd && receives {
+                    self.hosts[dst].token_stream_stopped(self.core, env, self.flows, id);
                 }
             }
         }
@@ -216,18 +225,26 @@ impl Parts<'_> {
         }
     }
 
+    /// Long-lived flow `flow`, sent from another part, stops here as its sender's part found it: its
+    /// size is what it sent, and it finished if all of that was acknowledged (its receiver reads both,
+    /// as it reads what the sender sets in a run in one piece). A flow whose receivers read neither was
+    /// not told of and stays as it was.
+    fn take_told_stop(&mut self, flow: u32) {
+        let partition = self.core.partition.as_deref_mut().expect("a part of a partitioned run");
+        let Some((size, finished)) = partition.take_stop(flow) else { return };
+        let f = &mut self.flows[flow as usize];
+        f.size = size;
+        if finished {
+            f.finish = Some(self.core.now);
+        }
+    }
+
     /// Long-lived flow `flow` stops offering new data.
-    fn stop_flow(&mut self, flow: u32, env: &HostEnv) {
-        let core = &mut *self.core;
-        let flows = &mut *self.flows;
-        let f = &mut flows[flow as usize];
+    fn stop_flow(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
         f.size = f.max_sent.max(f.snd_una);
         if f.snd_una >= f.size && f.finish.is_none() {
-            f.finish(core, flow);
-        }
-        if f.rd.is_some() {
-            let dst = f.dst as usize;
-            self.hosts[dst].token_stream_stopped(core, env, flows, flow);
+            f.finish(self.core, flow);
         }
     }
 
