@@ -26,9 +26,8 @@ use crate::transport::token::{self, TokenHost};
 use crate::transport::{self, window};
 use crate::transport::{HostEnv, HostIo};
 
-/// A host.
-/// A host's sending flows in id order: the workload's flows as they start (in id order), then the flows
-/// closed loops start during the run (whose ids come after every workload flow's).
+/// A host's sending flows: the workload's flows as they start (in id order), then the flows closed loops
+/// start during the run, in the order they start (their ids come after every workload flow's).
 #[derive(Debug, Default)]
 pub(crate) struct Senders {
     generated: Vec<u32>,
@@ -46,12 +45,13 @@ impl Senders {
         self.later.push(id);
     }
 
-    /// All of them, in id order.
+    /// All of them: the workload's, then the closed loops'.
     pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.generated.iter().chain(&self.later).copied()
     }
 }
 
+/// A host.
 #[derive(Debug)]
 pub struct Host {
     /// Node id in the topology.
