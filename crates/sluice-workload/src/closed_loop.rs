@@ -54,6 +54,24 @@ impl Default for LoopIds {
 }
 
 impl LoopIds {
+    /// The numbering of the slots of `loops`, in order, after `generated` workload flows.
+    pub fn for_loops(generated: u32, loops: &[ClosedLoop]) -> LoopIds {
+        LoopIds::new(generated, loops.iter().map(|lp| lp.slots.len()).sum())
+    }
+
+    /// The number of each loop's first slot among the slots of `loops`, in order.
+    pub fn first_slots(loops: &[ClosedLoop]) -> Vec<u32> {
+        let mut first = 0;
+        loops
+            .iter()
+            .map(|lp| {
+                let at = first;
+                first += lp.slots.len() as u32;
+                at
+            })
+            .collect()
+    }
+
     /// The numbering for `slots` slots after `generated` workload flows.
     pub fn new(generated: u32, slots: usize) -> LoopIds {
         let bits = usize::BITS - slots.saturating_sub(1).leading_zeros();

@@ -72,13 +72,7 @@ impl SenderLoops {
             }
         }
         let generated = resolved.flows.len() as u32;
-        let mut first_slot = Vec::with_capacity(loops.len());
-        let mut slots = 0u32;
-        for lp in &loops {
-            first_slot.push(slots);
-            slots += lp.slots.len() as u32;
-        }
-        let ids = LoopIds::new(generated, slots as usize);
+        let (ids, first_slot) = (LoopIds::for_loops(generated, &loops), LoopIds::first_slots(&loops));
         Ok(SenderLoops {
             resolved: Arc::new(resolved),
             loops,

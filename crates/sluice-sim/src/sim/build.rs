@@ -124,7 +124,7 @@ impl Simulation {
         let generated = u32::try_from(flows.len()).expect("flow ids fit in 32 bits (the workload bounds them)");
         let slot_hosts: Vec<(u32, u32)> =
             closed_loops.iter().flat_map(|c| c.slots.iter().map(|s| (s.src, s.dst))).collect();
-        let loop_ids = LoopIds::new(generated, slot_hosts.len());
+        let loop_ids = LoopIds::for_loops(generated, &closed_loops);
         core.arena.set_loop_ids(loop_ids);
         let trimming = token_transport.as_ref().is_some_and(|t| t.trimming);
         if switch.bolt.enabled || trimming || signal.is_some() {
