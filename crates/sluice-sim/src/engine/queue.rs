@@ -205,6 +205,32 @@ pub const SLOTS: usize = 1 << WHEEL_BITS;
 /// timers fit.
 pub const SMALL_SLOT: usize = 16;
 
+/// Slots of up to this many entries are sorted by insertion, larger ones by the standard library's sort.
+const INSERTION_SORT_MAX: usize = 32;
+
+/// Sorts `entries` by time, equal times in their order (stable); returns whether any times are equal.
+#[inline]
+fn insertion_sort_by_time<T: Copy>(entries: &mut [(Time, T)]) -> bool {
+    let mut tie = false;
+    for i in 1..entries.len() {
+        let entry = entries[i];
+        let mut j = i;
+        while let Some(&before) = entries[..j].last() {
+            if before.0 <= entry.0 {
+                // An equal time placed before sits just ahead: equal times keep their order.
+                tie |= before.0 == entry.0;
+                break;
+            }
+            entries[j] = before;
+            j -= 1;
+        }
+        if j < i {
+            entries[j] = entry;
+        }
+    }
+    tie
+}
+
 /// A timing wheel (a calendar queue with fixed slot width; Brown, CACM 1988; Varghese and Lauck, SOSP
 /// 1987) with a bitmap of occupied slots and a binary-heap overflow for far events.
 ///
@@ -491,6 +517,10 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
     /// [`WheelQueue::pop_before`], its bound checked only when `BOUNDED` (a plain pop has none).
     #[inline(always)]
     fn take<const BOUNDED: bool>(&mut self, until: Time) -> Option<(Time, T)> {
+        if self.sorted && self.head < self.slots[self.cursor].len() {
+            // The slot being read holds the next entry: no need to look for one.
+            return self.take_in_slot::<BOUNDED>(until);
+        }
         if self.in_wheel == 0 {
             if BOUNDED && self.overflow.peek_time().is_none_or(|t| t >= until) {
                 return None;
@@ -504,17 +534,20 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
             return None;
         }
         self.advance(distance);
-        let slot = &mut self.slots[self.cursor];
         if !self.sorted {
-            // Stable: entries of equal time and key keep their push order; keys are read only for ties.
-            let ties = &self.ties;
-            slot.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| ties.key(a.0, &a.1).cmp(&ties.key(b.0, &b.1))));
-            self.sorted = true;
+            self.sort_slot();
         }
-        if BOUNDED && slot[self.head].0 >= until {
+        self.take_in_slot::<BOUNDED>(until)
+    }
+
+    /// Takes the next entry of the slot being read (sorted, with entries left), if due before `until`.
+    #[inline(always)]
+    fn take_in_slot<const BOUNDED: bool>(&mut self, until: Time) -> Option<(Time, T)> {
+        let slot = &self.slots[self.cursor];
+        let entry = slot[self.head];
+        if BOUNDED && entry.0 >= until {
             return None;
         }
-        let entry = slot[self.head];
         self.head += 1;
         if self.head == slot.len() {
             self.release(self.cursor);
@@ -523,6 +556,26 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
         }
         self.in_wheel -= 1;
         Some(entry)
+    }
+
+    /// Sorts the slot the cursor reached by time, equal times by key, equal keys in push order (stable).
+    /// Slots hold a handful of entries, mostly in order: an insertion sort by time, which also finds
+    /// whether any times are equal, and keys read only for those.
+    fn sort_slot(&mut self) {
+        self.sorted = true;
+        let slot = self.slots[self.cursor].as_mut_slice();
+        let tie = if slot.len() <= INSERTION_SORT_MAX {
+            insertion_sort_by_time(slot)
+        } else {
+            slot.sort_by_key(|e| e.0);
+            slot.windows(2).any(|w| w[0].0 == w[1].0)
+        };
+        if tie {
+            let ties = &self.ties;
+            for run in slot.chunk_by_mut(|a, b| a.0 == b.0).filter(|run| run.len() > 1) {
+                run.sort_by_key(|e| ties.key(e.0, &e.1));
+            }
+        }
     }
 }
 
@@ -656,6 +709,38 @@ mod tests {
             let rest: Vec<u32> = drain(&mut wheel).into_iter().map(|e| e.1).collect();
             assert_eq!(rest, [5, 11, 13, 14, 25, 30], "time {at}");
         }
+    }
+
+    /// Many equal times, keys and slots of every size, large ones (sorted by the standard library) and
+    /// small ones (by insertion), with pushes into the slot being read: the wheel pops in the order of
+    /// time, key and push, as a sorted map of the same entries does.
+    #[test]
+    fn slots_of_every_size_pop_by_time_key_and_push_order() {
+        let mut rng = Rng::new(7, 8);
+        let mut wheel = WheelQueue::with_ties(Tens);
+        let mut reference = std::collections::BTreeMap::new();
+        let mut now: Time = 0;
+        let mut seq = 0u64;
+        for round in 0..2_000u64 {
+            // Bursts of up to 80 entries within a few slots, on a coarse grid of times so that they tie.
+            let burst = rng.below(if round % 10 == 0 { 80 } else { 12 }) + 1;
+            for _ in 0..burst {
+                let time = now + rng.below(4) * 700;
+                let item = rng.below(50) as u32;
+                wheel.push(time, item);
+                reference.insert((time, (item / 10) as u64, seq), item);
+                seq += 1;
+            }
+            for _ in 0..rng.below(burst + 4) {
+                let expected = reference.pop_first().map(|((time, _, _), item)| (time, item));
+                assert_eq!(wheel.pop(), expected, "round {round}");
+                if let Some((time, _)) = expected {
+                    now = time;
+                }
+            }
+        }
+        let rest: Vec<(Time, u32)> = reference.into_iter().map(|((time, _, _), item)| (time, item)).collect();
+        assert_eq!(drain(&mut wheel), rest);
     }
 
     /// `pop_before` takes only what is due before its bound and turns the wheel no further, so an entry
