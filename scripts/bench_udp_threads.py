@@ -9,7 +9,8 @@ FLOWS flows for --duration, stops the receiver with SIGINT, and reads both sides
 goodput, Jain's index of the flows' goodputs, the CPU time of the sender's and receiver's threads,
 packets per second per busy sender core (packets/s divided by the sender's CPU share), the share of
 packets sent again, and the sender's peak resident memory per flow (everything the process holds,
-divided by the flows). With --trace every flow is traced at every change, and two columns add the trace
+divided by the flows). --busy-poll DURATION has both sides poll their sockets that long before they
+sleep (`sluice udp --busy-poll`). With --trace every flow is traced at every change, and two columns add the trace
 rows written per second and the share of records dropped because a ring was full.
 
 With --bed SCENARIO (root, a build with the `bed` feature) the flows cross the software switch instead
@@ -96,7 +97,7 @@ def one_run(args, flows, threads, out):
     recv_time = f"{seconds(args.duration) + 30.0:.1f}s"
     receiver = subprocess.Popen(
         recv_in + [args.binary, "udp", "recv", "--bind", to, "--threads", str(threads), "--duration", recv_time,
-                   "--stats", stats],
+                   "--stats", stats] + (["--busy-poll", args.busy_poll] if args.busy_poll else []),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.3)
     send = send_in + [args.binary, "udp", "send", "--to", to, "--flows", str(flows), "--threads", str(threads),
@@ -106,6 +107,8 @@ def one_run(args, flows, threads, out):
         send += ["--quantum", str(args.quantum)]
     if args.rto_min is not None:
         send += ["--rto-min", args.rto_min]
+    if args.busy_poll:
+        send += ["--busy-poll", args.busy_poll]
     if args.rto_backoff:
         send += ["--rto-backoff"]
     if args.trace:
@@ -156,6 +159,8 @@ def main():
     p.add_argument("--quantum", type=int,
                    help="packets a flow sends a turn (sluice udp send --quantum; default: the sender's)")
     p.add_argument("--line-rate", default="100Gbps")
+    p.add_argument("--busy-poll", metavar="DURATION",
+                   help="the receiver and sender poll their sockets this long before sleeping (--busy-poll)")
     p.add_argument("--rto-min", help="the senders' minimum retransmission timeout (default: the sender's)")
     p.add_argument("--rto-backoff", action="store_true",
                    help="the senders double their retransmission timeout at each expiry (RFC 6298)")

@@ -93,8 +93,9 @@ pub struct FlowDriver {
     timer_gen: [u32; MAX_TIMERS],
     /// The programs the algorithm declared.
     programs: Vec<Arc<Program>>,
-    /// The installed program with its registers.
-    machine: Option<Machine>,
+    /// The installed program with its registers, boxed: 32 registers would double the driver of every
+    /// flow, which most flows never give a program.
+    machine: Option<Box<Machine>>,
     /// The installed program reports every signal (a per-signal handler call in native mode).
     every_signal: bool,
     /// A signal reached the program since its last report.
@@ -512,7 +513,7 @@ impl FlowDriver {
         self.machine = self
             .programs
             .get(install.program as usize)
-            .map(|program| Machine::new(Arc::clone(program), install.program, install.values()));
+            .map(|program| Box::new(Machine::new(Arc::clone(program), install.program, install.values())));
         self.every_signal = self.machine.as_ref().is_some_and(|m| m.program().reports_every_signal());
     }
 

@@ -55,6 +55,12 @@ pub struct TransportConfig {
     /// two packets finds the flow's state in cache for the second, which counts at tens of thousands of
     /// flows (BENCHMARKS.md, "many flows").
     pub quantum: u32,
+    /// How long the socket loop keeps polling after it last received or sent a datagram before it
+    /// sleeps on the socket, as Linux's `busy_poll` and the polling loops of packet generators do. A
+    /// receiver that polls costs its senders no wake-ups (on one machine, waking a sleeping receiver is
+    /// work on the sender's core); a polling loop keeps its core busy meanwhile. Default 0: sleep at
+    /// once.
+    pub busy_poll: Time,
 }
 
 impl Default for TransportConfig {
@@ -71,6 +77,7 @@ impl Default for TransportConfig {
             burst: 4 * PS_PER_US,
             nic_rate: None,
             quantum: 2,
+            busy_poll: 0,
         }
     }
 }

@@ -19,7 +19,9 @@ use sluice_cc::{
 use sluice_core::{Rate, Time, PS_PER_NS, PS_PER_S};
 use sluice_plane::{ChannelEvent, Datapath, FlowDriver, Fold, HostChannel, Message, PlaneConfig, PlaneCounters, Wake};
 use sluice_results::{FlowTrace, TraceRecorder};
-use sluice_wire::sluice::{encode, Flags, IntRecord, Kind, SignalField, SluiceHeader, SluicePacket, SIGNAL_LEN};
+use sluice_wire::sluice::{
+    encode, encode_filler, Flags, IntRecord, Kind, SignalField, SluiceHeader, SluicePacket, SIGNAL_LEN,
+};
 use sluice_wire::{Ecn, WireError};
 
 use crate::config::{TransportConfig, ETHERNET_BYTES, INT_HOPS_RESERVED, IP_UDP_BYTES};
@@ -46,8 +48,6 @@ const PREFETCH_TURNS: usize = 4;
 const PREFETCH_FROM_FLOWS: usize = 8192;
 /// INT records an ACK carries back at most.
 const MAX_ACK_HOPS: usize = INT_HOPS_RESERVED as usize;
-/// Zeroes sent as payload (its content does not matter; its length does).
-static ZEROES: [u8; 9000] = [0; 9000];
 
 /// A flow to send.
 #[derive(Clone)]
@@ -630,6 +630,11 @@ impl Endpoint {
         }
     }
 
+    /// The transport's settings.
+    pub fn settings(&self) -> &TransportConfig {
+        &self.config
+    }
+
     /// Whether the flows' state outgrows the caches (8,192 flows sent or received), so that prefetching
     /// it pays.
     pub fn prefetches(&self) -> bool {
@@ -774,7 +779,7 @@ impl Endpoint {
             signal: f.signal.then_some(SignalField::default()),
             ..SluiceHeader::new(Kind::Data, f.id)
         };
-        let len = encode(&header, &[], &ZEROES[..next.len as usize], buf).expect("buffers hold an MTU");
+        let len = encode_filler(&header, &[], next.len as usize, buf).expect("buffers hold an MTU");
         f.sender.sent(next, now);
         self.counters.data_sent += 1;
         self.pace(now, slot, len);

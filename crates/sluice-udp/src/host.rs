@@ -11,7 +11,7 @@ use sluice_core::{Time, PS_PER_NS};
 use sluice_wire::Ecn;
 
 use crate::endpoint::Endpoint;
-use crate::io::{RecvBatch, SendBatch, Socket};
+use crate::io::{RecvBatch, SendBatch, Socket, RECV_BATCH};
 use crate::PeerId;
 
 /// How many datagrams ahead of the one it handles the loop prefetches flow state.
@@ -56,6 +56,8 @@ pub struct UdpHost {
     recv: RecvBatch,
     /// What the loop did.
     pub io: IoCounters,
+    /// When a round last moved a datagram (for [`crate::TransportConfig::busy_poll`]).
+    last_busy: Time,
 }
 
 impl UdpHost {
@@ -69,6 +71,7 @@ impl UdpHost {
     pub fn with_epoch(socket: Socket, endpoint: Endpoint, epoch: Instant) -> UdpHost {
         set_timer_slack();
         UdpHost {
+            send: SendBatch::for_mtu(endpoint.settings().mtu),
             recv: socket.recv_batch(),
             socket,
             endpoint,
@@ -76,8 +79,8 @@ impl UdpHost {
             peer_ids: HashMap::new(),
             last_peer: None,
             epoch,
-            send: SendBatch::default(),
             io: IoCounters::default(),
+            last_busy: 0,
         }
     }
 
@@ -115,7 +118,8 @@ impl UdpHost {
         self.peers.get(id as usize).copied()
     }
 
-    /// Runs until `done` says so (asked after every round) or a socket error.
+    /// Runs until `done` says so (asked after every round) or a socket error. A round that moved
+    /// nothing sleeps on the socket once the endpoint's `busy_poll` has passed since one that did.
     pub fn run(&mut self, mut done: impl FnMut(&mut Endpoint, Time) -> bool) -> io::Result<()> {
         loop {
             let busy = self.round()?;
@@ -123,7 +127,9 @@ impl UdpHost {
             if done(&mut self.endpoint, now) {
                 return Ok(());
             }
-            if !busy {
+            if busy {
+                self.last_busy = now;
+            } else if now.saturating_sub(self.last_busy) >= self.endpoint.settings().busy_poll {
                 self.sleep(now)?;
             }
         }
@@ -145,28 +151,29 @@ impl UdpHost {
         }
         self.io.recv_calls += 1;
         let now = self.now();
+        // The datagrams of one message share their sender: its peer is looked up once.
+        let mut peers = [0; RECV_BATCH];
+        for (m, peer) in peers.iter_mut().enumerate().take(self.recv.messages()) {
+            *peer = self.peer(self.recv.sender(m));
+        }
         let prefetching = self.endpoint.prefetches();
         for k in 0..n {
             if prefetching {
-                self.prefetch(k + PREFETCH_AHEAD, false);
-                self.prefetch(k + PREFETCH_AHEAD / 2, true);
+                self.prefetch(&peers, k + PREFETCH_AHEAD, false);
+                self.prefetch(&peers, k + PREFETCH_AHEAD / 2, true);
             }
-            let (_, from, _) = self.recv.get(k);
-            let peer = self.peer(from);
-            let (bytes, _, tos) = self.recv.get(k);
+            let (bytes, message, tos) = self.recv.datagram(k);
             // A refused datagram is counted by the endpoint; the loop goes on.
-            let _ = self.endpoint.handle(now, peer, Ecn::from_bits(tos), bytes);
+            let _ = self.endpoint.handle(now, peers[message], Ecn::from_bits(tos), bytes);
         }
         Ok(n)
     }
 
     /// Asks the endpoint to bring datagram `k`'s flow state into cache (see [`Endpoint::prefetch_for`]).
-    fn prefetch(&mut self, k: usize, deep: bool) {
+    fn prefetch(&self, peers: &[PeerId], k: usize, deep: bool) {
         if k < self.recv.len() {
-            let (_, from, _) = self.recv.get(k);
-            let peer = self.peer(from);
-            let (bytes, _, _) = self.recv.get(k);
-            self.endpoint.prefetch_for(peer, bytes, deep);
+            let (bytes, message, _) = self.recv.datagram(k);
+            self.endpoint.prefetch_for(peers[message], bytes, deep);
         }
     }
 

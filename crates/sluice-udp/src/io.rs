@@ -14,8 +14,12 @@ use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::time::Duration;
 
-/// Datagrams moved by one system call at most.
-pub const BATCH: usize = 32;
+/// Datagrams one `sendmmsg` carries at most: 64, so that a GSO send of a path's MTU holds as many
+/// segments as the kernel takes (`UDP_MAX_SEGMENTS` 64, or 62 of 1,056 bytes in 64 KiB), one skb down
+/// the stack for each (32 gave 2-3% fewer packets/s at 65,536 flows over loopback, BENCHMARKS.md).
+pub const SEND_BATCH: usize = 64;
+/// Messages one `recvmmsg` takes at most (each up to 64 KiB of coalesced datagrams with GRO).
+pub const RECV_BATCH: usize = 32;
 /// Bytes of one datagram buffer: an MTU of up to 9000 bytes.
 pub const SLOT: usize = 9000;
 /// Bytes of one receive buffer with GRO: a coalesced arrival holds up to 64 KiB.
@@ -49,6 +53,8 @@ pub struct Socket {
 /// Datagrams to send: fill with [`SendBatch::push`], then [`Socket::send`].
 pub struct SendBatch {
     data: Vec<u8>,
+    /// Bytes of one datagram's buffer.
+    slot: usize,
     lens: Vec<usize>,
     to: Vec<libc::sockaddr_in>,
     tos: Vec<u8>,
@@ -71,8 +77,10 @@ pub struct RecvBatch {
     slot: usize,
     from: Vec<libc::sockaddr_in>,
     cmsgs: Vec<[u64; CMSG_ROOM / 8]>,
-    tos: [u8; BATCH],
+    tos: [u8; RECV_BATCH],
     datagrams: Vec<Datagram>,
+    /// Messages of the last [`Socket::recv`] (each one datagram, or several the kernel coalesced).
+    messages: usize,
 }
 
 impl Socket {
@@ -241,7 +249,7 @@ impl Socket {
     }
 
     fn send_once(&self, batch: &mut SendBatch, gso: bool) -> io::Result<usize> {
-        let mut iovs = [EMPTY_IOV; BATCH];
+        let mut iovs = [EMPTY_IOV; SEND_BATCH];
         let mut headers = empty_headers();
         let messages = batch.prepare(&mut iovs, &mut headers, gso);
         // SAFETY: `prepare` pointed the first `messages` headers at `iovs` and at the batch's own
@@ -257,13 +265,14 @@ impl Socket {
         Ok(batch.groups[..rc as usize].iter().sum())
     }
 
-    /// Receives what waits, up to [`BATCH`] messages (more datagrams when the kernel coalesced
+    /// Receives what waits, up to [`RECV_BATCH`] messages (more datagrams when the kernel coalesced
     /// them); returns the datagrams, 0 when nothing waits.
     pub fn recv(&self, batch: &mut RecvBatch) -> io::Result<usize> {
-        let mut iovs = [EMPTY_IOV; BATCH];
+        let mut iovs = [EMPTY_IOV; RECV_BATCH];
         let mut headers = empty_headers();
         batch.prepare(&mut iovs, &mut headers);
         batch.datagrams.clear();
+        batch.messages = 0;
         // SAFETY: `prepare` pointed every header at `iovs` and at the batch's own data slots,
         // addresses and control room, sized as the headers say, which live until the call returns; a
         // null timeout with MSG_DONTWAIT does not block.
@@ -271,7 +280,7 @@ impl Socket {
             libc::recvmmsg(
                 self.socket.as_raw_fd(),
                 headers.as_mut_ptr(),
-                BATCH as u32,
+                RECV_BATCH as u32,
                 libc::MSG_DONTWAIT,
                 std::ptr::null_mut(),
             )
@@ -288,6 +297,7 @@ impl Socket {
             batch.tos[k] = tos;
             batch.split(k, (h.msg_len as usize).min(batch.slot), segment);
         }
+        batch.messages = rc as usize;
         Ok(batch.datagrams.len())
     }
 
@@ -310,21 +320,30 @@ impl Socket {
 
 impl Default for SendBatch {
     fn default() -> Self {
-        SendBatch {
-            data: vec![0; BATCH * SLOT],
-            lens: Vec::with_capacity(BATCH),
-            to: Vec::with_capacity(BATCH),
-            tos: Vec::with_capacity(BATCH),
-            cmsgs: vec![[0; CMSG_ROOM / 8]; BATCH],
-            groups: Vec::with_capacity(BATCH),
-        }
+        SendBatch::for_mtu(SLOT as u32)
     }
 }
 
 impl SendBatch {
+    /// A batch whose buffers hold a datagram of a path of `mtu` bytes (at least a 1500-byte MTU's, for
+    /// control packets with INT records): 64 buffers of 1,536 bytes take 98 KB, where buffers for a
+    /// 9,000-byte MTU take 576 KB.
+    pub fn for_mtu(mtu: u32) -> SendBatch {
+        let slot = (mtu.max(1500) as usize).min(SLOT).next_multiple_of(64);
+        SendBatch {
+            slot,
+            data: vec![0; SEND_BATCH * slot],
+            lens: Vec::with_capacity(SEND_BATCH),
+            to: Vec::with_capacity(SEND_BATCH),
+            tos: Vec::with_capacity(SEND_BATCH),
+            cmsgs: vec![[0; CMSG_ROOM / 8]; SEND_BATCH],
+            groups: Vec::with_capacity(SEND_BATCH),
+        }
+    }
+
     /// Whether the batch is full.
     pub fn is_full(&self) -> bool {
-        self.lens.len() == BATCH
+        self.lens.len() == SEND_BATCH
     }
 
     /// Datagrams in the batch.
@@ -339,8 +358,8 @@ impl SendBatch {
 
     /// The buffer of the next datagram; [`SendBatch::push`] then records its length and destination.
     pub fn next_buffer(&mut self) -> &mut [u8] {
-        let k = self.lens.len().min(BATCH - 1);
-        &mut self.data[k * SLOT..(k + 1) * SLOT]
+        let k = self.lens.len().min(SEND_BATCH - 1);
+        &mut self.data[k * self.slot..(k + 1) * self.slot]
     }
 
     /// Adds the datagram written into [`SendBatch::next_buffer`]: `len` bytes to `to` with IP TOS
@@ -349,7 +368,7 @@ impl SendBatch {
         if self.is_full() {
             return;
         }
-        self.lens.push(len.min(SLOT));
+        self.lens.push(len.min(self.slot));
         self.to.push(sockaddr(to));
         self.tos.push(tos);
     }
@@ -382,9 +401,14 @@ impl SendBatch {
 
     /// Points one header per message at its datagrams (through `iovs`, one each, in order), address
     /// and control messages (TOS, and the segment size of a GSO send). Returns the messages.
-    fn prepare(&mut self, iovs: &mut [libc::iovec; BATCH], headers: &mut [libc::mmsghdr; BATCH], gso: bool) -> usize {
+    fn prepare(
+        &mut self,
+        iovs: &mut [libc::iovec; SEND_BATCH],
+        headers: &mut [libc::mmsghdr; SEND_BATCH],
+        gso: bool,
+    ) -> usize {
         for (k, (iov, &len)) in iovs.iter_mut().zip(&self.lens).enumerate() {
-            *iov = libc::iovec { iov_base: self.data[k * SLOT..].as_mut_ptr().cast(), iov_len: len };
+            *iov = libc::iovec { iov_base: self.data[k * self.slot..].as_mut_ptr().cast(), iov_len: len };
         }
         self.groups.clear();
         let mut k = 0;
@@ -414,16 +438,17 @@ impl Default for RecvBatch {
 }
 
 impl RecvBatch {
-    /// A batch of [`BATCH`] buffers of `slot` bytes each.
+    /// A batch of [`RECV_BATCH`] buffers of `slot` bytes each.
     fn with_slot(slot: usize) -> RecvBatch {
         RecvBatch {
-            data: vec![0; BATCH * slot],
+            data: vec![0; RECV_BATCH * slot],
             slot,
             // SAFETY: an all-zero sockaddr_in is a valid (unspecified) address.
-            from: vec![unsafe { zeroed() }; BATCH],
-            cmsgs: vec![[0; CMSG_ROOM / 8]; BATCH],
-            tos: [0; BATCH],
-            datagrams: Vec::with_capacity(BATCH * MAX_SEGMENTS),
+            from: vec![unsafe { zeroed() }; RECV_BATCH],
+            cmsgs: vec![[0; CMSG_ROOM / 8]; RECV_BATCH],
+            tos: [0; RECV_BATCH],
+            datagrams: Vec::with_capacity(RECV_BATCH * MAX_SEGMENTS),
+            messages: 0,
         }
     }
 
@@ -440,10 +465,26 @@ impl RecvBatch {
     /// Datagram `k`: its bytes, its sender, and the TOS byte of its IP header (0 if the kernel did
     /// not report one).
     pub fn get(&self, k: usize) -> (&[u8], SocketAddrV4, u8) {
+        let (bytes, message, tos) = self.datagram(k);
+        (bytes, self.sender(message), tos)
+    }
+
+    /// Messages of the last receive: the datagrams of one message share their sender.
+    pub fn messages(&self) -> usize {
+        self.messages
+    }
+
+    /// The sender of message `m`.
+    pub fn sender(&self, m: usize) -> SocketAddrV4 {
+        let from = &self.from[m];
+        SocketAddrV4::new(Ipv4Addr::from(u32::from_be(from.sin_addr.s_addr)), u16::from_be(from.sin_port))
+    }
+
+    /// Datagram `k`: its bytes, the message it came in, and the TOS byte of its IP header (0 if the
+    /// kernel did not report one).
+    pub fn datagram(&self, k: usize) -> (&[u8], usize, u8) {
         let d = self.datagrams[k];
-        let from = &self.from[d.message];
-        let addr = SocketAddrV4::new(Ipv4Addr::from(u32::from_be(from.sin_addr.s_addr)), u16::from_be(from.sin_port));
-        (&self.data[d.offset..d.offset + d.len], addr, self.tos[d.message])
+        (&self.data[d.offset..d.offset + d.len], d.message, self.tos[d.message])
     }
 
     /// Records message `k` of `len` bytes as its datagrams: one, or `segment`-sized pieces of an
@@ -461,9 +502,9 @@ impl RecvBatch {
         }
     }
 
-    fn prepare(&mut self, iovs: &mut [libc::iovec; BATCH], headers: &mut [libc::mmsghdr; BATCH]) {
+    fn prepare(&mut self, iovs: &mut [libc::iovec; RECV_BATCH], headers: &mut [libc::mmsghdr; RECV_BATCH]) {
         let slot = self.slot;
-        for k in 0..BATCH {
+        for k in 0..RECV_BATCH {
             iovs[k] = libc::iovec { iov_base: self.data[k * slot..].as_mut_ptr().cast(), iov_len: slot };
             let h = &mut headers[k].msg_hdr;
             h.msg_name = (&mut self.from[k] as *mut libc::sockaddr_in).cast();
@@ -480,7 +521,7 @@ impl RecvBatch {
 const EMPTY_IOV: libc::iovec = libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 };
 
 /// Headers that point nowhere, filled by a batch's `prepare`.
-fn empty_headers() -> [libc::mmsghdr; BATCH] {
+fn empty_headers<const N: usize>() -> [libc::mmsghdr; N] {
     // SAFETY: an all-zero mmsghdr is a valid empty header (null pointers, zero lengths).
     unsafe { zeroed() }
 }
@@ -632,7 +673,7 @@ mod tests {
         for (len, port, tos) in [(1000, 1, 0), (1000, 1, 0), (600, 1, 0), (1000, 1, 0), (1000, 2, 0), (1000, 2, 1)] {
             batch.push(len, peer(port), tos);
         }
-        let mut iovs = [EMPTY_IOV; BATCH];
+        let mut iovs = [EMPTY_IOV; SEND_BATCH];
         let mut headers = empty_headers();
         assert_eq!(batch.prepare(&mut iovs, &mut headers, true), 4);
         assert_eq!(batch.groups, [3, 1, 1, 1], "a shorter datagram ends its group; so do a new peer and TOS");

@@ -78,3 +78,48 @@ fn a_receiver_that_never_answers_fails_the_flow() {
     assert!(results[0].error.as_deref().is_some_and(|e| e.contains("gone")));
     drop(silent);
 }
+
+/// A host that moves nothing sleeps on its socket at once by default; with `busy_poll` it keeps
+/// polling for that long after it last moved a datagram (here, since it started), then sleeps.
+#[test]
+fn busy_polling_spins_for_its_window_then_sleeps() {
+    let idle_for = |busy_poll, run_for| {
+        let socket = Socket::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let config = TransportConfig { busy_poll, ..TransportConfig::default() };
+        let mut host = UdpHost::new(socket, Endpoint::new(config, PlaneConfig::default(), 0));
+        host.run(|_, now| now > run_for).unwrap();
+        host.io.waits
+    };
+    assert!(idle_for(0, 20 * PS_PER_MS) >= 1, "no busy polling: it sleeps");
+    assert_eq!(idle_for(1_000 * PS_PER_MS, 20 * PS_PER_MS), 0, "within its window it never sleeps");
+    assert!(idle_for(5 * PS_PER_MS, 60 * PS_PER_MS) >= 1, "past its window it sleeps");
+}
+
+/// Flows complete as well with a receiver that polls its socket instead of sleeping on it.
+#[test]
+fn flows_complete_with_a_busy_polling_receiver() {
+    let socket = Socket::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let config = TransportConfig { busy_poll: 200 * sluice_core::PS_PER_US, ..TransportConfig::default() };
+    let mut receiver = UdpHost::new(socket, Endpoint::new(config, PlaneConfig::default(), 0));
+    let to = receiver.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop_rx = stop.clone();
+    let rx = thread::spawn(move || {
+        receiver.run(|_, _| stop_rx.load(Ordering::Relaxed)).unwrap();
+        receiver
+    });
+    let mut sender = host();
+    open(&mut sender, to, 64, 100_000, "dctcp");
+    let mut finished = 0;
+    sender
+        .run(|e, now| {
+            finished += e.take_finished().iter().filter(|r| r.error.is_none() && r.size == 100_000).count();
+            e.active() == 0 || now > 20_000 * PS_PER_MS
+        })
+        .unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let receiver = rx.join().unwrap();
+    assert_eq!(finished, 64, "every flow delivered all of its bytes within 20 s");
+    let delivered: u64 = receiver.endpoint.received().map(|(_, bytes)| bytes).sum();
+    assert_eq!(delivered, 64 * 100_000, "each byte once");
+}

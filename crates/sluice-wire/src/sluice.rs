@@ -355,18 +355,31 @@ impl<'a> SluicePacket<'a> {
 /// Encodes a packet into `buf`: `header` (with its signal field, if any) with its hop count and payload
 /// length taken from `hops` and `payload`, the records, the payload. Returns the bytes written.
 pub fn encode(header: &SluiceHeader, hops: &[IntRecord], payload: &[u8], buf: &mut [u8]) -> Result<usize, WireError> {
-    if hops.len() > MAX_HOPS || payload.len() > u32::MAX as usize {
+    let total = encode_filler(header, hops, payload.len(), buf)?;
+    buf[total - payload.len()..total].copy_from_slice(payload);
+    Ok(total)
+}
+
+/// Writes a sluice packet of `header`, `hops` and `payload_len` bytes of payload into `buf`, leaving the
+/// payload's bytes as `buf` holds them: filler that no receiver reads, which a sender whose buffers
+/// are reused need not write again for every packet. Returns the packet's length.
+pub fn encode_filler(
+    header: &SluiceHeader,
+    hops: &[IntRecord],
+    payload_len: usize,
+    buf: &mut [u8],
+) -> Result<usize, WireError> {
+    if hops.len() > MAX_HOPS || payload_len > u32::MAX as usize {
         return Err(WireError::BadLength);
     }
     let hops_at = header.len();
-    let total = hops_at + hops.len() * HOP_LEN + payload.len();
+    let total = hops_at + hops.len() * HOP_LEN + payload_len;
     need(buf, total)?;
-    let header = SluiceHeader { int_hops: hops.len() as u8, payload_len: payload.len() as u32, ..*header };
+    let header = SluiceHeader { int_hops: hops.len() as u8, payload_len: payload_len as u32, ..*header };
     header.write(buf)?;
     for (i, hop) in hops.iter().enumerate() {
         hop.write(&mut buf[hops_at + i * HOP_LEN..])?;
     }
-    buf[total - payload.len()..total].copy_from_slice(payload);
     Ok(total)
 }
 
@@ -434,6 +447,23 @@ mod tests {
         assert_eq!(p.hops().collect::<Vec<_>>(), vec![hop]);
         assert_eq!(p.payload, b"abc");
         assert_eq!(p.header.int_hops, 1);
+    }
+
+    /// A packet with filler for payload parses as one written in full, and the filler is whatever the
+    /// buffer held; a buffer too small is refused.
+    #[test]
+    fn a_packet_with_filler_keeps_the_buffers_bytes_as_its_payload() {
+        let mut full = [7u8; 128];
+        let mut filler = [7u8; 128];
+        let n = encode(&header(), &[], &[7; 20], &mut full).unwrap();
+        assert_eq!(encode_filler(&header(), &[], 20, &mut filler), Ok(n));
+        assert_eq!(full[..n], filler[..n]);
+        let p = SluicePacket::parse(&filler[..n]).unwrap();
+        assert_eq!((p.header.payload_len, p.payload), (20, &[7u8; 20][..]));
+        assert_eq!(
+            encode_filler(&header(), &[], 100, &mut filler),
+            Err(WireError::Truncated { need: n + 80, have: 128 })
+        );
     }
 
     #[test]

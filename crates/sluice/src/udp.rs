@@ -84,6 +84,11 @@ pub struct RecvArgs {
     /// keeps each sender socket's flows on one of them.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Keep polling the socket this long after the last datagram before sleeping on it (e.g. 200us), as
+    /// Linux's busy_poll: senders on the same machine then spend nothing waking this receiver, and each
+    /// receiver thread keeps its core busy while traffic lasts.
+    #[arg(long, default_value = "0us")]
+    busy_poll: String,
 }
 
 /// Options of `sluice udp send`.
@@ -185,6 +190,10 @@ pub struct SendArgs {
     /// (--bind's port + its number, when the port is not 0) and paces its flows to line rate / N.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Keep polling the socket this long after the last datagram in or out before sleeping on it (e.g.
+    /// 200us), as Linux's busy_poll; each sender thread keeps its core busy while it polls.
+    #[arg(long, default_value = "0us")]
+    busy_poll: String,
 }
 
 /// Runs `sluice udp ...`.
@@ -280,6 +289,7 @@ impl Receiver {
         let config = TransportConfig {
             line_rate: option("line-rate", &args.line_rate, parse_rate)?,
             base_rtt: option("base-rtt", &args.base_rtt, parse_duration)?,
+            busy_poll: option("busy-poll", &args.busy_poll, parse_duration)?,
             ..TransportConfig::default()
         };
         config.validate().map_err(Failure::Error)?;
@@ -419,6 +429,7 @@ fn send(args: SendArgs) -> Result<(), Failure> {
         peer_timeout: option("peer-timeout", &args.peer_timeout, parse_duration)?,
         rto_min: option("rto-min", &args.rto_min, parse_duration)?,
         rto_backoff: args.rto_backoff,
+        busy_poll: option("busy-poll", &args.busy_poll, parse_duration)?,
         ..TransportConfig::default()
     };
     config.validate().map_err(Failure::Error)?;
