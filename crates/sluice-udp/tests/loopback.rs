@@ -10,7 +10,7 @@ use sluice_cc::registry::lookup;
 use sluice_core::PS_PER_MS;
 use sluice_plane::PlaneConfig;
 use sluice_udp::io::Socket;
-use sluice_udp::{Endpoint, FlowSpec, TransportConfig, UdpHost};
+use sluice_udp::{Endpoint, FlowResult, FlowSpec, TransportConfig, UdpHost};
 
 fn host() -> UdpHost {
     let socket = Socket::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
@@ -28,9 +28,9 @@ fn open(sender: &mut UdpHost, to: SocketAddrV4, flows: u32, size: u64, algorithm
     }
 }
 
-#[test]
-fn flows_complete_over_loopback_sockets() {
-    let mut receiver = host();
+/// Sends `flows` DCTCP flows of `size` bytes from a fresh host to `receiver`, run on a thread of its
+/// own, for at most 20 s; returns the flows' results and both hosts.
+fn transfer(mut receiver: UdpHost, flows: u32, size: u64) -> (Vec<FlowResult>, UdpHost, UdpHost) {
     let to = receiver.local_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let stop_rx = stop.clone();
@@ -39,7 +39,7 @@ fn flows_complete_over_loopback_sockets() {
         receiver
     });
     let mut sender = host();
-    open(&mut sender, to, 4, 1_000_000, "dctcp");
+    open(&mut sender, to, flows, size, "dctcp");
     let mut results = Vec::new();
     sender
         .run(|e, now| {
@@ -48,13 +48,23 @@ fn flows_complete_over_loopback_sockets() {
         })
         .unwrap();
     stop.store(true, Ordering::Relaxed);
-    let receiver = rx.join().unwrap();
-    assert_eq!(results.len(), 4, "every flow ended within 20 s");
-    for r in &results {
-        assert_eq!((r.size, r.error.as_deref()), (1_000_000, None), "flow {}", r.id);
+    (results, sender, rx.join().unwrap())
+}
+
+/// Every flow ended within 20 s with all of its bytes, and the receiver took each byte once.
+fn check_delivered(results: &[FlowResult], receiver: &UdpHost, flows: u32, size: u64) {
+    assert_eq!(results.len(), flows as usize, "every flow ended within 20 s");
+    for r in results {
+        assert_eq!((r.size, r.error.as_deref()), (size, None), "flow {}", r.id);
     }
     let delivered: u64 = receiver.endpoint.received().map(|(_, bytes)| bytes).sum();
-    assert_eq!(delivered, 4_000_000, "each byte once");
+    assert_eq!(delivered, flows as u64 * size, "each byte once");
+}
+
+#[test]
+fn flows_complete_over_loopback_sockets() {
+    let (results, sender, receiver) = transfer(host(), 4, 1_000_000);
+    check_delivered(&results, &receiver, 4, 1_000_000);
     assert_eq!(receiver.endpoint.counters.malformed + sender.endpoint.counters.malformed, 0);
     assert!(sender.io.send_calls > 0 && receiver.io.recv_calls > 0);
 }
@@ -100,26 +110,7 @@ fn busy_polling_spins_for_its_window_then_sleeps() {
 fn flows_complete_with_a_busy_polling_receiver() {
     let socket = Socket::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
     let config = TransportConfig { busy_poll: 200 * sluice_core::PS_PER_US, ..TransportConfig::default() };
-    let mut receiver = UdpHost::new(socket, Endpoint::new(config, PlaneConfig::default(), 0));
-    let to = receiver.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let stop_rx = stop.clone();
-    let rx = thread::spawn(move || {
-        receiver.run(|_, _| stop_rx.load(Ordering::Relaxed)).unwrap();
-        receiver
-    });
-    let mut sender = host();
-    open(&mut sender, to, 64, 100_000, "dctcp");
-    let mut finished = 0;
-    sender
-        .run(|e, now| {
-            finished += e.take_finished().iter().filter(|r| r.error.is_none() && r.size == 100_000).count();
-            e.active() == 0 || now > 20_000 * PS_PER_MS
-        })
-        .unwrap();
-    stop.store(true, Ordering::Relaxed);
-    let receiver = rx.join().unwrap();
-    assert_eq!(finished, 64, "every flow delivered all of its bytes within 20 s");
-    let delivered: u64 = receiver.endpoint.received().map(|(_, bytes)| bytes).sum();
-    assert_eq!(delivered, 64 * 100_000, "each byte once");
+    let receiver = UdpHost::new(socket, Endpoint::new(config, PlaneConfig::default(), 0));
+    let (results, _, receiver) = transfer(receiver, 64, 100_000);
+    check_delivered(&results, &receiver, 64, 100_000);
 }
