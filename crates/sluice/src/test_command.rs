@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use sluice_core::units::parse_duration;
 use sluice_core::PS_PER_NS;
 use sluice_scenario::Resolved;
 
@@ -53,6 +54,10 @@ pub struct TestArgs {
     /// Output directory (default: `results/NAME-test`, NAME the scenario's name).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// With --peer: this host's sender threads poll their sockets this long before sleeping on them
+    /// (e.g. 200us; as `sluice udp send --busy-poll`).
+    #[arg(long, value_name = "DURATION", requires = "peer")]
+    busy_poll: Option<String>,
 }
 
 /// `sluice test`'s subcommands.
@@ -75,6 +80,11 @@ pub struct ServeArgs {
     /// Serve one connection, then exit.
     #[arg(long)]
     once: bool,
+    /// Each test's receiver threads poll their sockets this long before sleeping on them (e.g. 200us;
+    /// as `sluice udp recv --busy-poll`): senders on this machine then spend nothing waking them, and
+    /// they keep their cores busy while they poll.
+    #[arg(long, value_name = "DURATION")]
+    busy_poll: Option<String>,
 }
 
 /// Runs `sluice test ...`.
@@ -157,7 +167,7 @@ fn with_peer(args: &TestArgs, resolved: &Resolved, peer: &str, dir: &Path) -> Re
     let n = resolved.flows.len();
     note(&format!("test: {n} flow{} of {} to {data}", if n == 1 { "" } else { "s" }, resolved.algorithm.name));
     std::fs::create_dir_all(dir).map_err(|e| Failure::Error(format!("{}: {e}", dir.display())))?;
-    let sent = send_flows(resolved, data, threads, dir);
+    let sent = send_flows(resolved, data, threads, args.busy_poll.as_deref(), dir);
     let limit = Duration::from_nanos(resolved.scenario.simulation.time_limit / PS_PER_NS) + GRACE;
     channel.stream_mut().set_read_timeout(Some(limit)).map_err(|e| Failure::Error(e.to_string()))?;
     channel.send(&Message::Stop).map_err(fail)?;
@@ -203,7 +213,13 @@ fn start_message(resolved: &Resolved, threads: usize) -> Message {
 /// Sends every flow of the scenario to `data` with `sluice udp send`'s code, writing its files into `dir`
 /// next to the resolved scenario. Every host's closed-loop slots run here, each starting its next flow
 /// when its flow completes.
-fn send_flows(resolved: &Resolved, data: SocketAddrV4, threads: usize, dir: &Path) -> Result<(), Failure> {
+fn send_flows(
+    resolved: &Resolved,
+    data: SocketAddrV4,
+    threads: usize,
+    busy_poll: Option<&str>,
+    dir: &Path,
+) -> Result<(), Failure> {
     let flows = scenario_flows(resolved, UDP_FRAMING, |_| data);
     let list = dir.join("flows.csv");
     let text: String = std::iter::once(FLOW_LIST_HEADER.to_string())
@@ -217,6 +233,7 @@ fn send_flows(resolved: &Resolved, data: SocketAddrV4, threads: usize, dir: &Pat
     let mut line =
         vec!["--flow-list".to_string(), list.display().to_string(), "--out".into(), dir.display().to_string()];
     line.extend(["--threads".into(), threads.to_string()]);
+    line.extend(busy_poll.into_iter().flat_map(|d| ["--busy-poll".to_string(), d.to_string()]));
     if !resolved.closed_loops.is_empty() {
         line.extend(["--closed-loops".into(), scenario.display().to_string()]);
     }
@@ -226,6 +243,9 @@ fn send_flows(resolved: &Resolved, data: SocketAddrV4, threads: usize, dir: &Pat
 
 fn serve(args: &ServeArgs) -> Result<(), Failure> {
     let key = read_key(&args.key).map_err(Failure::Error)?;
+    if let Some(d) = &args.busy_poll {
+        parse_duration(d).map_err(|e| Failure::Error(format!("--busy-poll {d:?}: {e}")))?;
+    }
     let listener = TcpListener::bind(&args.bind).map_err(|e| Failure::Error(format!("--bind {}: {e}", args.bind)))?;
     listener.set_nonblocking(true).map_err(|e| Failure::Error(e.to_string()))?;
     catch_interrupts()?;
@@ -240,7 +260,7 @@ fn serve(args: &ServeArgs) -> Result<(), Failure> {
             }
             Err(e) => return Err(Failure::Error(format!("accepting: {e}"))),
         };
-        match serve_one(stream, &key) {
+        match serve_one(stream, &key, args.busy_poll.as_deref()) {
             Ok(done) => note(&format!("test from {from}: {done}")),
             Err(why) => note(&format!("refused {from}: {why}")),
         }
@@ -252,7 +272,7 @@ fn serve(args: &ServeArgs) -> Result<(), Failure> {
 }
 
 /// One test: the client's start, the receiver on a fresh port, the client's stop, the counters back.
-fn serve_one(stream: TcpStream, key: &[u8]) -> Result<String, String> {
+fn serve_one(stream: TcpStream, key: &[u8], busy_poll: Option<&str>) -> Result<String, String> {
     stream.set_nonblocking(false).map_err(|e| e.to_string())?;
     stream.set_read_timeout(Some(HANDSHAKE)).map_err(|e| e.to_string())?;
     let local_ip = match stream.local_addr().map_err(|e| e.to_string())? {
@@ -276,6 +296,7 @@ fn serve_one(stream: TcpStream, key: &[u8]) -> Result<String, String> {
     let mut line = vec!["--bind".to_string(), format!("{local_ip}:0"), "--threads".into(), threads.to_string()];
     line.extend(["--line-rate".into(), format!("{line_rate_bps}bps"), "--base-rtt".into(), format!("{base_rtt_ns}ns")]);
     line.extend(["--duration".into(), format!("{limit_ns}ns")]);
+    line.extend(busy_poll.into_iter().flat_map(|d| ["--busy-poll".to_string(), d.to_string()]));
     if let Some(name) = algorithm {
         line.extend(["--algorithm".into(), name]);
         line.extend(params.into_iter().flat_map(|p| ["--param".to_string(), p]));

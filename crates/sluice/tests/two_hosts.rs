@@ -59,6 +59,11 @@ fn free_port() -> u16 {
 }
 
 fn serve(prefix: &[&str], bind: &str, key: &Path) -> Child {
+    serve_with(prefix, bind, key, &[])
+}
+
+/// [`serve`] with `extra` options.
+fn serve_with(prefix: &[&str], bind: &str, key: &Path, extra: &[&str]) -> Child {
     let mut c = Command::new(prefix.first().copied().unwrap_or(SLUICE));
     if !prefix.is_empty() {
         c.args(&prefix[1..]).arg(SLUICE);
@@ -66,6 +71,7 @@ fn serve(prefix: &[&str], bind: &str, key: &Path) -> Child {
     let child = c
         .args(["test", "serve", "--bind", bind, "--once", "--key"])
         .arg(key)
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -128,6 +134,25 @@ fn a_test_runs_between_two_hosts_that_share_a_key() {
     let summary: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["threads"].as_array().unwrap().len(), 2, "{summary}");
+}
+
+/// Both hosts poll their sockets when asked (`--busy-poll` on the client and on `serve`), and the test
+/// completes as one that sleeps; a duration that does not parse stops `serve` before it listens.
+#[test]
+fn a_test_between_two_hosts_runs_with_polling_sockets() {
+    let dir = scratch("two-hosts-busy-poll");
+    let key = key_file(&dir, "key", "a shared key of the two hosts\n");
+    let bind = format!("127.0.0.1:{}", free_port());
+    let server = serve_with(&[], &bind, &key, &["--busy-poll", "200us"]);
+    let out = dir.join("out");
+    let test = client(&[], &dir, &bind, &key, &out, &["--busy-poll", "200us"]);
+    let served = server.wait_with_output().unwrap();
+    assert!(test.status.success(), "{}\nserver: {}", text(&test), text(&served));
+    assert!(text(&served).contains("received 2000000 bytes in 2 flows"), "{}", text(&served));
+    check_results(&out);
+    let bad = serve_with(&[], &format!("127.0.0.1:{}", free_port()), &key, &["--busy-poll", "5xs"]);
+    let refused = bad.wait_with_output().unwrap();
+    assert!(!refused.status.success() && text(&refused).contains("--busy-poll"), "{}", text(&refused));
 }
 
 #[test]
