@@ -92,6 +92,9 @@ pub fn run(args: TestArgs) -> Result<(), Failure> {
     if let Some(TestCommand::Serve(serve_args)) = args.command {
         return serve(&serve_args);
     }
+    if let Some(d) = &args.busy_poll {
+        check_duration("busy-poll", d)?;
+    }
     let path = args.scenario.as_deref().expect("clap requires the scenario");
     let scenario = sluice_scenario::load(path, &args.sets, args.seed).map_err(|e| Failure::Error(e.to_string()))?;
     let resolved = sluice_scenario::resolve(&scenario).map_err(|e| Failure::Error(e.to_string()))?;
@@ -241,10 +244,15 @@ fn send_flows(
     send_line(&line)
 }
 
+/// Refuses a `--FLAG` duration that does not parse, before anything starts.
+fn check_duration(flag: &str, value: &str) -> Result<(), Failure> {
+    parse_duration(value).map(drop).map_err(|e| Failure::Error(format!("--{flag} {value:?}: {e}")))
+}
+
 fn serve(args: &ServeArgs) -> Result<(), Failure> {
     let key = read_key(&args.key).map_err(Failure::Error)?;
     if let Some(d) = &args.busy_poll {
-        parse_duration(d).map_err(|e| Failure::Error(format!("--busy-poll {d:?}: {e}")))?;
+        check_duration("busy-poll", d)?;
     }
     let listener = TcpListener::bind(&args.bind).map_err(|e| Failure::Error(format!("--bind {}: {e}", args.bind)))?;
     listener.set_nonblocking(true).map_err(|e| Failure::Error(e.to_string()))?;

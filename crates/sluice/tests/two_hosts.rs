@@ -137,7 +137,8 @@ fn a_test_runs_between_two_hosts_that_share_a_key() {
 }
 
 /// Both hosts poll their sockets when asked (`--busy-poll` on the client and on `serve`), and the test
-/// completes as one that sleeps; a duration that does not parse stops `serve` before it listens.
+/// completes as one that sleeps; a duration that does not parse stops `serve` before it listens, and the
+/// client before it connects.
 #[test]
 fn a_test_between_two_hosts_runs_with_polling_sockets() {
     let dir = scratch("two-hosts-busy-poll");
@@ -153,6 +154,11 @@ fn a_test_between_two_hosts_runs_with_polling_sockets() {
     let bad = serve_with(&[], &format!("127.0.0.1:{}", free_port()), &key, &["--busy-poll", "5xs"]);
     let refused = bad.wait_with_output().unwrap();
     assert!(!refused.status.success() && text(&refused).contains("--busy-poll"), "{}", text(&refused));
+    // The client refuses it before it reaches any peer, and writes nothing.
+    let nowhere = dir.join("nowhere");
+    let refused = client(&[], &dir, "127.0.0.1:9", &key, &nowhere, &["--busy-poll", "5xs"]);
+    assert!(!refused.status.success() && text(&refused).contains("--busy-poll"), "{}", text(&refused));
+    assert!(!nowhere.exists(), "nothing written");
 }
 
 #[test]
