@@ -1,6 +1,7 @@
 """Runs release the GIL: threads run in parallel, and Ctrl-C stops a run."""
 
 import _thread
+import signal
 import threading
 import time
 
@@ -61,13 +62,20 @@ def test_other_threads_run_while_a_simulation_does():
 
 
 def test_keyboard_interrupt_stops_a_run(tmp_path):
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    start = time.monotonic()
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        sluice.run(QUICKSTART, set={"workload.0.duration": "200ms"}, out=tmp_path / "out")
-    elapsed = time.monotonic() - start
-    timer.join()
+    # Python turns SIGINT into KeyboardInterrupt only if its parent did not ignore SIGINT (a shell
+    # ignores it for a background job without job control): the handler is set here, whoever started
+    # the tests.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        timer = threading.Timer(0.5, _thread.interrupt_main)
+        start = time.monotonic()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            sluice.run(QUICKSTART, set={"workload.0.duration": "200ms"}, out=tmp_path / "out")
+        elapsed = time.monotonic() - start
+        timer.join()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert elapsed < 10, elapsed
     assert not (tmp_path / "out").exists(), "an interrupted run writes nothing"
     assert list(tmp_path.iterdir()) == []
