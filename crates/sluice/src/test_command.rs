@@ -16,7 +16,7 @@ use sluice_scenario::Resolved;
 
 use crate::console::{catch_interrupts, interrupted, note, Failure};
 use crate::test_control::{read_key, Channel, ControlError, Message};
-use crate::udp::{send_line, Receiver};
+use crate::udp::{option, send_line, Receiver};
 use crate::udp_plan::{path_round_trip, scenario_flows, Planned, FLOW_LIST_HEADER};
 use crate::udp_scenario::{algorithm_params, sender_options, UDP_FRAMING};
 use crate::udp_threads::MAX_THREADS;
@@ -93,7 +93,7 @@ pub fn run(args: TestArgs) -> Result<(), Failure> {
         return serve(&serve_args);
     }
     if let Some(d) = &args.busy_poll {
-        check_duration("busy-poll", d)?;
+        option("busy-poll", d, parse_duration)?;
     }
     let path = args.scenario.as_deref().expect("clap requires the scenario");
     let scenario = sluice_scenario::load(path, &args.sets, args.seed).map_err(|e| Failure::Error(e.to_string()))?;
@@ -244,15 +244,10 @@ fn send_flows(
     send_line(&line)
 }
 
-/// Refuses a `--FLAG` duration that does not parse, before anything starts.
-fn check_duration(flag: &str, value: &str) -> Result<(), Failure> {
-    parse_duration(value).map(drop).map_err(|e| Failure::Error(format!("--{flag} {value:?}: {e}")))
-}
-
 fn serve(args: &ServeArgs) -> Result<(), Failure> {
     let key = read_key(&args.key).map_err(Failure::Error)?;
     if let Some(d) = &args.busy_poll {
-        check_duration("busy-poll", d)?;
+        option("busy-poll", d, parse_duration)?;
     }
     let listener = TcpListener::bind(&args.bind).map_err(|e| Failure::Error(format!("--bind {}: {e}", args.bind)))?;
     listener.set_nonblocking(true).map_err(|e| Failure::Error(e.to_string()))?;

@@ -204,7 +204,12 @@ pub fn run(command: UdpCommand) -> Result<(), Failure> {
     }
 }
 
-fn option<T, E: std::fmt::Display>(flag: &str, value: &str, parse: fn(&str) -> Result<T, E>) -> Result<T, Failure> {
+/// The value of `--FLAG` parsed by `parse`, or an error naming the flag and the value.
+pub(crate) fn option<T, E: std::fmt::Display>(
+    flag: &str,
+    value: &str,
+    parse: fn(&str) -> Result<T, E>,
+) -> Result<T, Failure> {
     parse(value).map_err(|e| Failure::Error(format!("--{flag} {value:?}: {e}")))
 }
 
