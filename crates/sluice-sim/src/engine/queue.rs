@@ -265,6 +265,12 @@ pub struct WheelQueue<T, K = Fifo> {
     spare_small: Vec<Vec<(Time, T)>>,
     /// Large buffers of drained slots, for the next slots that outgrow a small one.
     spare_large: Vec<Vec<(Time, T)>>,
+    /// A copy of the slot (or run of equal times) being sorted through ranks or keys.
+    scratch: Vec<(Time, T)>,
+    /// Each entry's time within the slot and index, for sorting a large slot.
+    ranks: Vec<u64>,
+    /// Each entry's tie key and index, for sorting a run of equal times.
+    keyed: Vec<(u64, u32)>,
     /// Orders entries of equal time.
     ties: K,
 }
@@ -296,6 +302,9 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
             overflow: HeapQueue::default(),
             spare_small: Vec::new(),
             spare_large: Vec::new(),
+            scratch: Vec::new(),
+            ranks: Vec::new(),
+            keyed: Vec::new(),
             ties,
         }
     }
@@ -560,23 +569,75 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
 
     /// Sorts the slot the cursor reached by time, equal times by key, equal keys in push order (stable).
     /// Slots hold a handful of entries, mostly in order: an insertion sort by time, which also finds
-    /// whether any times are equal, and keys read only for those.
+    /// whether any times are equal, and keys read only for those. A large slot (thousands of hosts put
+    /// hundreds of entries in one) is sorted through a `u64` per entry instead ([`sort_large_by_time`]); runs of
+    /// three or more equal times read each key once ([`sort_run_by_key`]).
     fn sort_slot(&mut self) {
         self.sorted = true;
         let slot = self.slots[self.cursor].as_mut_slice();
         let tie = if slot.len() <= INSERTION_SORT_MAX {
             insertion_sort_by_time(slot)
         } else {
-            slot.sort_by_key(|e| e.0);
-            slot.windows(2).any(|w| w[0].0 == w[1].0)
+            sort_large_by_time(slot, self.base, &mut self.ranks, &mut self.scratch)
         };
         if tie {
             let ties = &self.ties;
             for run in slot.chunk_by_mut(|a, b| a.0 == b.0).filter(|run| run.len() > 1) {
-                run.sort_by_key(|e| ties.key(e.0, &e.1));
+                if run.len() == 2 {
+                    if ties.key(run[0].0, &run[0].1) > ties.key(run[1].0, &run[1].1) {
+                        run.swap(0, 1);
+                    }
+                } else {
+                    sort_run_by_key(run, &mut self.keyed, &mut self.scratch, |e| ties.key(e.0, &e.1));
+                }
             }
         }
     }
+}
+
+/// Sorts `entries` by `key` (read once per entry), equal keys in their order, through `keyed` and
+/// `scratch`. Out of line: runs of two never come here.
+#[inline(never)]
+fn sort_run_by_key<E: Copy>(
+    entries: &mut [E],
+    keyed: &mut Vec<(u64, u32)>,
+    scratch: &mut Vec<E>,
+    key: impl Fn(&E) -> u64,
+) {
+    keyed.clear();
+    keyed.extend(entries.iter().enumerate().map(|(i, e)| (key(e), i as u32)));
+    // The index makes every pair distinct, so an unstable sort keeps equal keys in their order.
+    keyed.sort_unstable();
+    scratch.clear();
+    scratch.extend_from_slice(entries);
+    for (entry, &(_, i)) in entries.iter_mut().zip(keyed.iter()) {
+        *entry = scratch[i as usize];
+    }
+}
+
+/// Sorts `entries`, whose times lie in `[base, base + slot width)`, by time, equal times in their order
+/// (stable), through `ranks` and `scratch`; returns whether any times are equal. Each entry's rank is its
+/// offset within the slot above its index: distinct `u64`s, sorted without a comparison closure or
+/// moving the 24-byte entries more than once. Out of line: small slots never come here.
+#[inline(never)]
+fn sort_large_by_time<T: Copy>(
+    entries: &mut [(Time, T)],
+    base: Time,
+    ranks: &mut Vec<u64>,
+    scratch: &mut Vec<(Time, T)>,
+) -> bool {
+    ranks.clear();
+    ranks.extend(entries.iter().enumerate().map(|(i, e)| {
+        debug_assert!(e.0 - base < 1 << SLOT_BITS, "an entry of the slot being read");
+        (e.0 - base) << 32 | i as u64
+    }));
+    ranks.sort_unstable();
+    scratch.clear();
+    scratch.extend_from_slice(entries);
+    for (entry, rank) in entries.iter_mut().zip(ranks.iter()) {
+        *entry = scratch[(rank & u32::MAX as u64) as usize];
+    }
+    ranks.windows(2).any(|w| w[0] >> 32 == w[1] >> 32)
 }
 
 #[cfg(test)]
