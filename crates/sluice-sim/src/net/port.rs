@@ -232,13 +232,13 @@ impl Port {
 
     /// Puts `wire` bytes on the link at `now`: schedules their arrival at the peer and marks the
     /// transmitter busy. Returns when the transmitter frees.
-    #[inline]
+    #[inline(always)]
     pub fn transmit(&mut self, core: &mut Core, pkt: u32, wire: u32) -> Time {
         self.transmit_delayed(core, pkt, wire, 0)
     }
 
     /// As [`Port::transmit`], with the packet reaching the peer `extra` picoseconds later (host jitter).
-    #[inline]
+    #[inline(always)]
     pub fn transmit_delayed(&mut self, core: &mut Core, pkt: u32, wire: u32, extra: Time) -> Time {
         let end = core.now + self.serialization(wire);
         self.busy_until = end;

@@ -156,7 +156,9 @@ impl Switch {
     }
 
     /// Admits packet `id`, arrived on `in_port`, to egress port `out` (or sends it at once when the port
-    /// is idle), or drops it.
+    /// is idle), or drops it. Inlined with [`Switch::route`] into [`Switch::receive`]: every packet-hop
+    /// takes this path, and the calls' saving and restoring of registers cost more than their work.
+    #[inline(always)]
     pub(crate) fn forward(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32) {
         let p = *core.arena.get(id);
         if self.enqueue_hooks {
@@ -183,10 +185,11 @@ impl Switch {
         }
         core.arena.get_mut(id).ingress = in_port;
         self.ports[out].enqueue(core.now, p.queue, id, p.wire);
-        core.trace_packet(Site::packet(PacketEvent::Enqueue, self.node, out as u16, id), || self.ports[out].bytes);
+        core.trace_packet(|| Site::packet(PacketEvent::Enqueue, self.node, out as u16, id), || self.ports[out].bytes);
         self.try_transmit(core, fabric, out as u16);
     }
 
+    #[inline(always)]
     pub(crate) fn route(&mut self, fabric: &Fabric, flow: u32, dst: u32) -> u16 {
         let hops = fabric.routes.next_hops(self.node, dst);
         debug_assert!(!hops.is_empty(), "switch {} has no route to host {dst}", self.node);
@@ -279,7 +282,7 @@ impl Switch {
     /// are small; the error is at most one MTU's serialization).
     fn send_pfc(&mut self, core: &mut Core, fabric: &Fabric, port: usize, queue: usize, pause: bool) {
         let event = if pause { PacketEvent::PauseSent } else { PacketEvent::ResumeSent };
-        core.trace_packet(Site::pfc(event, self.node, port as u16, queue as u8), || self.ports[port].bytes);
+        core.trace_packet(|| Site::pfc(event, self.node, port as u16, queue as u8), || self.ports[port].bytes);
         let p = &mut self.ports[port];
         let at = core.now + p.serialization(fabric.link.pause_bytes) + p.delay;
         core.schedule_across(at, Event::Pfc { node: p.peer, port: p.peer_port, queue: queue as u8, pause });
@@ -328,7 +331,7 @@ impl Switch {
             core.counters.data_drops += 1;
             core.counters.bytes_dropped += p.payload as u64;
         }
-        core.trace_packet(Site::packet(PacketEvent::Drop, self.node, out as u16, id), || self.ports[out].bytes);
+        core.trace_packet(|| Site::packet(PacketEvent::Drop, self.node, out as u16, id), || self.ports[out].bytes);
         core.arena.free(id);
     }
 
@@ -361,7 +364,7 @@ impl Switch {
             p.flags |= FLAG_CE;
             self.ports[port].stats.ecn_marks += 1;
             core.counters.ecn_marks += 1;
-            core.trace_packet(Site::packet(PacketEvent::Mark, self.node, port as u16, id), || q);
+            core.trace_packet(|| Site::packet(PacketEvent::Mark, self.node, port as u16, id), || q);
         }
     }
 
@@ -384,7 +387,7 @@ impl Switch {
             return self.depart_hooked(core, fabric, out, id, kind, wire);
         }
         self.stamp_int(core, fabric, out, id, kind);
-        core.trace_packet(Site::packet(PacketEvent::Send, self.node, out as u16, id), || self.ports[out].bytes);
+        core.trace_packet(|| Site::packet(PacketEvent::Send, self.node, out as u16, id), || self.ports[out].bytes);
         self.ports[out].transmit(core, id, wire);
         true
     }
@@ -399,7 +402,7 @@ impl Switch {
             return false;
         }
         self.stamp_int(core, fabric, out, id, kind);
-        core.trace_packet(Site::packet(PacketEvent::Send, self.node, out as u16, id), || self.ports[out].bytes);
+        core.trace_packet(|| Site::packet(PacketEvent::Send, self.node, out as u16, id), || self.ports[out].bytes);
         self.ports[out].transmit(core, id, wire);
         if let Some(signal) = self.signal.as_deref_mut() {
             let at = At { node: self.node, out, port: &self.ports[out], buffer_used: self.used };
@@ -450,7 +453,10 @@ impl Switch {
                 core.arena.get_mut(id).flags |= FLAG_CE;
                 self.ports[out].stats.ecn_marks += 1;
                 core.counters.ecn_marks += 1;
-                core.trace_packet(Site::packet(PacketEvent::Mark, self.node, out as u16, id), || self.ports[out].bytes);
+                core.trace_packet(
+                    || Site::packet(PacketEvent::Mark, self.node, out as u16, id),
+                    || self.ports[out].bytes,
+                );
             }
             Verdict::Pass => {}
         }
@@ -489,7 +495,7 @@ impl Switch {
     pub fn pfc(&mut self, core: &mut Core, fabric: &Fabric, port: u16, queue: u8, pause: bool) {
         self.ports[port as usize].set_paused(core.now, queue, pause);
         let event = if pause { PacketEvent::Paused } else { PacketEvent::Resumed };
-        core.trace_packet(Site::pfc(event, self.node, port, queue), || self.ports[port as usize].bytes);
+        core.trace_packet(|| Site::pfc(event, self.node, port, queue), || self.ports[port as usize].bytes);
         if !pause {
             self.try_transmit(core, fabric, port);
         }

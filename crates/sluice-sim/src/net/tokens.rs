@@ -179,7 +179,7 @@ impl TokenSwitch {
                 sw.release(core, fabric, booted.ingress as usize, queue, booted.wire as u64);
                 trim(core, fabric, last);
                 let bytes = sw.port(out).bytes;
-                core.trace_packet(Site::packet(PacketEvent::Trim, node, out as u16, last), || bytes);
+                core.trace_packet(|| Site::packet(PacketEvent::Trim, node, out as u16, last), || bytes);
                 core.counters.rd.trimmed_queued += 1;
                 self.header(sw, core, fabric, env, Hop { in_port: booted.ingress, out, id: last });
                 return Verdict::Forward;
@@ -187,7 +187,7 @@ impl TokenSwitch {
         }
         trim(core, fabric, id);
         let bytes = sw.port(out).bytes;
-        core.trace_packet(Site::packet(PacketEvent::Trim, node, out as u16, id), || bytes);
+        core.trace_packet(|| Site::packet(PacketEvent::Trim, node, out as u16, id), || bytes);
         self.header(sw, core, fabric, env, hop);
         Verdict::Consumed
     }
@@ -249,7 +249,7 @@ impl TokenSwitch {
             egress.stats.drops += 1;
             core.counters.drops += 1;
             let bytes = egress.bytes;
-            core.trace_packet(Site::packet(PacketEvent::Drop, node, out as u16, id), || bytes);
+            core.trace_packet(|| Site::packet(PacketEvent::Drop, node, out as u16, id), || bytes);
             core.arena.free(id);
             return Verdict::Consumed;
         }
@@ -267,7 +267,7 @@ impl TokenSwitch {
                 packet.flags |= FLAG_CE;
                 core.counters.rd.tokens_marked += 1;
                 let bytes = sw.port(out).bytes;
-                core.trace_packet(Site::packet(PacketEvent::Mark, node, out as u16, id), || bytes);
+                core.trace_packet(|| Site::packet(PacketEvent::Mark, node, out as u16, id), || bytes);
             }
         }
         if port.queue.is_empty() && port.next_free <= core.now {
