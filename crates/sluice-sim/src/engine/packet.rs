@@ -187,7 +187,7 @@ impl Arena {
     }
 
     /// Stores `packet` and returns its id.
-    #[inline]
+    #[inline(always)]
     pub fn alloc(&mut self, packet: Packet) -> u32 {
         self.live += 1;
         self.peak = self.peak.max(self.live);

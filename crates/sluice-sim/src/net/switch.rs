@@ -501,9 +501,10 @@ impl Switch {
         }
     }
 
-    /// Starts the next packet on `port` if the transmitter is idle and a queue may send.
+    /// Starts the next packet on `port` if the transmitter is idle and a queue may send. Inlined: a
+    /// packet queued behind a busy transmitter (the common case) only makes sure the port wakes.
+    #[inline(always)]
     fn try_transmit(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
-        let cfg = fabric.config;
         let out = port as usize;
         if !self.ports[out].idle(core.now) {
             if self.ports[out].has_eligible() {
@@ -511,6 +512,15 @@ impl Switch {
             }
             return;
         }
+        self.transmit_next(core, fabric, port);
+    }
+
+    /// [`Switch::try_transmit`] with the transmitter idle: dequeues and sends the next packet a queue
+    /// may send, if any.
+    #[inline(never)]
+    fn transmit_next(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
+        let cfg = fabric.config;
+        let out = port as usize;
         // A packet that a fault drops leaves the transmitter idle for the next one.
         loop {
             let Some(queue) = self.ports[out].select(&cfg.scheduler, fabric.link.mtu, &core.arena) else {

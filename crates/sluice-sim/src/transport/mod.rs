@@ -70,6 +70,7 @@ impl HostIo<'_> {
     }
 
     /// Queues `packet` in the NIC's control queue; returns its id.
+    #[inline]
     pub fn queue_control(&mut self, env: &HostEnv, packet: Packet) -> u32 {
         let id = self.core.arena.alloc(packet);
         self.nic.enqueue(self.core.now, env.control_queue, id, packet.wire);
