@@ -574,8 +574,8 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
     /// Sorts the slot the cursor reached by time, equal times by key, equal keys in push order (stable).
     /// Slots hold a handful of entries, mostly in order: an insertion sort by time, which also finds
     /// whether any times are equal, and keys read only for those. A large slot (thousands of hosts put
-    /// hundreds of entries in one) is sorted through a `u64` per entry instead ([`sort_large_by_time`]); runs of
-    /// three or more equal times read each key once ([`sort_run_by_key`]).
+    /// hundreds of entries in one) is sorted through a `u64` per entry instead ([`sort_large_by_time`]);
+    /// runs of three or more equal times read each key once ([`sort_run_by_key`]).
     fn sort_slot(&mut self) {
         self.sorted = true;
         let slot = self.slots[self.cursor].as_mut_slice();
