@@ -612,11 +612,7 @@ fn sort_run_by_key<E: Copy>(
     keyed.extend(entries.iter().enumerate().map(|(i, e)| (key(e), i as u32)));
     // The index makes every pair distinct, so an unstable sort keeps equal keys in their order.
     keyed.sort_unstable();
-    scratch.clear();
-    scratch.extend_from_slice(entries);
-    for (entry, &(_, i)) in entries.iter_mut().zip(keyed.iter()) {
-        *entry = scratch[i as usize];
-    }
+    place_in_order(entries, scratch, keyed.iter().map(|&(_, i)| i as usize));
 }
 
 /// Sorts `entries`, whose times lie in `[base, base + slot width)`, by time, equal times in their order
@@ -636,12 +632,19 @@ fn sort_large_by_time<T: Copy>(
         (e.0 - base) << 32 | i as u64
     }));
     ranks.sort_unstable();
+    place_in_order(entries, scratch, ranks.iter().map(|rank| (rank & u32::MAX as u64) as usize));
+    ranks.windows(2).any(|w| w[0] >> 32 == w[1] >> 32)
+}
+
+/// Rearranges `entries` so that the k-th holds what was at the k-th index `order` gives (a copy of the
+/// entries goes through `scratch`).
+#[inline]
+fn place_in_order<E: Copy>(entries: &mut [E], scratch: &mut Vec<E>, order: impl Iterator<Item = usize>) {
     scratch.clear();
     scratch.extend_from_slice(entries);
-    for (entry, rank) in entries.iter_mut().zip(ranks.iter()) {
-        *entry = scratch[(rank & u32::MAX as u64) as usize];
+    for (entry, from) in entries.iter_mut().zip(order) {
+        *entry = scratch[from];
     }
-    ranks.windows(2).any(|w| w[0] >> 32 == w[1] >> 32)
 }
 
 #[cfg(test)]
