@@ -94,6 +94,7 @@ impl Host {
     }
 
     /// Queues flow `id` for sending if it has something to send.
+    #[inline]
     pub fn activate(&mut self, flows: &mut FlowTable, id: u32, now: Time, mtu: u32) {
         transport::activate(&mut self.ready, &mut flows[id as usize], id, now, mtu);
     }

@@ -15,8 +15,6 @@ use crate::engine::{Core, Event};
 /// Statistics of one egress port.
 #[derive(Debug, Clone, Default)]
 pub struct PortStats {
-    /// Bytes transmitted (wire bytes, all queues).
-    pub tx_bytes: u64,
     /// Largest queue occupancy seen (bytes, all queues).
     pub max_queue: u64,
     /// Integral of occupancy over time (byte-picoseconds), for the time average.
@@ -44,35 +42,40 @@ pub const MAX_QUEUES: usize = 8;
 
 /// An egress port.
 ///
-/// What the forwarding path reads of every packet (the transmitter, the occupancy, which queues hold
-/// packets and their bytes) lives in the record itself, so that a port costs one or two cache lines and
-/// not one more per vector: at 8,192 hosts the ports are far larger than the caches.
+/// What every packet-hop reads and writes (the transmitter, the link, the occupancy, the pause and queue
+/// bits, the bytes sent) fills the record's first cache line, and the bytes per queue, which a packet
+/// that waits reads, the second; the record is aligned to a cache line, so that a hop through an idle
+/// port touches one line. At 128 hosts the ports, packets and events already outgrow the first-level
+/// cache, and a record spread over lines cost a miss per line.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Port {
+    /// When the transmitter finishes the packet on the wire.
+    pub busy_until: Time,
+    /// Bytes waiting, all queues.
+    pub bytes: u64,
+    /// Exact picoseconds per byte when the rate divides 8 Tbit evenly (100 Gbps: 80), else 0.
+    ps_per_byte: u64,
     /// Link rate.
     pub rate: Rate,
     /// One-way propagation delay.
     pub delay: Time,
+    /// Bytes transmitted (wire bytes, all queues).
+    pub tx_bytes: u64,
     /// Node at the other end.
     pub peer: u32,
     /// Port number at the other end.
     pub peer_port: u16,
-    /// Exact picoseconds per byte when the rate divides 8 Tbit evenly (100 Gbps: 80), else 0.
-    ps_per_byte: u64,
-    /// Packet ids waiting, per priority queue.
-    pub queues: Vec<VecDeque<u32>>,
-    /// Bytes waiting, per priority queue (the first `queues.len()` are used).
-    pub queue_bytes: [u64; MAX_QUEUES],
-    /// Bytes waiting, all queues.
-    pub bytes: u64,
-    /// When the transmitter finishes the packet on the wire.
-    pub busy_until: Time,
-    /// A `PortFree` event is scheduled.
-    pub free_pending: bool,
     /// Queues paused by the peer's PFC (bit per queue).
     pub paused: u8,
     /// Queues holding a packet (bit per queue), so that picking one reads no queue.
     nonempty: u8,
+    /// A `PortFree` event is scheduled.
+    pub free_pending: bool,
+    /// Bytes waiting, per priority queue (the first `queues.len()` are used).
+    pub queue_bytes: [u64; MAX_QUEUES],
+    /// Packet ids waiting, per priority queue.
+    pub queues: Vec<VecDeque<u32>>,
     deficits: Vec<i64>,
     dwrr_next: usize,
     /// ECN thresholds of this port.
@@ -80,6 +83,9 @@ pub struct Port {
     /// Statistics.
     pub stats: PortStats,
 }
+
+/// The fields every hop touches share the first line, and the bytes per queue start the second.
+const _: () = assert!(std::mem::offset_of!(Port, free_pending) < 64 && std::mem::offset_of!(Port, queue_bytes) == 64);
 
 impl Port {
     /// A port with `queues` priority queues.
@@ -89,18 +95,19 @@ impl Port {
         let n = queues as usize;
         assert!((1..=MAX_QUEUES).contains(&n), "a port has 1 to {MAX_QUEUES} queues, not {n}");
         Port {
+            busy_until: 0,
+            bytes: 0,
+            ps_per_byte,
             rate,
             delay,
+            tx_bytes: 0,
             peer,
             peer_port,
-            ps_per_byte,
-            queues: (0..n).map(|_| VecDeque::new()).collect(),
-            queue_bytes: [0; MAX_QUEUES],
-            bytes: 0,
-            busy_until: 0,
-            free_pending: false,
             paused: 0,
             nonempty: 0,
+            free_pending: false,
+            queue_bytes: [0; MAX_QUEUES],
+            queues: (0..n).map(|_| VecDeque::new()).collect(),
             deficits: vec![0; n],
             dwrr_next: 0,
             ecn,
@@ -108,13 +115,11 @@ impl Port {
         }
     }
 
-    /// Starts loading what a packet reaching this port reads first: its occupancy, transmitter and pause
-    /// state (a hint only).
+    /// Starts loading what a packet reaching this port reads first, the record's first line: its
+    /// occupancy, transmitter, link and pause state (a hint only).
     #[inline(always)]
     pub fn prefetch(&self) {
-        crate::engine::prefetch::prefetch(&self.bytes);
-        crate::engine::prefetch::prefetch(&self.busy_until);
-        crate::engine::prefetch::prefetch(&self.paused);
+        crate::engine::prefetch::prefetch(self);
     }
 
     /// Time to serialize `bytes` on this port.
@@ -242,7 +247,7 @@ impl Port {
     pub fn transmit_delayed(&mut self, core: &mut Core, pkt: u32, wire: u32, extra: Time) -> Time {
         let end = core.now + self.serialization(wire);
         self.busy_until = end;
-        self.stats.tx_bytes += wire as u64;
+        self.tx_bytes += wire as u64;
         core.counters.packet_hops += 1;
         core.schedule_across(end + self.delay + extra, Event::Arrive { node: self.peer, port: self.peer_port, pkt });
         end

@@ -83,7 +83,7 @@ fn views(core: &Core, fabric: &Fabric, at: &At<'_>, id: u32, wire: u32) -> (Port
         port: at.out as u16,
         queue_bytes: at.port.bytes,
         rate: at.port.rate,
-        tx_bytes: at.port.stats.tx_bytes - wire as u64,
+        tx_bytes: at.port.tx_bytes - wire as u64,
         buffer_used: at.buffer_used,
         buffer_size: fabric.config.buffer,
     };

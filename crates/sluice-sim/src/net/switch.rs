@@ -30,42 +30,53 @@ pub struct BufferStats {
 }
 
 /// A switch.
+///
+/// What every packet-hop reads (the ports, the node, the hooks' tests) fills the record's first cache
+/// line, and the buffer accounting of a packet that waits the next two; records are aligned to a line.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Switch {
-    /// Node id in the topology.
-    pub node: u32,
     /// Egress ports (port number = index).
     pub ports: Vec<Port>,
-    /// Bytes held in the shared buffer.
-    pub used: u64,
-    /// Buffer statistics.
-    pub buffer: BufferStats,
-    /// Bytes held per ingress port and queue outside headroom (PFC accounting).
-    ingress: Vec<[u64; 8]>,
-    /// Headroom bytes held per ingress port and queue.
-    headroom_used: Vec<[u64; 8]>,
-    /// Headroom reserved per ingress port.
-    headroom: Vec<u64>,
-    /// Bytes above the per-queue reserve, over all ingress queues.
-    shared_used: u64,
-    /// XOFF sent upstream, bit per queue, per ingress port.
-    xoff: Vec<u8>,
-    /// Bolt's egress-queue state, when Bolt's switch logic is on.
-    bolt: Option<Box<Bolt>>,
-    /// Buffer left for the shared pool after headroom and reserves.
-    pool: u64,
-    rng: Rng,
-    /// Receiver-driven state (token limiters), when a token algorithm runs with them.
-    pub(crate) tokens: Option<Box<TokenSwitch>>,
     /// Faults injected at this switch's ports, when the scenario has any here ([`Switch::set_faults`]).
     faults: Option<Box<PortFaults>>,
     /// The switch side of the algorithm's signal, when it has one ([`Switch::set_signal`]).
     signal: Option<Box<SignalPorts>>,
+    /// Receiver-driven state (token limiters), when a token algorithm runs with them.
+    pub(crate) tokens: Option<Box<TokenSwitch>>,
+    /// Node id in the topology.
+    pub node: u32,
     /// Bolt or a signal acts when a packet is routed to a port: one test on the way of every packet.
     enqueue_hooks: bool,
     /// Faults or a signal act when a packet leaves a port: one test on the way of every packet.
     egress_hooks: bool,
+    /// Bytes held in the shared buffer.
+    pub used: u64,
+    /// Bytes held per ingress port and queue outside headroom (PFC accounting).
+    ingress: Vec<[u64; 8]>,
+    /// Headroom bytes held per ingress port and queue.
+    headroom_used: Vec<[u64; 8]>,
+    /// Bytes above the per-queue reserve, over all ingress queues.
+    shared_used: u64,
+    /// Buffer left for the shared pool after headroom and reserves.
+    pool: u64,
+    /// Buffer statistics.
+    pub buffer: BufferStats,
+    /// XOFF sent upstream, bit per queue, per ingress port.
+    xoff: Vec<u8>,
+    /// Headroom reserved per ingress port.
+    headroom: Vec<u64>,
+    /// Bolt's egress-queue state, when Bolt's switch logic is on.
+    bolt: Option<Box<Bolt>>,
+    rng: Rng,
 }
+
+/// The fields every hop reads share the first line; the buffer accounting starts the second.
+const _: () = assert!(
+    std::mem::offset_of!(Switch, used) < 64
+        && std::mem::offset_of!(Switch, ingress) == 64
+        && std::mem::offset_of!(Switch, xoff) < 192
+);
 
 /// Mixes a flow id and a switch id into an ECMP hash (SplitMix64 finalizer).
 #[inline]
@@ -136,6 +147,7 @@ impl Switch {
     }
 
     /// Handles packet `id` arriving on `in_port`.
+    #[inline(always)]
     pub fn receive(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, id: u32) {
         if self.faults.is_some() && self.lost_on_arrival(core, in_port, id) {
             return;
@@ -374,7 +386,7 @@ impl Switch {
     fn stamp_int(&self, core: &mut Core, fabric: &Fabric, out: usize, id: u32, kind: Kind) {
         if fabric.config.int && kind == Kind::Data {
             let port = &self.ports[out];
-            let hop = IntHop { ts: core.now, tx_bytes: port.stats.tx_bytes, qlen: port.bytes, rate: port.rate };
+            let hop = IntHop { ts: core.now, tx_bytes: port.tx_bytes, qlen: port.bytes, rate: port.rate };
             core.arena.push_int(id, hop);
         }
     }
@@ -486,6 +498,7 @@ impl Switch {
     }
 
     /// The transmitter of `port` freed (a `PortFree` event).
+    #[inline(always)]
     pub fn port_free(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
         self.ports[port as usize].free_pending = false;
         self.try_transmit(core, fabric, port);

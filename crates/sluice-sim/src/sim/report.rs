@@ -50,7 +50,7 @@ impl Sampler {
                 NodeRef::Switch(sw) => of.switches[sw as usize].ports.get(*port as usize),
                 NodeRef::Host(h) => Some(&of.hosts[h as usize].nic),
             };
-            let (tx, queue) = sampled.map_or((0, 0), |p| (p.stats.tx_bytes, p.bytes));
+            let (tx, queue) = sampled.map_or((0, 0), |p| (p.tx_bytes, p.bytes));
             let series = &mut self.series[offset + i];
             series.samples.push((now, tx - self.last_port_bytes[i]));
             series.queue_bytes.push(queue);
@@ -230,7 +230,7 @@ fn port_record(node: &str, port: u16, peer: String, p: &Port, end: Time) -> Port
         port,
         peer,
         rate: p.rate,
-        tx_bytes: p.stats.tx_bytes,
+        tx_bytes: p.tx_bytes,
         max_queue: p.stats.max_queue,
         avg_queue: p.average_queue(end),
         drops: p.stats.drops,
