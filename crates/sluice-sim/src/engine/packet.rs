@@ -84,9 +84,8 @@ pub const RD_BOUNCED: u8 = 1 << 7;
 /// Maximum INT records a packet carries (HPCC artifact maxHop = 5).
 pub const MAX_INT_HOPS: usize = 5;
 
-/// A packet. Aligned to a cache line, so that reading one loads one line and not the ends of two.
+/// A packet.
 #[derive(Debug, Clone, Copy)]
-#[repr(align(64))]
 pub struct Packet {
     /// Byte sequence: data = first payload byte; ACK/NACK = next byte expected.
     pub seq: u64,
@@ -128,7 +127,7 @@ pub struct Packet {
 }
 
 /// A packet stays one cache line.
-const _: () = assert!(std::mem::size_of::<Packet>() == 64 && std::mem::align_of::<Packet>() == 64);
+const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 
 /// A stack of INT records.
 pub type IntStack = [IntHop; MAX_INT_HOPS];
