@@ -146,7 +146,8 @@ impl Switch {
         self.faults.as_deref()
     }
 
-    /// Handles packet `id` arriving on `in_port`.
+    /// Handles packet `id` arriving on `in_port`. Inlined into the run loop, as [`Switch::port_free`] is:
+    /// a call per packet-hop saved and restored registers for more than its own work.
     #[inline(always)]
     pub fn receive(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, id: u32) {
         if self.faults.is_some() && self.lost_on_arrival(core, in_port, id) {
