@@ -284,10 +284,33 @@ fn align(table: &[Vec<String>]) -> String {
 mod tests {
     use super::*;
 
-    fn dir(name: &str, fct: &str, throughput: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("sluice-compare-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
+    /// A directory under the system's temporary one, removed when the test ends, passed or failed.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let d = std::env::temp_dir().join(format!("sluice-compare-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            std::fs::create_dir_all(&d).unwrap();
+            Scratch(d)
+        }
+    }
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn dir(name: &str, fct: &str, throughput: &str) -> Scratch {
+        let d = Scratch::new(name);
         std::fs::write(d.join("fct.csv"), fct).unwrap();
         std::fs::write(d.join("throughput.csv"), throughput).unwrap();
         d
@@ -365,8 +388,7 @@ mod tests {
 
     #[test]
     fn a_directory_without_results_is_refused() {
-        let d = std::env::temp_dir().join(format!("sluice-compare-{}-empty", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
+        let d = Scratch::new("empty");
         let e = figures(&d, "x").unwrap_err().to_string();
         assert!(e.contains("not a results directory"), "{e}");
     }

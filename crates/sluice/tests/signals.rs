@@ -14,7 +14,7 @@ const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 const G100: f64 = 100e9;
 
 fn scratch(tag: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("sluice-signals-{tag}-{}", std::process::id()));
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("signals-{tag}"));
     let _ = fs::remove_dir_all(&path);
     fs::create_dir_all(&path).unwrap();
     path
