@@ -272,7 +272,7 @@ impl Arena {
     #[inline(always)]
     pub fn prefetch(&self, id: u32) {
         if let Some(packet) = self.packets.get(id as usize) {
-            super::prefetch::prefetch(packet);
+            super::prefetch::prefetch_record(packet);
         }
     }
 

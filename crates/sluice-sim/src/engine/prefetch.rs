@@ -16,3 +16,26 @@ pub fn prefetch<T>(value: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
 }
+
+/// Asks the CPU to bring both cache lines a record of up to 64 bytes may straddle: its first and its
+/// last byte's (the same line when the record is aligned to it).
+#[inline(always)]
+pub fn prefetch_record<T>(value: &T) {
+    const { assert!(std::mem::size_of::<T>() <= 64, "a record of at most one cache line") };
+    prefetch(value);
+    let last = (value as *const T).cast::<u8>().wrapping_add(std::mem::size_of::<T>().saturating_sub(1));
+    prefetch_address(last);
+}
+
+/// [`prefetch`] of a raw address, which need not point into anything.
+#[inline(always)]
+fn prefetch_address(address: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as in `prefetch`: the hint reads and writes nothing and cannot fault on any address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(address.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}

@@ -253,6 +253,19 @@ impl Port {
         end
     }
 
+    /// Starts loading the packet that strict priority would send next (a hint only): it waited behind
+    /// the one on the wire long enough to leave the caches, and its record is the first thing the next
+    /// `PortFree` reads.
+    #[inline]
+    pub fn prefetch_next(&self, arena: &Arena) {
+        let eligible = self.nonempty & !self.paused;
+        if eligible != 0 {
+            if let Some(&id) = self.queues.get(eligible.trailing_zeros() as usize).and_then(VecDeque::front) {
+                arena.prefetch(id);
+            }
+        }
+    }
+
     /// Makes sure a `PortFree` event will fire when the transmitter frees, if one is not already due.
     #[inline]
     pub fn wake_when_free(&mut self, core: &mut Core, node: u32, port: u16) {

@@ -553,6 +553,7 @@ impl Switch {
             }
         }
         if self.ports[out].has_eligible() {
+            self.ports[out].prefetch_next(&core.arena);
             self.ports[out].wake_when_free(core, self.node, port);
         }
     }
