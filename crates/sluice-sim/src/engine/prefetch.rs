@@ -6,15 +6,7 @@
 /// targets without a prefetch instruction.
 #[inline(always)]
 pub fn prefetch<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` only hints the cache: it reads nothing into the program, writes nothing and
-    // cannot fault, whatever the address; SSE, which it needs, is part of every x86-64 CPU.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    prefetch_address((value as *const T).cast::<u8>());
 }
 
 /// Asks the CPU to bring both cache lines a record of up to 64 bytes may straddle: its first and its
@@ -22,16 +14,17 @@ pub fn prefetch<T>(value: &T) {
 #[inline(always)]
 pub fn prefetch_record<T>(value: &T) {
     const { assert!(std::mem::size_of::<T>() <= 64, "a record of at most one cache line") };
-    prefetch(value);
-    let last = (value as *const T).cast::<u8>().wrapping_add(std::mem::size_of::<T>().saturating_sub(1));
-    prefetch_address(last);
+    let first = (value as *const T).cast::<u8>();
+    prefetch_address(first);
+    prefetch_address(first.wrapping_add(std::mem::size_of::<T>().saturating_sub(1)));
 }
 
-/// [`prefetch`] of a raw address, which need not point into anything.
+/// The hint for the line holding `address`, which need not point into anything.
 #[inline(always)]
 fn prefetch_address(address: *const u8) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: as in `prefetch`: the hint reads and writes nothing and cannot fault on any address.
+    // SAFETY: `_mm_prefetch` only hints the cache: it reads nothing into the program, writes nothing and
+    // cannot fault, whatever the address; SSE, which it needs, is part of every x86-64 CPU.
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         _mm_prefetch::<_MM_HINT_T0>(address.cast::<i8>());

@@ -163,13 +163,17 @@ impl Port {
         self.nonempty & !self.paused != 0
     }
 
+    /// The lowest-numbered queue that holds a packet and is not paused: strict priority's pick.
+    #[inline]
+    fn first_eligible(&self) -> Option<usize> {
+        let eligible = self.nonempty & !self.paused;
+        (eligible != 0).then(|| eligible.trailing_zeros() as usize)
+    }
+
     /// Picks the next queue to serve, or `None` if every non-empty queue is paused.
     pub fn select(&mut self, scheduler: &Scheduler, mtu: u32, arena: &Arena) -> Option<usize> {
         match scheduler {
-            Scheduler::Strict => {
-                let eligible = self.nonempty & !self.paused;
-                (eligible != 0).then(|| eligible.trailing_zeros() as usize)
-            }
+            Scheduler::Strict => self.first_eligible(),
             Scheduler::Dwrr { weights } => self.select_dwrr(weights, mtu, arena),
         }
     }
@@ -258,11 +262,8 @@ impl Port {
     /// `PortFree` reads.
     #[inline]
     pub fn prefetch_next(&self, arena: &Arena) {
-        let eligible = self.nonempty & !self.paused;
-        if eligible != 0 {
-            if let Some(&id) = self.queues.get(eligible.trailing_zeros() as usize).and_then(VecDeque::front) {
-                arena.prefetch(id);
-            }
+        if let Some(&id) = self.first_eligible().and_then(|queue| self.queues[queue].front()) {
+            arena.prefetch(id);
         }
     }
 
