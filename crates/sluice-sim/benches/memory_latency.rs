@@ -32,8 +32,8 @@ struct Record {
     _pad: [u32; 15],
 }
 
-/// `mib` MiB of records linked in one random cycle (Sattolo's shuffle), so that a walk visits every
-/// record before it repeats.
+/// `mib` MiB of records, each linked to the next in a random order and the last back to the first: one
+/// cycle, so that a walk visits every record before it repeats.
 fn cycle(mib: usize) -> Vec<Record> {
     let n = mib * (1 << 20) / std::mem::size_of::<Record>();
     let mut order: Vec<u32> = (0..n as u32).collect();
