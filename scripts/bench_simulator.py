@@ -10,6 +10,7 @@ Usage (from the repository root, after `cargo build --release -p sluice`):
     python3 scripts/bench_simulator.py                 # every case (minutes: k=32 alone runs for minutes)
     python3 scripts/bench_simulator.py quickstart ws128  # some cases, by name; files are not written
     SLUICE=target/ci/sluice python3 scripts/bench_simulator.py quickstart
+    SLUICE=target/pgo/sluice python3 scripts/bench_simulator.py ws128   # the profile-guided build
 
 Compare a change by running it before and after on the same machine; BENCHMARKS.md records the figures.
 """

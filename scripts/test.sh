@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: formatting, lints and docs, the simulator's build on a bare toolchain, then
-# every test of the workspace (the kernel datapath's and the simulator's property tests included) and a
-# bounded fuzzing run of every parser. Tests build with the `ci` profile (release
-# optimisation without fat LTO); the binary users run keeps the release profile.
+# every test of the workspace (the kernel datapath's and the simulator's property tests included), the
+# profile-guided build against the plain one, and a bounded fuzzing run of every parser. Tests build with
+# the `ci` profile (release optimisation without fat LTO); the binary users run keeps the release profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v cargo >/dev/null 2>&1; then
@@ -25,6 +25,8 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --prof
 ./scripts/check-bare-build.sh
 # CI=true (set by CI) makes the kernel tests fail instead of skipping where they cannot run.
 cargo test --workspace --all-features --profile ci
+# The profile-guided build (scripts/build-pgo.sh) builds and simulates exactly what the plain build does.
+./scripts/check-pgo-build.sh
 # The Python package (python/): built into target/python-venv and tested with pytest.
 ./scripts/test-python.sh
 # Coverage-guided fuzzing of every parser, a bounded run of each target (FUZZ_SECONDS, default 60).
