@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """One run on several threads: `sluice bench` with `--set simulation.threads=N` for each case and each
-thread count, one run after another. Prints a table of wall time, speed-up over one thread, events/s
+thread count, one run after another. Prints a table of wall time, speed-up over one thread, the
+speed-up the parts' balance allows (`sluice bench`'s "speed-up bound": the same on any machine), events/s
 and peak RSS; with --write, also writes it to docs/data/threads.csv and draws the speed-up curve
 (threads against speed-up, one line per case) as docs/img/threads-speedup.svg.
 
@@ -33,10 +34,12 @@ CASES = [
 ]
 RUN = re.compile(r"wall (?P<wall>[\d.]+) s \| simulated [\d.]+ ms \| (?P<events>\d+) events")
 PEAK = re.compile(r"peak RSS (?P<rss>[\d.]+) MB")
+BOUND = re.compile(r"speed-up bound (?P<bound>[\d.]+)x")
 
 
 def bench(scenario, sets, threads):
-    """Runs `sluice bench` once on `threads` threads and returns wall seconds, events and peak RSS (MB)."""
+    """Runs `sluice bench` once on `threads` threads and returns wall seconds, events, peak RSS (MB) and
+    the speed-up bound of the parts' balance (1 for one thread)."""
     args = [SLUICE, "bench", os.path.join(ROOT, scenario), "--force", "--set", f"simulation.threads={threads}"]
     for s in sets:
         args += ["--set", s]
@@ -45,7 +48,8 @@ def bench(scenario, sets, threads):
     run, peak = RUN.search(text), PEAK.search(text)
     if out.returncode != 0 or not run or not peak:
         sys.exit(f"`{' '.join(args)}` failed:\n{text}")
-    return float(run["wall"]), int(run["events"]), float(peak["rss"])
+    bound = BOUND.search(text)
+    return float(run["wall"]), int(run["events"]), float(peak["rss"]), float(bound["bound"]) if bound else 1.0
 
 
 def main():
@@ -65,17 +69,20 @@ def main():
     if counts[0] < 1:
         sys.exit(f"--threads {args.threads}: thread counts start at 1")
     rows = []
-    print("| case | threads | wall | speed-up | events/s | peak RSS |")
-    print("|---|---|---|---|---|---|")
+    print("| case | threads | wall | speed-up | bound of the balance | events/s | peak RSS |")
+    print("|---|---|---|---|---|---|---|")
     for name in args.cases or [c[0] for c in CASES]:
         _, scenario, sets = known[name]
         base = None
         for threads in counts:
-            wall, events, rss = bench(scenario, sets, threads)
+            wall, events, rss, bound = bench(scenario, sets, threads)
             base = base or wall
             row = (name, threads, wall, base / wall, events / wall, rss)
             rows.append(row)
-            print(f"| {name} | {threads} | {wall:.3f} s | {base / wall:.2f}x | {events / wall / 1e6:.2f} M | {rss:.1f} MB |")
+            print(
+                f"| {name} | {threads} | {wall:.3f} s | {base / wall:.2f}x | {bound:.2f}x | "
+                f"{events / wall / 1e6:.2f} M | {rss:.1f} MB |"
+            )
     if args.write:
         write(rows)
 

@@ -34,7 +34,7 @@ pub use config::{
 };
 pub use engine::queue;
 pub use engine::trace::PacketTraceConfig;
-pub use sim::{FlowAlgorithm, Observe, PartitionedRun, Progress, SimInput, SimOutput, Simulation, StopRule};
+pub use sim::{Balance, FlowAlgorithm, Observe, PartitionedRun, Progress, SimInput, SimOutput, Simulation, StopRule};
 /// A flow to simulate, as the workload generators make it.
 pub use sluice_workload::FlowSpec;
 pub use stats::Counters;

@@ -112,6 +112,25 @@ fn mixes_signals_host_models_and_the_offloaded_plane_give_the_same_files_on_seve
     same_results("offload/aggregation400.toml", &[], &[2]);
 }
 
+/// The balance of a partitioned run (the events of each window's busiest part) is counted window by
+/// window, the same on every run, and bounds the speed-up between 1 and the number of parts; a run in
+/// one piece has none.
+#[test]
+fn a_partitioned_run_counts_how_evenly_its_parts_shared_the_windows() {
+    let outcome = |threads: usize| {
+        let resolved = resolve("ws128.toml", &[format!("simulation.threads={threads}")]);
+        sluice::run_scenario(&resolved, None, &mut |_| {}).expect("ws128 runs").output
+    };
+    assert_eq!(outcome(1).balance, None, "a run in one piece has no parts");
+    let (first, again) = (outcome(4), outcome(4));
+    let balance = first.balance.expect("a partitioned run counts its balance");
+    assert_eq!(again.balance, Some(balance), "the counts depend on the scenario, not on the run");
+    assert_eq!(balance.parts, 4);
+    assert!(balance.windows > 1_000, "ws128 runs 9.3 ms in windows of 1 us, not {}", balance.windows);
+    let bound = balance.bound(first.counters.events);
+    assert!(bound > 1.5 && bound < 4.0, "four parts of a fat-tree bound the speed-up at {bound:.2}x");
+}
+
 /// The error of running `name` with `sets` on `threads` threads, which must write nothing.
 fn refusal(name: &str, sets: &[&str], threads: usize) -> String {
     let mut sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();

@@ -195,6 +195,32 @@ pub struct SimOutput {
     pub faults: Vec<FaultStats>,
     /// The packet trace, when [`Observe::packet_trace`] asked for one.
     pub packet_trace: Option<sluice_results::PacketTrace>,
+    /// How evenly a partitioned run's parts shared the work; `None` for a run in one piece.
+    pub balance: Option<Balance>,
+}
+
+/// How evenly the parts of a partitioned run shared its events, window by window. A window lasts as long
+/// as its busiest part takes, so the run's events over the busiest parts' events bound the speed-up
+/// that any number of cores can give (before the cost of the meetings and the memory the parts share).
+/// The counts depend on the scenario and the thread count only, not on the machine, so the bound for a
+/// machine with more cores can be read on a machine with few.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Balance {
+    /// Parts (threads).
+    pub parts: usize,
+    /// Windows run, those run in turn on one thread included.
+    pub windows: u64,
+    /// The events of each window's busiest part, summed over the windows; a window whose parts ran in
+    /// turn counts all of its events.
+    pub busiest: u64,
+}
+
+impl Balance {
+    /// The most a run of `events` events (counted as a run in one piece counts them) can gain from its
+    /// parts running side by side: `events / busiest`.
+    pub fn bound(&self, events: u64) -> f64 {
+        events as f64 / self.busiest.max(1) as f64
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

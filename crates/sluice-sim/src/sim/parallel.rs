@@ -29,7 +29,7 @@ use sluice_results::{FlowRecord, PortRecord, SwitchRecord, ThroughputSeries};
 use sluice_topo::{NodeKind, Topology};
 
 use super::run::{split, Parts};
-use super::{Progress, SimInput, SimOutput, Simulation};
+use super::{Balance, Progress, SimInput, SimOutput, Simulation};
 use crate::engine::partition::{Mail, Partition};
 use crate::engine::Event;
 use crate::net::Fabric;
@@ -129,7 +129,11 @@ impl PartitionedRun {
             cells.into_iter().map(|c| c.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
         match outcome {
             Outcome::Abandoned(at) => Err(at),
-            Outcome::Finished { past_end } => Ok(assemble(parts, &plan, past_end, &part_of)),
+            Outcome::Finished { past_end, balance } => {
+                let mut output = assemble(parts, &plan, past_end, &part_of);
+                output.balance = Some(balance);
+                Ok(output)
+            }
         }
     }
 }
@@ -243,6 +247,8 @@ struct Shared {
     mail: Vec<Vec<Mutex<Vec<Mail>>>>,
     /// Each part's next event time (`Time::MAX`: none).
     next: Vec<AtomicU64>,
+    /// The events each part handled in the last window.
+    window_events: Vec<AtomicU64>,
     /// Each part's flows have all sent their last byte and no flow is still to start.
     could_end: Vec<AtomicBool>,
     /// Each part's finished flows, events (replicated ones counted by part 0 only) and flows its closed
@@ -263,6 +269,7 @@ impl Shared {
             barrier: SpinBarrier::new(n),
             mail: (0..n).map(|_| (0..n).map(|_| Mutex::new(Vec::new())).collect()).collect(),
             next: atomics(),
+            window_events: atomics(),
             could_end: (0..n).map(|_| AtomicBool::new(false)).collect(),
             finished: atomics(),
             events: atomics(),
@@ -370,8 +377,9 @@ struct Reporter<'a> {
 
 /// How a thread's loop ended.
 enum Outcome {
-    /// The run reached its end; `past_end`: events were left beyond its stop time.
-    Finished { past_end: bool },
+    /// The run reached its end; `past_end`: events were left beyond its stop time. Part 0's thread
+    /// returns how evenly the parts shared the windows (the others, an empty count).
+    Finished { past_end: bool, balance: Balance },
     /// The caller abandoned it at this point.
     Abandoned(Progress),
 }
@@ -395,6 +403,7 @@ fn worker(
     let _breaker = Breaker(&shared.barrier);
     // Where the last window ended: every thread follows the same windows.
     let mut last_until = 0;
+    let mut balance = Balance { parts: cells.len(), ..Balance::default() };
     loop {
         if let Some(r) = reporter.as_deref_mut() {
             // From what the parts published last time: at most a window old.
@@ -417,21 +426,29 @@ fn worker(
             return Outcome::Abandoned(at);
         }
         if next == Time::MAX || next > plan.end {
-            return Outcome::Finished { past_end: next != Time::MAX };
+            return Outcome::Finished { past_end: next != Time::MAX, balance };
         }
         let until = plan.window_end(next, last_until);
         last_until = until;
         let in_turn = plan.until_done && shared.could_end.iter().all(|c| c.load(Ordering::Acquire));
         if !in_turn {
             let mut sim = lock(&cells[me]);
+            let before = sim.core.counters.events;
             sim.window(until, usize::MAX);
+            shared.window_events[me].store(sim.core.counters.events - before, Ordering::Release);
             if plan.stops_at(until) {
                 sim.tell_stops(until);
             }
             post(&mut sim, me, shared);
         } else if me == 0 {
             let mut all: Vec<_> = cells.iter().map(lock).collect();
+            let before: u64 = all.iter().map(|p| p.core.counters.events).sum();
             let ended = in_turn_window(&mut all, until, plan);
+            // Parts that take turns are one thread's work: the window's busiest "part" did all of it.
+            let events = all.iter().map(|p| p.core.counters.events).sum::<u64>() - before;
+            for (part, count) in shared.window_events.iter().enumerate() {
+                count.store(if part == 0 { events } else { 0 }, Ordering::Release);
+            }
             for (part, sim) in all.iter_mut().enumerate() {
                 if plan.stops_at(until) {
                     sim.tell_stops(until);
@@ -441,8 +458,12 @@ fn worker(
             shared.ended.store(ended, Ordering::Release);
         }
         shared.barrier.wait();
+        if me == 0 {
+            balance.windows += 1;
+            balance.busiest += shared.window_events.iter().map(|e| e.load(Ordering::Acquire)).max().unwrap_or(0);
+        }
         if shared.ended.load(Ordering::Acquire) {
-            return Outcome::Finished { past_end: false };
+            return Outcome::Finished { past_end: false, balance };
         }
     }
 }
@@ -450,8 +471,8 @@ fn worker(
 /// Queues the events other parts sent part `me`.
 fn take_mail(sim: &mut Simulation, me: usize, shared: &Shared) {
     for from in &shared.mail[me] {
-        let mail = std::mem::take(&mut *from.lock().unwrap_or_else(|e| e.into_inner()));
-        for item in &mail {
+        let mut mail = from.lock().unwrap_or_else(|e| e.into_inner());
+        for item in mail.iter() {
             match *item {
                 Mail::Event(ref remote) => sim.core.deliver(remote),
                 Mail::LoopFlow { flow, at } => sim.receive_loop_flow(flow, at),
@@ -460,6 +481,8 @@ fn take_mail(sim: &mut Simulation, me: usize, shared: &Shared) {
                 }
             }
         }
+        // Emptied in place: the list goes back to its sender with its buffer ([`Partition::post_to`]).
+        mail.clear();
     }
 }
 
@@ -490,19 +513,13 @@ impl Reporter<'_> {
     }
 }
 
-/// Hands what part `from` made for other parts to their mailboxes (an empty mailbox takes the list as
-/// it is).
+/// Hands what part `from` made for other parts to their mailboxes.
 fn post(sim: &mut Simulation, from: usize, shared: &Shared) {
     let partition = sim.core.partition.as_deref_mut().expect("a part of a partitioned run");
     for (to, boxes) in shared.mail.iter().enumerate() {
         if to != from {
-            let out = partition.take_outbox(to as u16);
             let mut mailbox = boxes[from].lock().unwrap_or_else(|e| e.into_inner());
-            if mailbox.is_empty() {
-                *mailbox = out;
-            } else {
-                mailbox.extend(out);
-            }
+            partition.post_to(to as u16, &mut mailbox);
         }
     }
 }
@@ -708,6 +725,7 @@ fn assemble(mut parts: Vec<Simulation>, plan: &Plan, past_end: bool, part_of: &[
         plane,
         faults: merge_faults(&outputs),
         packet_trace: merge_packet_traces(&mut outputs, observe.packet_trace.as_ref().map_or(0, |c| c.max_rows)),
+        balance: None,
     }
 }
 

@@ -163,6 +163,7 @@ impl Simulation {
                 .packet_trace
                 .take()
                 .map(|t| t.finish(|node, port| format!("{}:p{port}", names(node)))),
+            balance: None,
         }
     }
 }

@@ -234,6 +234,15 @@ fn bench(args: ScenarioArgs, repeat: u32, force: bool) -> Result<(), Failure> {
             finished,
             o.flows.len()
         ))?;
+        if let Some(b) = o.balance {
+            out(&format!(
+                "  parts: {} | windows {} | events of each window's busiest part, summed {} | speed-up bound {:.2}x\n",
+                b.parts,
+                b.windows,
+                b.busiest,
+                b.bound(o.counters.events)
+            ))?;
+        }
     }
     let rss = peak_rss().unwrap_or_else(|| "unknown".into());
     out(&format!("best wall {best:.3} s | peak RSS {rss} | packets alive at the peak {peak_packets}\n"))
