@@ -196,9 +196,11 @@ impl<T> TieKey<T> for Fifo {
 /// log2 of a wheel slot's width in picoseconds (2.048 ns: close to the mean gap between events of a
 /// loaded 100 Gbps fabric, so slots hold a few events each).
 pub const SLOT_BITS: u32 = 11;
-/// log2 of the number of slots (32768 slots of 2.048 ns: a 67 us horizon, beyond which events wait in an
-/// overflow heap; only timers and future flow starts go there).
-pub const WHEEL_BITS: u32 = 15;
+/// log2 of the number of slots (16384 slots of 2.048 ns: a 33.6 us horizon, beyond which events wait in
+/// an overflow heap; only timers and future flow starts go there). The slots' headers take 384 KiB, in
+/// every part of a partitioned run: 32768 slots took twice that and were no faster anywhere
+/// (BENCHMARKS.md, "What 16 threads can gain at k=32").
+pub const WHEEL_BITS: u32 = 14;
 /// Slots of the timing wheel.
 pub const SLOTS: usize = 1 << WHEEL_BITS;
 /// Entries of a slot's first buffer (a small one): a slot of a fabric of a few hundred hosts or a few far
