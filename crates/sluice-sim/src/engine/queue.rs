@@ -664,8 +664,9 @@ fn sort_large_by_time<T: Copy>(
     ranks.clear();
     ranks.resize(entries.len(), 0);
     for (i, e) in entries.iter().enumerate() {
-        let bucket = &mut counts[(offset(e) >> SHIFT) as usize & MASK];
-        ranks[*bucket as usize] = offset(e) << 32 | i as u64;
+        let at = offset(e);
+        let bucket = &mut counts[(at >> SHIFT) as usize & MASK];
+        ranks[*bucket as usize] = at << 32 | i as u64;
         *bucket += 1;
     }
     for i in 1..ranks.len() {
