@@ -100,9 +100,9 @@ pub use resolve::{
 };
 pub use scenario::Scenario;
 pub use schema::{
-    CcSpec, FlowSelection, OutputSpec, PacketTraceSpec, PortRef, SimulationSpec, DEFAULT_ALGORITHM, DEFAULT_BUCKETS,
-    DEFAULT_PACKET_TRACE_ROWS, DEFAULT_SAMPLE_INTERVAL, DEFAULT_SEED, DEFAULT_TIME_LIMIT, DEFAULT_TRACE_INTERVAL,
-    MAX_PACKET_TRACE_ROWS,
+    CcSpec, FlowSelection, HugePages, OutputSpec, PacketTraceSpec, PortRef, SimulationSpec, DEFAULT_ALGORITHM,
+    DEFAULT_BUCKETS, DEFAULT_PACKET_TRACE_ROWS, DEFAULT_SAMPLE_INTERVAL, DEFAULT_SEED, DEFAULT_TIME_LIMIT,
+    DEFAULT_TRACE_INTERVAL, HUGE_PAGES_FROM, MAX_PACKET_TRACE_ROWS,
 };
 pub use validate::{MAX_FRAME_BYTES, MAX_SAMPLES};
 

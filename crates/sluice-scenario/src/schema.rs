@@ -78,7 +78,39 @@ pub struct SimulationSpec {
     /// as many parts that run side by side, with byte-identical results.
     #[serde(skip_serializing_if = "is_one")]
     pub threads: usize,
+    /// Whether the simulator asks the kernel to back its heap with huge pages (2 MiB), which saves the
+    /// page walks of a large run's scattered memory accesses: `"auto"` (the default) for a run whose
+    /// estimated network state reaches [`HUGE_PAGES_FROM`], `"on"` or `"off"`. Results are the same
+    /// either way.
+    #[serde(skip_serializing_if = "HugePages::is_auto")]
+    pub huge_pages: HugePages,
 }
+
+/// `simulation.huge_pages`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HugePages {
+    /// For runs whose estimated network state (ports, pending events, packets alive: what a run
+    /// touches at random) reaches [`HUGE_PAGES_FROM`].
+    #[default]
+    Auto,
+    /// Always.
+    On,
+    /// Never.
+    Off,
+}
+
+impl HugePages {
+    fn is_auto(&self) -> bool {
+        *self == HugePages::Auto
+    }
+}
+
+/// The estimated network state (ports, pending events and packets alive) from which `huge_pages =
+/// "auto"` asks for huge pages. Measured on a 2-core AMD EPYC VM (BENCHMARKS.md, "Huge pages for a large
+/// run's heap"): the k=16 scale run (31 MiB) ran 5-7% faster with them and k=32's (210 MiB) 4-9%, while
+/// k=16 with 1 ms of arrivals (23 MiB) and smaller runs gained nothing and took 1-6 MB more memory.
+pub const HUGE_PAGES_FROM: u64 = 24 << 20;
 
 fn is_one(n: &usize) -> bool {
     *n == 1
@@ -93,7 +125,7 @@ pub const DEFAULT_TIME_LIMIT: Time = PS_PER_S;
 
 impl Default for SimulationSpec {
     fn default() -> Self {
-        SimulationSpec { duration: None, time_limit: DEFAULT_TIME_LIMIT, threads: 1 }
+        SimulationSpec { duration: None, time_limit: DEFAULT_TIME_LIMIT, threads: 1, huge_pages: HugePages::Auto }
     }
 }
 

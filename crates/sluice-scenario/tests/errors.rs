@@ -86,6 +86,10 @@ fn wrong_types_name_the_key() {
         error(&with("[simulation]\nduration = 5\n"), &[]),
         "bad.toml:11: simulation.duration: invalid value 5: expected a duration such as \"1us\" (a number needs a unit)"
     );
+    assert_eq!(
+        error(&with("[simulation]\nhuge_pages = \"yes\"\n"), &[]),
+        "bad.toml:11: simulation.huge_pages: unknown variant `yes`, expected one of `auto`, `on`, `off`"
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use sluice_scenario::{load_str, resolve, resolved_toml, Resolved};
+use sluice_scenario::{load_str, resolve, resolved_toml, HugePages, Resolved};
 use sluice_sim::config::EcnThresholds;
 
 const G: u64 = 1_000_000_000;
@@ -242,4 +242,19 @@ fn byte_counts_take_units_or_bare_numbers() {
     assert_eq!(with_units.scenario.host.ack_every_bytes, 64_000);
     let bare = resolved(MIXED, &["host.ack_every_bytes=64000"]);
     assert_eq!(bare.scenario.host, with_units.scenario.host);
+}
+
+/// `simulation.huge_pages` defaults to `"auto"`, which the resolved text leaves out (so that resolved
+/// files of runs that never named it stay as they were); a value given is kept and loads back.
+#[test]
+fn huge_pages_default_to_auto_and_a_given_value_is_kept() {
+    let r = resolved(BUSY, &[]);
+    assert_eq!(r.scenario.simulation.huge_pages, HugePages::Auto);
+    assert!(!resolved_toml(&r).contains("huge_pages"), "{}", resolved_toml(&r));
+    for (value, expected) in [("on", HugePages::On), ("off", HugePages::Off), ("auto", HugePages::Auto)] {
+        let r = resolved(BUSY, &[&format!("simulation.huge_pages={value}")]);
+        assert_eq!(r.scenario.simulation.huge_pages, expected);
+        let again = load_str(&resolved_toml(&r), "r.toml", Path::new("."), &[]).unwrap();
+        assert_eq!(again.simulation.huge_pages, expected, "{value} loads back");
+    }
 }

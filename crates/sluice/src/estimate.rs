@@ -104,6 +104,13 @@ impl RunEstimate {
         self.memory.iter().map(|(_, bytes)| bytes).fold(0, |a, b| a.saturating_add(*b))
     }
 
+    /// Memory of the network's state that a run touches at random, in bytes: its ports, its pending
+    /// events and its packets alive (not the flows' records, which it reads in order).
+    pub fn network_state_bytes(&self) -> u64 {
+        let random = |name: &str| matches!(name, "ports" | "events" | "packets");
+        self.memory.iter().filter(|(name, _)| random(name)).fold(0, |a, (_, b)| a.saturating_add(*b))
+    }
+
     /// One line for people: total memory with its largest parts, packets alive at the peak, data packets,
     /// packet-hops and events.
     pub fn describe(&self) -> String {

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use sluice_results::{write_outputs_unless, Buckets, Outputs, Summary};
-use sluice_scenario::{resolved_toml_at, Resolved};
+use sluice_scenario::{resolved_toml_at, HugePages, Resolved, HUGE_PAGES_FROM};
 use sluice_sim::{FlowAlgorithm, Observe, PartitionedRun, Progress, SimInput, SimOutput, Simulation, StopRule};
 
 /// What a finished run produced.
@@ -169,6 +169,7 @@ pub fn run_scenario_until(
     stop: &dyn Fn() -> bool,
 ) -> Result<RunOutcome, String> {
     let buckets = Buckets::new(resolved.scenario.output.buckets.clone()).map_err(|e| format!("output.buckets: {e}"))?;
+    use_huge_pages(resolved);
     let input = simulation_input(resolved);
     let threads = resolved.scenario.simulation.threads;
     let parts = match threads {
@@ -224,6 +225,28 @@ pub fn run_scenario_until(
         })?;
     }
     Ok(RunOutcome { summary, output, wall_seconds })
+}
+
+/// Asks for huge pages for the rest of the process when `resolved` wants them ([`wants_huge_pages`]),
+/// and for none from now on when it says `"off"`. Runs side by side in one process (a sweep's) are alike
+/// in size, so they agree ([`crate::huge_pages`]).
+fn use_huge_pages(resolved: &Resolved) {
+    if wants_huge_pages(resolved) {
+        // A program without the huge-page allocator (the Python package) runs as it would anyway.
+        crate::huge_pages::enable();
+    } else if resolved.scenario.simulation.huge_pages == HugePages::Off {
+        crate::huge_pages::disable();
+    }
+}
+
+/// Whether `resolved` wants huge pages: `simulation.huge_pages = "on"`, or `"auto"` with an estimated
+/// network state of [`HUGE_PAGES_FROM`] or more.
+pub fn wants_huge_pages(resolved: &Resolved) -> bool {
+    match resolved.scenario.simulation.huge_pages {
+        HugePages::On => true,
+        HugePages::Off => false,
+        HugePages::Auto => crate::estimate(resolved).network_state_bytes() >= HUGE_PAGES_FROM,
+    }
 }
 
 /// Runs `resolved` into the results directory `dir`, quietly, giving up when `stop` says so: the run

@@ -245,7 +245,10 @@ fn bench(args: ScenarioArgs, repeat: u32, force: bool) -> Result<(), Failure> {
         }
     }
     let rss = peak_rss().unwrap_or_else(|| "unknown".into());
-    out(&format!("best wall {best:.3} s | peak RSS {rss} | packets alive at the peak {peak_packets}\n"))
+    let huge = if sluice::huge_pages::enabled() { "on" } else { "off" };
+    out(&format!(
+        "best wall {best:.3} s | peak RSS {rss} | packets alive at the peak {peak_packets} | huge pages {huge}\n"
+    ))
 }
 
 /// The scenario's flows in words: how many are generated, and the closed loops' slots that start more
@@ -280,7 +283,8 @@ fn parse() -> Result<Cli, ExitCode> {
 /// `sluice check`: the run's estimated size on stderr, the resolved scenario (valid TOML) on stdout.
 fn check(args: ScenarioArgs) -> Result<(), Failure> {
     let resolved = load_resolved(&args, false)?;
-    note(&sluice::estimate(&resolved).describe());
+    let huge = if sluice::wants_huge_pages(&resolved) { "on" } else { "off" };
+    note(&format!("{}; huge pages {huge}", sluice::estimate(&resolved).describe()));
     out(&resolved_toml(&resolved))
 }
 
@@ -336,6 +340,11 @@ fn dispatch(command: Command) -> Result<(), Failure> {
         )),
     }
 }
+
+/// The system allocator, advising the kernel to use huge pages for the heap of a large run
+/// ([`sluice::huge_pages`]).
+#[global_allocator]
+static ALLOCATOR: sluice::huge_pages::HugePageHeap = sluice::huge_pages::HugePageHeap;
 
 fn main() -> ExitCode {
     match parse() {
