@@ -4,8 +4,8 @@
 //! The model counts what grows with the scenario: route tables ([`sluice_topo::Routes::heap_bytes`],
 //! held twice: the resolved scenario's and the simulator's copy), per-flow state (the generated flow,
 //! the simulator's input and its `Flow`, the result row), per-port state, the event queue (its timing
-//! wheel, and every flow's start queued at once), packets alive at once, and the sampled and traced
-//! output rows. Packets are the largest part of a big run; how many are alive at once follows from how
+//! wheel, and every flow's start queued at once), packets alive at once, the sampled and traced output
+//! rows, and what huge pages add when the run asks for them. Packets are the largest part of a big run; how many are alive at once follows from how
 //! many flows send at once and how many of them converge on one receiver (`Concurrency` below). Constants
 //! are calibrated against the peak RSS and the packets alive at the peak that `sluice bench` reports
 //! for the bundled scenarios in a release build: the estimate is 0.8 to 1.55 times the peak RSS of
@@ -16,7 +16,7 @@
 use std::mem::size_of;
 
 use sluice_core::{format_size, Time, PS_PER_S};
-use sluice_scenario::Resolved;
+use sluice_scenario::{HugePages, Resolved, HUGE_PAGES_FROM};
 use sluice_sim::footprint::{
     EVENT_ENTRY_BYTES, FLOW_STATE_BYTES, HOST_BYTES, INT_STACK_BYTES, PACKET_BYTES, PORT_BYTES, SIGNAL_BYTES,
 };
@@ -37,6 +37,12 @@ const PART_BYTES: u64 = 1 << 20;
 /// builtin CDFs and the output writer's buffers. Calibrated: `host/fabric-incast.toml` (9 hosts, 8 flows)
 /// peaks at 6.6-7.2 MB (6.3-6.9 MiB) in a release build.
 pub const PROCESS_BASE_BYTES: u64 = 13 << 19;
+
+/// What huge pages add to a run's resident memory: the heap's touched regions rounded up to 2 MiB, and
+/// its top kept for the next growth. Calibrated: 7.0 MB more peak RSS for k16_websearch, 9.8-10.3 MB for
+/// k32_websearch, 1.6-4.8 MB for k=32 with 100 or 500 us of arrivals (BENCHMARKS.md, "Huge pages for a
+/// large run's heap").
+pub const HUGE_PAGE_BYTES: u64 = 8 << 20;
 
 /// Bytes per egress port beyond the `Port` record: its priority queues, the switch's per-port ingress,
 /// headroom and pause state, and the port's result row. An engineering figure (eight queues' vectors and
@@ -96,19 +102,14 @@ pub struct RunEstimate {
     pub packet_hops: u64,
     /// Events the simulator handles.
     pub events: u64,
+    /// The run asks for huge pages (`simulation.huge_pages`; [`asks_for_huge_pages`]).
+    pub huge_pages: bool,
 }
 
 impl RunEstimate {
     /// Total memory, in bytes.
     pub fn memory_bytes(&self) -> u64 {
         self.memory.iter().map(|(_, bytes)| bytes).fold(0, |a, b| a.saturating_add(*b))
-    }
-
-    /// Memory of the network's state that a run touches at random, in bytes: its ports, its pending
-    /// events and its packets alive (not the flows' records, which it reads in order).
-    pub fn network_state_bytes(&self) -> u64 {
-        let random = |name: &str| matches!(name, "ports" | "events" | "packets");
-        self.memory.iter().filter(|(name, _)| random(name)).fold(0, |a, (_, b)| a.saturating_add(*b))
     }
 
     /// One line for people: total memory with its largest parts, packets alive at the peak, data packets,
@@ -118,13 +119,14 @@ impl RunEstimate {
             self.memory.iter().filter(|(_, b)| *b > 0).map(|(name, b)| format!("{name} {}", human(*b))).collect();
         format!(
             "estimated run size: memory about {} ({}); {} packets alive at the peak, {} data packets, {} packet-hops, \
-             {} events",
+             {} events; huge pages {}",
             human(self.memory_bytes()),
             parts.join(", "),
             self.alive_packets,
             self.data_packets,
             self.packet_hops,
-            self.events
+            self.events,
+            if self.huge_pages { "on" } else { "off" }
         )
     }
 }
@@ -145,23 +147,39 @@ pub fn estimate(resolved: &Resolved) -> RunEstimate {
     let routes = 2 * resolved.routes.heap_bytes() as u64;
     let ports = port_bytes(resolved);
     let alive = alive_packets(resolved, &traffic);
-    let memory = vec![
+    let (queued, packets) = (event_bytes(resolved, events, alive), packet_bytes(resolved, alive));
+    let huge_pages = asks_for_huge_pages(resolved.scenario.simulation.huge_pages, ports + queued + packets);
+    let mut memory = vec![
         ("base", PROCESS_BASE_BYTES),
         ("routes", routes),
         ("flows", flow_bytes(resolved)),
         ("flows in progress", active_flow_bytes(resolved, &traffic)),
         ("ports", ports),
-        ("events", event_bytes(resolved, events, alive)),
-        ("packets", packet_bytes(resolved, alive)),
+        ("events", queued),
+        ("packets", packets),
         ("samples", row_bytes(resolved, &traffic)),
         ("parts", part_bytes(resolved)),
     ];
+    if huge_pages {
+        memory.push(("huge pages", HUGE_PAGE_BYTES));
+    }
     RunEstimate {
         memory,
         alive_packets: alive,
         data_packets: traffic.data_packets,
         packet_hops: traffic.packet_hops,
         events,
+        huge_pages,
+    }
+}
+
+/// Whether a run whose setting is `setting` and whose network state (ports, pending events, packets
+/// alive: what it touches at random) comes to `network_state` bytes asks for huge pages.
+pub fn asks_for_huge_pages(setting: HugePages, network_state: u64) -> bool {
+    match setting {
+        HugePages::On => true,
+        HugePages::Off => false,
+        HugePages::Auto => network_state >= HUGE_PAGES_FROM,
     }
 }
 
@@ -538,6 +556,7 @@ mod tests {
             data_packets: 1,
             packet_hops: 2,
             events: 3,
+            huge_pages: false,
         }
     }
 
@@ -557,7 +576,16 @@ mod tests {
         assert_eq!(
             sized(4 << 30).describe(),
             "estimated run size: memory about 4.0 GiB (base 2.0 GiB, flows 2.0 GiB); 4 packets alive at the peak, 1 data \
-             packets, 2 packet-hops, 3 events"
+             packets, 2 packet-hops, 3 events; huge pages off"
         );
+    }
+
+    /// `"auto"` asks from [`HUGE_PAGES_FROM`] of network state on; `"on"` and `"off"` whatever the size.
+    #[test]
+    fn huge_pages_follow_the_setting_and_for_auto_the_network_state() {
+        assert!(!asks_for_huge_pages(HugePages::Auto, HUGE_PAGES_FROM - 1));
+        assert!(asks_for_huge_pages(HugePages::Auto, HUGE_PAGES_FROM));
+        assert!(asks_for_huge_pages(HugePages::On, 0));
+        assert!(!asks_for_huge_pages(HugePages::Off, u64::MAX));
     }
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use sluice_results::{write_outputs_unless, Buckets, Outputs, Summary};
-use sluice_scenario::{resolved_toml_at, HugePages, Resolved, HUGE_PAGES_FROM};
+use sluice_scenario::{resolved_toml_at, HugePages, Resolved};
 use sluice_sim::{FlowAlgorithm, Observe, PartitionedRun, Progress, SimInput, SimOutput, Simulation, StopRule};
 
 /// What a finished run produced.
@@ -240,13 +240,9 @@ fn use_huge_pages(resolved: &Resolved) {
 }
 
 /// Whether `resolved` wants huge pages: `simulation.huge_pages = "on"`, or `"auto"` with an estimated
-/// network state of [`HUGE_PAGES_FROM`] or more.
+/// network state of [`sluice_scenario::HUGE_PAGES_FROM`] or more ([`crate::estimate::asks_for_huge_pages`]).
 pub fn wants_huge_pages(resolved: &Resolved) -> bool {
-    match resolved.scenario.simulation.huge_pages {
-        HugePages::On => true,
-        HugePages::Off => false,
-        HugePages::Auto => crate::estimate(resolved).network_state_bytes() >= HUGE_PAGES_FROM,
-    }
+    crate::estimate(resolved).huge_pages
 }
 
 /// Runs `resolved` into the results directory `dir`, quietly, giving up when `stop` says so: the run

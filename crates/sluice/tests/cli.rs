@@ -824,6 +824,15 @@ fn check_and_bench_say_whether_a_run_uses_huge_pages() {
     }
     let check = sluice(&dir.path, &["check", "incast.toml", "--set", "simulation.huge_pages=off"]).ok();
     assert!(check.stdout.contains("huge_pages = \"off\""), "the resolved scenario keeps it:\n{}", check.stdout);
+    // 8,192 hosts: the ports alone come to 42 MiB.
+    dir.write("poisson.toml", POISSON);
+    let sets = ["--set", "topology.k=32", "--set", "workload.0.duration=1us"];
+    let check = sluice(&dir.path, &[&["check", "poisson.toml"][..], &sets].concat()).ok();
+    assert!(
+        check.stderr.contains("huge pages 8.0 MiB") && check.stderr.contains("; huge pages on\n"),
+        "{}",
+        check.stderr
+    );
 }
 
 /// The event queue's estimate is bounded by the run's events: a 27,648-host fat-tree with a microsecond

@@ -283,8 +283,7 @@ fn parse() -> Result<Cli, ExitCode> {
 /// `sluice check`: the run's estimated size on stderr, the resolved scenario (valid TOML) on stdout.
 fn check(args: ScenarioArgs) -> Result<(), Failure> {
     let resolved = load_resolved(&args, false)?;
-    let huge = if sluice::wants_huge_pages(&resolved) { "on" } else { "off" };
-    note(&format!("{}; huge pages {huge}", sluice::estimate(&resolved).describe()));
+    note(&sluice::estimate(&resolved).describe());
     out(&resolved_toml(&resolved))
 }
 
