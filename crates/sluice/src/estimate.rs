@@ -5,13 +5,14 @@
 //! held twice: the resolved scenario's and the simulator's copy), per-flow state (the generated flow,
 //! the simulator's input and its `Flow`, the result row), per-port state, the event queue (its timing
 //! wheel, and every flow's start queued at once), packets alive at once, the sampled and traced output
-//! rows, and what huge pages add when the run asks for them. Packets are the largest part of a big run; how many are alive at once follows from how
-//! many flows send at once and how many of them converge on one receiver (`Concurrency` below). Constants
-//! are calibrated against the peak RSS and the packets alive at the peak that `sluice bench` reports
-//! for the bundled scenarios in a release build: the estimate is 0.8 to 1.55 times the peak RSS of
-//! each, from 6.9 MB (`endpoint/incast.toml`) to 31 MB (`receiver/study160_incast.toml`), and 0.88
-//! and 1.25 times that of the scale scenarios (50 MB at 1,024 hosts, 187 MB at 8,192);
-//! `crates/sluice/tests/estimate.rs` keeps the packets within a small factor of the measured peak.
+//! rows, and what huge pages add when the run asks for them. Packets are the largest part of a big run;
+//! how many are alive at once follows from how many flows send at once and how many of them converge on
+//! one receiver (`Concurrency` below). Constants are calibrated against the peak RSS and the packets
+//! alive at the peak that `sluice bench` reports for the bundled scenarios in a release build: the
+//! estimate is 0.8 to 1.55 times the peak RSS of each, from 6.9 MB (`endpoint/incast.toml`) to 31 MB
+//! (`receiver/study160_incast.toml`), and 0.95 and 1.33 times that of the scale scenarios (57 MB at
+//! 1,024 hosts, 197 MB at 8,192, in huge pages); `crates/sluice/tests/estimate.rs` keeps the packets
+//! within a small factor of the measured peak.
 
 use std::mem::size_of;
 
@@ -148,7 +149,8 @@ pub fn estimate(resolved: &Resolved) -> RunEstimate {
     let ports = port_bytes(resolved);
     let alive = alive_packets(resolved, &traffic);
     let (queued, packets) = (event_bytes(resolved, events, alive), packet_bytes(resolved, alive));
-    let huge_pages = asks_for_huge_pages(resolved.scenario.simulation.huge_pages, ports + queued + packets);
+    let network_state = ports.saturating_add(queued).saturating_add(packets);
+    let huge_pages = asks_for_huge_pages(resolved.scenario.simulation.huge_pages, network_state);
     let mut memory = vec![
         ("base", PROCESS_BASE_BYTES),
         ("routes", routes),
