@@ -30,5 +30,5 @@ pub mod udp_threads;
 pub use estimate::{estimate, RunEstimate};
 pub use runner::{
     outputs, run_into, run_scenario, run_scenario_until, simulation_input, threads_note, time_limit_warning,
-    trace_cap_warning, wants_huge_pages, RunOutcome,
+    trace_cap_warning, RunOutcome,
 };

@@ -227,22 +227,17 @@ pub fn run_scenario_until(
     Ok(RunOutcome { summary, output, wall_seconds })
 }
 
-/// Asks for huge pages for the rest of the process when `resolved` wants them ([`wants_huge_pages`]),
-/// and for none from now on when it says `"off"`. Runs side by side in one process (a sweep's) are alike
-/// in size, so they agree ([`crate::huge_pages`]).
+/// Asks for huge pages for the rest of the process when `resolved` wants them (`simulation.huge_pages`
+/// `"on"`, or `"auto"` with enough network state: [`crate::estimate::asks_for_huge_pages`]), and for none
+/// from now on when it says `"off"`. Runs side by side in one process (a sweep's) are alike in size, so
+/// they agree ([`crate::huge_pages`]).
 fn use_huge_pages(resolved: &Resolved) {
-    if wants_huge_pages(resolved) {
+    if crate::estimate(resolved).huge_pages {
         // A program without the huge-page allocator (the Python package) runs as it would anyway.
         crate::huge_pages::enable();
     } else if resolved.scenario.simulation.huge_pages == HugePages::Off {
         crate::huge_pages::disable();
     }
-}
-
-/// Whether `resolved` wants huge pages: `simulation.huge_pages = "on"`, or `"auto"` with an estimated
-/// network state of [`sluice_scenario::HUGE_PAGES_FROM`] or more ([`crate::estimate::asks_for_huge_pages`]).
-pub fn wants_huge_pages(resolved: &Resolved) -> bool {
-    crate::estimate(resolved).huge_pages
 }
 
 /// Runs `resolved` into the results directory `dir`, quietly, giving up when `stop` says so: the run
