@@ -84,30 +84,18 @@ pub const RD_BOUNCED: u8 = 1 << 7;
 /// Maximum INT records a packet carries (HPCC artifact maxHop = 5).
 pub const MAX_INT_HOPS: usize = 5;
 
-/// A packet.
+/// A packet. What a switch reads to forward it (flow, destination, size, kind, queue, flags) comes first,
+/// in 16 bytes that never straddle two cache lines (the record is aligned to 16), so a hop through an idle
+/// port loads one line of the record whatever the arena's alignment.
 #[derive(Debug, Clone, Copy)]
+#[repr(C, align(16))]
 pub struct Packet {
-    /// Byte sequence: data = first payload byte; ACK/NACK = next byte expected.
-    pub seq: u64,
-    /// Data: when the sender sent it; ACK: echoed from the data packet it answers.
-    pub sent_at: Time,
-    /// Data: bytes the flow had delivered (acknowledged) when this packet was sent; ACK: echoed. Gives
-    /// the delivery-rate sample of each ACK.
-    pub delivered: u64,
     /// Flow index.
     pub flow: u32,
-    /// Bytes on the wire (payload + headers + framing).
-    pub wire: u32,
-    /// Payload bytes.
-    pub payload: u32,
-    /// NACK (selective repeat): the out-of-order sequence it reports. ACK: when it was created, until it
-    /// leaves the receiver's NIC.
-    pub sack: u64,
     /// Destination host index.
     pub dst: u32,
-    /// ACK: picoseconds between the acknowledged data packet's arrival at the receiver and the ACK
-    /// leaving the receiver's NIC (the endpoint delay Swift separates from fabric delay).
-    pub host_delay: u32,
+    /// Bytes on the wire (payload + headers + framing).
+    pub wire: u32,
     /// Kind.
     pub kind: Kind,
     /// Priority queue index.
@@ -116,10 +104,25 @@ pub struct Packet {
     pub flags: u8,
     /// INT records stamped so far.
     pub int_hops: u8,
-    /// Ingress port at the switch currently holding the packet (for PFC accounting).
-    pub ingress: u16,
+    /// Byte sequence: data = first payload byte; ACK/NACK = next byte expected.
+    pub seq: u64,
+    /// Data: when the sender sent it; ACK: echoed from the data packet it answers.
+    pub sent_at: Time,
+    /// Data: bytes the flow had delivered (acknowledged) when this packet was sent; ACK: echoed. Gives
+    /// the delivery-rate sample of each ACK.
+    pub delivered: u64,
+    /// NACK (selective repeat): the out-of-order sequence it reports. ACK: when it was created, until it
+    /// leaves the receiver's NIC.
+    pub sack: u64,
+    /// Payload bytes.
+    pub payload: u32,
+    /// ACK: picoseconds between the acknowledged data packet's arrival at the receiver and the ACK
+    /// leaving the receiver's NIC (the endpoint delay Swift separates from fabric delay).
+    pub host_delay: u32,
     /// Receiver-driven transport: a data packet's spent token sequence number, a token's own.
     pub token: u32,
+    /// Ingress port at the switch currently holding the packet (for PFC accounting).
+    pub ingress: u16,
     /// Receiver-driven `RD_*` flags.
     pub rd: u8,
     /// Switches that wrote the packet's signal value (`Arena::signal`); an ACK echoes its data packet's.
@@ -128,6 +131,15 @@ pub struct Packet {
 
 /// A packet stays one cache line.
 const _: () = assert!(std::mem::size_of::<Packet>() == 64);
+
+/// What a switch reads to forward a packet lies in its first 16 bytes, which the record's alignment keeps
+/// inside one cache line.
+const _: () = {
+    use std::mem::offset_of;
+    assert!(std::mem::align_of::<Packet>() == 16);
+    assert!(offset_of!(Packet, flow) < 16 && offset_of!(Packet, dst) < 16 && offset_of!(Packet, wire) < 16);
+    assert!(offset_of!(Packet, kind) < 16 && offset_of!(Packet, queue) < 16 && offset_of!(Packet, flags) < 16);
+};
 
 /// A stack of INT records.
 pub type IntStack = [IntHop; MAX_INT_HOPS];
