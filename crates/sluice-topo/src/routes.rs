@@ -50,7 +50,9 @@ impl Routes {
     /// other hosts only ([`Topology::routes_to`]). O(1) and allocation-free.
     ///
     /// Panics if `node` or `dst_host` is out of range.
-    #[inline]
+    // Always inlined (with the closed form's), into every switch hop: a call per hop cost more than the
+    // lookup.
+    #[inline(always)]
     pub fn next_hops(&self, node: NodeId, dst_host: u32) -> &[PortNo] {
         match &self.form {
             Form::Closed(closed) => closed.next_hops(node, dst_host),

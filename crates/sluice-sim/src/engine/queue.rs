@@ -333,8 +333,8 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
         self.base + ((SLOTS as Time) << SLOT_BITS)
     }
 
-    /// Gives a full slot room for one more entry: a small buffer for its first entry, a large one when
-    /// its small one is full (a large one grows as any vector).
+    /// Gives a full slot room for one more entry: a new small buffer for its first entry when no spare
+    /// is left, a large one when its small one is full (a large one grows as any vector).
     #[cold]
     fn make_room(&mut self, slot: usize) {
         let entries = &mut self.slots[slot];
@@ -353,7 +353,16 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
     /// Makes room in `slot`'s buffer for one more entry.
     #[inline(always)]
     fn reserve_one(&mut self, slot: usize) {
-        if self.slots[slot].len() == self.slots[slot].capacity() {
+        let entries = &mut self.slots[slot];
+        if entries.len() == entries.capacity() {
+            // Most full slots are empty ones taking their first entry (about a fifth of ws128's pushes):
+            // a recently freed small buffer, without a call.
+            if entries.capacity() == 0 {
+                if let Some(small) = self.spare_small.pop() {
+                    *entries = small;
+                    return;
+                }
+            }
             self.make_room(slot);
         }
     }

@@ -83,7 +83,7 @@ impl Hierarchy {
     }
 
     /// See [`crate::Routes::next_hops`].
-    #[inline]
+    #[inline(always)]
     pub(super) fn next_hops(&self, node: NodeId, dst_host: u32) -> &[PortNo] {
         let hops = &self.nodes[node as usize];
         assert!(dst_host < self.num_hosts, "host {dst_host} out of range");
