@@ -333,13 +333,13 @@ impl<T: Copy, K: TieKey<T>> WheelQueue<T, K> {
         self.base + ((SLOTS as Time) << SLOT_BITS)
     }
 
-    /// Gives a full slot room for one more entry: a new small buffer for its first entry when no spare
-    /// is left, a large one when its small one is full (a large one grows as any vector).
+    /// Gives a full slot room for one more entry: a new small buffer for its first entry ([`Self::reserve_one`]
+    /// found no spare), a large one when its small one is full (a large one grows as any vector).
     #[cold]
     fn make_room(&mut self, slot: usize) {
         let entries = &mut self.slots[slot];
         if entries.capacity() == 0 {
-            *entries = self.spare_small.pop().unwrap_or_else(|| Vec::with_capacity(SMALL_SLOT));
+            *entries = Vec::with_capacity(SMALL_SLOT);
         } else if entries.capacity() <= SMALL_SLOT {
             if let Some(mut large) = self.spare_large.pop() {
                 large.extend_from_slice(entries);
