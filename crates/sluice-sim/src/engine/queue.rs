@@ -505,7 +505,8 @@ impl<T: Copy, K: TieKey<T>> EventQueue<T> for WheelQueue<T, K> {
         }
     }
 
-    #[inline]
+    // Always inlined: the run loop pops every event, and a call per event saved and restored registers.
+    #[inline(always)]
     fn pop(&mut self) -> Option<(Time, T)> {
         self.take::<false>(Time::MAX)
     }

@@ -246,6 +246,18 @@ impl Port {
         self.transmit_delayed(core, pkt, wire, 0)
     }
 
+    /// [`Port::transmit`] in a run in one piece, whose peers are all its own: the arrival is scheduled
+    /// without asking which part its peer belongs to.
+    #[inline(always)]
+    pub fn transmit_within(&mut self, core: &mut Core, pkt: u32, wire: u32) -> Time {
+        let end = core.now + self.serialization(wire);
+        self.busy_until = end;
+        self.tx_bytes += wire as u64;
+        core.counters.packet_hops += 1;
+        core.schedule(end + self.delay, Event::Arrive { node: self.peer, port: self.peer_port, pkt });
+        end
+    }
+
     /// As [`Port::transmit`], with the packet reaching the peer `extra` picoseconds later (host jitter).
     #[inline(always)]
     pub fn transmit_delayed(&mut self, core: &mut Core, pkt: u32, wire: u32, extra: Time) -> Time {

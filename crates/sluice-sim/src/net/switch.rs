@@ -50,6 +50,8 @@ pub struct Switch {
     enqueue_hooks: bool,
     /// Faults or a signal act when a packet leaves a port: one test on the way of every packet.
     egress_hooks: bool,
+    /// No optional feature acts here ([`Switch::settle_plain`]): a hop tests for none of them.
+    plain: bool,
     /// Bytes held in the shared buffer.
     pub used: u64,
     /// Bytes held per ingress port and queue outside headroom (PFC accounting).
@@ -125,20 +127,42 @@ impl Switch {
             signal: None,
             enqueue_hooks: cfg.bolt.enabled,
             egress_hooks: false,
+            plain: false,
         }
     }
 
     /// Injects faults at this switch's ports.
     pub(crate) fn set_faults(&mut self, faults: Option<Box<PortFaults>>) {
+        self.plain = false;
         self.faults = faults;
         self.egress_hooks = self.faults.is_some() || self.signal.is_some();
     }
 
     /// Runs a signal's switch side at this switch's ports.
     pub(crate) fn set_signal(&mut self, signal: Option<Box<SignalPorts>>) {
+        self.plain = false;
         self.signal = signal;
         self.enqueue_hooks = self.bolt.is_some() || self.signal.is_some();
         self.egress_hooks = self.faults.is_some() || self.signal.is_some();
+    }
+
+    /// Lets hops here skip the tests for the optional features when none acts: no faults, signal, token
+    /// limiter or Bolt at this switch, and none of the run-wide ones (`plain_run`: no INT, no early drop
+    /// of non-ECT packets, no packet trace, not a part of a partitioned run). Called once the switch and
+    /// the run are set up; setting faults or a signal afterwards clears it.
+    pub(crate) fn settle_plain(&mut self, plain_run: bool) {
+        self.plain = plain_run
+            && self.faults.is_none()
+            && self.signal.is_none()
+            && self.tokens.is_none()
+            && self.bolt.is_none()
+            && !self.enqueue_hooks
+            && !self.egress_hooks;
+    }
+
+    /// Whether no optional feature acts here ([`Switch::settle_plain`]).
+    pub(crate) fn is_plain(&self) -> bool {
+        self.plain
     }
 
     /// The faults injected here, if any.
@@ -146,16 +170,24 @@ impl Switch {
         self.faults.as_deref()
     }
 
-    /// Handles packet `id` arriving on `in_port`. Inlined into the run loop, as [`Switch::port_free`] is:
-    /// a call per packet-hop saved and restored registers for more than its own work.
-    #[inline(always)]
+    /// Handles packet `id` arriving on `in_port`.
     pub fn receive(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, id: u32) {
-        if self.faults.is_some() && self.lost_on_arrival(core, in_port, id) {
+        self.receive_as::<false>(core, fabric, in_port, id);
+    }
+
+    /// [`Switch::receive`], inlined into the run loop, as [`Switch::port_free_as`] is: a call per
+    /// packet-hop saved and restored registers for more than its own work. `PLAIN` only at a switch where
+    /// no optional feature acts ([`Switch::is_plain`]): the tests for them drop out of the hop.
+    #[inline(always)]
+    pub(crate) fn receive_as<const PLAIN: bool>(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, id: u32) {
+        debug_assert!(!PLAIN || self.plain, "a plain hop at switch {}, where a feature acts", self.node);
+        if !PLAIN && self.faults.is_some() && self.lost_on_arrival(core, in_port, id) {
             return;
         }
         let p = *core.arena.get(id);
         let out = self.route(fabric, p.flow, p.dst) as usize;
-        if let Some(env) = fabric.rd {
+        let rd = if PLAIN { None } else { fabric.rd };
+        if let Some(env) = rd {
             if let Some(mut tokens) = self.tokens.take() {
                 // The features run with their state taken out of the switch they call back into.
                 let verdict = tokens.arrive(self, core, fabric, env, Hop { in_port, out, id });
@@ -165,26 +197,33 @@ impl Switch {
                 }
             }
         }
-        self.forward(core, fabric, in_port, out, id);
+        self.forward::<PLAIN>(core, fabric, in_port, out, id);
     }
 
     /// Admits packet `id`, arrived on `in_port`, to egress port `out` (or sends it at once when the port
     /// is idle), or drops it. Inlined with [`Switch::route`] into [`Switch::receive`]: every packet-hop
     /// takes this path, and the calls' saving and restoring of registers cost more than their work.
     #[inline(always)]
-    pub(crate) fn forward(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32) {
+    pub(crate) fn forward<const PLAIN: bool>(
+        &mut self,
+        core: &mut Core,
+        fabric: &Fabric,
+        in_port: u16,
+        out: usize,
+        id: u32,
+    ) {
         let p = *core.arena.get(id);
-        if self.enqueue_hooks {
+        if !PLAIN && self.enqueue_hooks {
             self.on_enqueue(core, fabric, in_port, out, id);
         }
         let queue = p.queue as usize;
         if self.ports[out].bytes == 0 && self.ports[out].idle(core.now) && self.ports[out].paused & (1 << queue) == 0 {
             // An idle port with empty queues sends at once: the packet would be admitted and dequeued at
             // the same instant, with no occupancy and no mark (RED marks nothing at queue length 0).
-            self.depart(core, fabric, out, id, p.kind, p.wire);
+            self.depart::<PLAIN>(core, fabric, out, id, p.kind, p.wire);
             return;
         }
-        if fabric.config.ecn.non_ect == NonEct::Drop && self.early_drop(core, fabric, out, queue, id) {
+        if !PLAIN && fabric.config.ecn.non_ect == NonEct::Drop && self.early_drop(core, fabric, out, queue, id) {
             return;
         }
         if !self.admit(core, fabric, in_port as usize, out, queue, p.wire) {
@@ -198,8 +237,13 @@ impl Switch {
         }
         core.arena.get_mut(id).ingress = in_port;
         self.ports[out].enqueue(core.now, p.queue, id, p.wire);
-        core.trace_packet(|| Site::packet(PacketEvent::Enqueue, self.node, out as u16, id), || self.ports[out].bytes);
-        self.try_transmit(core, fabric, out as u16);
+        if !PLAIN {
+            core.trace_packet(
+                || Site::packet(PacketEvent::Enqueue, self.node, out as u16, id),
+                || self.ports[out].bytes,
+            );
+        }
+        self.try_transmit::<PLAIN>(core, fabric, out as u16);
     }
 
     #[inline(always)]
@@ -404,9 +448,22 @@ impl Switch {
     }
 
     /// Puts packet `id` on the wire of port `out` (stamping INT), unless a fault there drops it, which
-    /// returns `false`; a fault may mark it CE first.
+    /// returns `false`; a fault may mark it CE first. `PLAIN` (no INT, trace, faults or signal, no other
+    /// part: [`Switch::receive_as`]) puts it on the wire and no more.
     #[inline(always)]
-    fn depart(&mut self, core: &mut Core, fabric: &Fabric, out: usize, id: u32, kind: Kind, wire: u32) -> bool {
+    fn depart<const PLAIN: bool>(
+        &mut self,
+        core: &mut Core,
+        fabric: &Fabric,
+        out: usize,
+        id: u32,
+        kind: Kind,
+        wire: u32,
+    ) -> bool {
+        if PLAIN {
+            self.ports[out].transmit_within(core, id, wire);
+            return true;
+        }
         if self.egress_hooks {
             return self.depart_hooked(core, fabric, out, id, kind, wire);
         }
@@ -509,11 +566,12 @@ impl Switch {
         }
     }
 
-    /// The transmitter of `port` freed (a `PortFree` event).
+    /// The transmitter of `port` freed (a `PortFree` event); `PLAIN` as for [`Switch::receive_as`].
     #[inline(always)]
-    pub fn port_free(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
+    pub(crate) fn port_free_as<const PLAIN: bool>(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
+        debug_assert!(!PLAIN || self.plain, "a plain hop at switch {}, where a feature acts", self.node);
         self.ports[port as usize].free_pending = false;
-        self.try_transmit(core, fabric, port);
+        self.try_transmit::<PLAIN>(core, fabric, port);
     }
 
     /// A PFC frame from the peer of `port` arrived.
@@ -522,14 +580,14 @@ impl Switch {
         let event = if pause { PacketEvent::Paused } else { PacketEvent::Resumed };
         core.trace_packet(|| Site::pfc(event, self.node, port, queue), || self.ports[port as usize].bytes);
         if !pause {
-            self.try_transmit(core, fabric, port);
+            self.try_transmit::<false>(core, fabric, port);
         }
     }
 
     /// Starts the next packet on `port` if the transmitter is idle and a queue may send. Inlined: a
     /// packet queued behind a busy transmitter (the common case) only makes sure the port wakes.
     #[inline(always)]
-    fn try_transmit(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
+    fn try_transmit<const PLAIN: bool>(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
         let out = port as usize;
         if !self.ports[out].idle(core.now) {
             if self.ports[out].has_eligible() {
@@ -537,13 +595,13 @@ impl Switch {
             }
             return;
         }
-        self.transmit_next(core, fabric, port);
+        self.transmit_next::<PLAIN>(core, fabric, port);
     }
 
     /// [`Switch::try_transmit`] with the transmitter idle: dequeues and sends the next packet a queue
     /// may send, if any.
     #[inline(never)]
-    fn transmit_next(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
+    fn transmit_next<const PLAIN: bool>(&mut self, core: &mut Core, fabric: &Fabric, port: u16) {
         let cfg = fabric.config;
         let out = port as usize;
         // A packet that a fault drops leaves the transmitter idle for the next one.
@@ -559,7 +617,7 @@ impl Switch {
                 let left = self.ports[out].queue_bytes[queue];
                 self.maybe_mark(core, out, id, left);
             }
-            if self.depart(core, fabric, out, id, p.kind, p.wire) {
+            if self.depart::<PLAIN>(core, fabric, out, id, p.kind, p.wire) {
                 break;
             }
         }
@@ -580,7 +638,7 @@ impl Forwarder for Switch {
     }
 
     fn forward(&mut self, core: &mut Core, fabric: &Fabric, in_port: u16, out: usize, id: u32) {
-        Switch::forward(self, core, fabric, in_port, out, id);
+        Switch::forward::<false>(self, core, fabric, in_port, out, id);
     }
 
     fn route(&mut self, fabric: &Fabric, flow: u32, dst: u32) -> u16 {

@@ -11,7 +11,7 @@ use sluice_workload::{FlowSpec, LoopIds};
 use super::arrivals::Arrivals;
 use super::closed_loop::{Loops, SIZE_SAMPLE};
 use super::{FlowAlgorithm, NodeRef, Observe, SimInput, Simulation};
-use crate::config::{EcnThresholds, LinkConfig, RdEnv, SwitchConfig};
+use crate::config::{EcnThresholds, LinkConfig, NonEct, RdEnv, SwitchConfig};
 use crate::engine::partition::Partition;
 use crate::engine::trace::PacketTracer;
 use crate::engine::{Core, EventTies, FlowSenders};
@@ -149,6 +149,15 @@ impl Simulation {
             let base_rtt = flows.iter().map(|f| settings.path(&f).base_rtt).max().unwrap_or(0);
             setup_tokens(t, &settings.link, base_rtt, &sizes, &mut hosts, &mut switches, seed)
         });
+        // With every feature set up, switches that none acts at take their hops without testing for them.
+        let plain_run = !switch.int
+            && switch.ecn.non_ect != NonEct::Drop
+            && core.packet_trace.is_none()
+            && core.partition.is_none();
+        for s in &mut switches {
+            s.settle_plain(plain_run);
+        }
+        let plain = switches.iter().all(Switch::is_plain);
         let loops = Loops::new(closed_loops, loop_ids);
         let first_flows = loops.first_flows();
         let arrivals = Arrivals::new(&flows);
@@ -174,6 +183,7 @@ impl Simulation {
             retired,
             part: None,
             large,
+            plain,
         };
         sim.start_sampling();
         sim
@@ -287,4 +297,57 @@ fn setup_tokens(
         }
     }
     env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{FaultAction, FaultConfig, FaultKind};
+    use crate::engine::trace::PacketTraceConfig;
+
+    /// A k=4 fat-tree (16 hosts, 20 switches) with DCTCP flows between pods.
+    fn fat_tree_input() -> SimInput {
+        let spec = sluice_topo::TopologySpec::fat_tree(4, 100_000_000_000);
+        let topology = sluice_topo::build(&spec, std::path::Path::new(".")).expect("a fat-tree builds");
+        let routes = topology.routes();
+        let algorithm = sluice_cc::lookup("dctcp").expect("dctcp is registered");
+        let factory = (algorithm.build)(&toml::Table::new(), 100_000_000_000).expect("default parameters");
+        let flows: Vec<FlowSpec> = (0..8)
+            .map(|i| FlowSpec { src: i, dst: 15 - i, size: 100_000, start: 0, stop: None, group: 0, algorithm: 0 })
+            .collect();
+        SimInput::new(topology, routes, flows.into(), factory, algorithm.needs)
+    }
+
+    /// The run loop takes the switch hop that tests for no optional feature only when none acts at any
+    /// switch; each feature, run-wide or at one switch, turns it off, and a switch with a fault is not
+    /// plain while the others are (a part of a partitioned run: `parallel.rs`).
+    #[test]
+    fn switch_hops_are_plain_only_where_no_feature_acts() {
+        assert!(Simulation::new(fat_tree_input()).plain, "a run with no optional feature");
+        type Feature = (&'static str, fn(&mut SimInput));
+        let features: [Feature; 4] = [
+            ("INT", |i| i.switch.int = true),
+            ("early drop of non-ECT packets", |i| i.switch.ecn.non_ect = NonEct::Drop),
+            ("Bolt's switches", |i| i.switch.bolt.enabled = true),
+            ("a packet trace", |i| {
+                i.observe.packet_trace = Some(PacketTraceConfig { flows: None, ports: None, max_rows: 10 })
+            }),
+        ];
+        for (name, set) in features {
+            let mut input = fat_tree_input();
+            set(&mut input);
+            let sim = Simulation::new(input);
+            assert!(!sim.plain, "a run with {name}");
+            assert!(sim.switches.iter().all(|s| !s.is_plain()), "a switch with {name}");
+        }
+        let mut input = fat_tree_input();
+        let faulty = input.topology.nodes.iter().position(|n| n.kind == NodeKind::Switch).expect("a switch") as u32;
+        let kind = FaultKind::Packets { flow: 0, packets: vec![0], action: FaultAction::Drop };
+        input.faults.push(FaultConfig { node: faulty, port: 0, kind });
+        let sim = Simulation::new(input);
+        assert!(!sim.plain, "a run with a fault");
+        for s in &sim.switches {
+            assert_eq!(s.is_plain(), s.node != faulty, "switch {} (the fault is at {faulty})", s.node);
+        }
+    }
 }

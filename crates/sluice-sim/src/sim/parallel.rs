@@ -633,7 +633,7 @@ fn handle(parts: &mut Parts, fabric: &Fabric, env: &HostEnv, state: &mut PartSta
         state.replicated += 1;
     }
     parts.prefetch_ahead();
-    parts.dispatch(event, fabric, env);
+    parts.dispatch::<false>(event, fabric, env);
     parts.core.finished.clear();
 }
 
@@ -847,6 +847,15 @@ mod tests {
             .map(|i| FlowSpec { src: i, dst: 15 - i, size: 100_000, start: 0, stop: None, group: 0, algorithm: 0 })
             .collect();
         SimInput::new(topology, routes, flows.into(), factory, algorithm.needs)
+    }
+
+    /// A part sends some arrivals to other parts, which the plain switch hop would keep: no part takes it,
+    /// though the same run in one piece does.
+    #[test]
+    fn no_part_takes_the_plain_switch_hop() {
+        assert!(Simulation::new(fat_tree_input()).plain, "the run in one piece");
+        let run = PartitionedRun::new(fat_tree_input(), 2).expect("the run can be cut");
+        assert!(run.parts.iter().all(|part| !part.plain && part.switches.iter().all(|s| !s.is_plain())));
     }
 
     /// Each part builds the ports of its own switches and its own hosts' NIC queues, and a bare record

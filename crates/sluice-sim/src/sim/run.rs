@@ -59,6 +59,20 @@ impl Simulation {
     /// Like [`Simulation::run`], but asks `stop` at each progress report (about every million events) and
     /// abandons the run when it says so, returning how far the run got instead of an output.
     pub fn run_until(
+        self,
+        progress: &mut dyn FnMut(&Progress),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<SimOutput, Progress> {
+        if self.plain {
+            self.run_as::<true>(progress, stop)
+        } else {
+            self.run_as::<false>(progress, stop)
+        }
+    }
+
+    /// [`Simulation::run_until`]; `PLAIN` when no optional feature acts at any switch
+    /// ([`crate::net::switch::Switch::is_plain`]), whose hops then test for none.
+    fn run_as<const PLAIN: bool>(
         mut self,
         progress: &mut dyn FnMut(&Progress),
         stop: &dyn Fn() -> bool,
@@ -81,7 +95,7 @@ impl Simulation {
             parts.core.now = time;
             parts.core.counters.events += 1;
             parts.prefetch_ahead();
-            parts.dispatch(event, &fabric, &env);
+            parts.dispatch::<PLAIN>(event, &fabric, &env);
             // Work for finished flows: their slots' next flows, their retirement, the end of the run.
             if parts.core.counters.flows_finished != finished {
                 finished = parts.core.counters.flows_finished;
@@ -268,19 +282,19 @@ impl Parts<'_> {
         }
     }
 
-    /// Hands `event` to the element it concerns.
+    /// Hands `event` to the element it concerns; `PLAIN` only when every switch is plain.
     #[inline(always)]
-    pub(super) fn dispatch(&mut self, event: Event, fabric: &Fabric, env: &HostEnv) {
+    pub(super) fn dispatch<const PLAIN: bool>(&mut self, event: Event, fabric: &Fabric, env: &HostEnv) {
         let core = &mut *self.core;
         let flows = &mut *self.flows;
         match event {
             Event::Arrival => self.arrive(env),
             Event::Arrive { node, port, pkt } => match self.node_ref[node as usize] {
-                NodeRef::Switch(s) => self.switches[s as usize].receive(core, fabric, port, pkt),
+                NodeRef::Switch(s) => self.switches[s as usize].receive_as::<PLAIN>(core, fabric, port, pkt),
                 NodeRef::Host(h) => self.hosts[h as usize].receive(core, env, flows, pkt),
             },
             Event::PortFree { node, port } => match self.node_ref[node as usize] {
-                NodeRef::Switch(s) => self.switches[s as usize].port_free(core, fabric, port),
+                NodeRef::Switch(s) => self.switches[s as usize].port_free_as::<PLAIN>(core, fabric, port),
                 NodeRef::Host(h) => self.hosts[h as usize].on_port_free(core, env, flows),
             },
             Event::Pfc { node, port, queue, pause } => match self.node_ref[node as usize] {
