@@ -185,7 +185,7 @@ impl Switch {
             return;
         }
         let p = *core.arena.get(id);
-        let out = self.route(fabric, p.flow, p.dst) as usize;
+        let out = self.route::<PLAIN>(fabric, p.flow, p.dst) as usize;
         let rd = if PLAIN { None } else { fabric.rd };
         if let Some(env) = rd {
             if let Some(mut tokens) = self.tokens.take() {
@@ -246,8 +246,10 @@ impl Switch {
         self.try_transmit::<PLAIN>(core, fabric, out as u16);
     }
 
+    /// The egress port of a packet of `flow` toward host `dst`. `PLAIN` as for [`Switch::receive_as`]: a
+    /// token limiter is one of the features a plain switch has none of.
     #[inline(always)]
-    pub(crate) fn route(&mut self, fabric: &Fabric, flow: u32, dst: u32) -> u16 {
+    pub(crate) fn route<const PLAIN: bool>(&mut self, fabric: &Fabric, flow: u32, dst: u32) -> u16 {
         let hops = fabric.routes.next_hops(self.node, dst);
         debug_assert!(!hops.is_empty(), "switch {} has no route to host {dst}", self.node);
         match fabric.config.load_balance {
@@ -256,7 +258,8 @@ impl Switch {
             // next hop is pick 0. Token transports with limiters need tokens and data on the same links
             // (symmetric ECMP): the same hash at every switch.
             LoadBalance::FlowHash => {
-                let salt = if fabric.rd.is_some_and(|r| r.transport.token_limiter) { 0 } else { self.node };
+                let limiter = !PLAIN && fabric.rd.is_some_and(|r| r.transport.token_limiter);
+                let salt = if limiter { 0 } else { self.node };
                 hops[pick(ecmp_hash(flow, salt), hops.len()) as usize]
             }
             // A draw only where there is a choice: the random stream is the run's.
@@ -642,7 +645,7 @@ impl Forwarder for Switch {
     }
 
     fn route(&mut self, fabric: &Fabric, flow: u32, dst: u32) -> u16 {
-        Switch::route(self, fabric, flow, dst)
+        Switch::route::<false>(self, fabric, flow, dst)
     }
 
     fn release(&mut self, core: &mut Core, fabric: &Fabric, in_port: usize, queue: usize, wire: u64) {
