@@ -281,3 +281,23 @@ impl Simulation {
         }
     }
 }
+
+/// Inputs the simulator's unit tests share.
+#[cfg(test)]
+pub(crate) mod test_inputs {
+    use super::SimInput;
+    use sluice_workload::FlowSpec;
+
+    /// A k=4 fat-tree (16 hosts, 20 switches) with DCTCP flows between pods.
+    pub(crate) fn fat_tree_input() -> SimInput {
+        let spec = sluice_topo::TopologySpec::fat_tree(4, 100_000_000_000);
+        let topology = sluice_topo::build(&spec, std::path::Path::new(".")).expect("a fat-tree builds");
+        let routes = topology.routes();
+        let algorithm = sluice_cc::lookup("dctcp").expect("dctcp is registered");
+        let factory = (algorithm.build)(&toml::Table::new(), 100_000_000_000).expect("default parameters");
+        let flows: Vec<FlowSpec> = (0..8)
+            .map(|i| FlowSpec { src: i, dst: 15 - i, size: 100_000, start: 0, stop: None, group: 0, algorithm: 0 })
+            .collect();
+        SimInput::new(topology, routes, flows.into(), factory, algorithm.needs)
+    }
+}
