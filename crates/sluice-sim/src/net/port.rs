@@ -250,10 +250,7 @@ impl Port {
     /// without asking which part its peer belongs to.
     #[inline(always)]
     pub fn transmit_within(&mut self, core: &mut Core, pkt: u32, wire: u32) -> Time {
-        let end = core.now + self.serialization(wire);
-        self.busy_until = end;
-        self.tx_bytes += wire as u64;
-        core.counters.packet_hops += 1;
+        let end = self.occupy(core, wire);
         core.schedule(end + self.delay, Event::Arrive { node: self.peer, port: self.peer_port, pkt });
         end
     }
@@ -261,11 +258,18 @@ impl Port {
     /// As [`Port::transmit`], with the packet reaching the peer `extra` picoseconds later (host jitter).
     #[inline(always)]
     pub fn transmit_delayed(&mut self, core: &mut Core, pkt: u32, wire: u32, extra: Time) -> Time {
+        let end = self.occupy(core, wire);
+        core.schedule_across(end + self.delay + extra, Event::Arrive { node: self.peer, port: self.peer_port, pkt });
+        end
+    }
+
+    /// Marks the transmitter busy with `wire` bytes from now and counts them; returns when it frees.
+    #[inline(always)]
+    fn occupy(&mut self, core: &mut Core, wire: u32) -> Time {
         let end = core.now + self.serialization(wire);
         self.busy_until = end;
         self.tx_bytes += wire as u64;
         core.counters.packet_hops += 1;
-        core.schedule_across(end + self.delay + extra, Event::Arrive { node: self.peer, port: self.peer_port, pkt });
         end
     }
 

@@ -151,13 +151,8 @@ impl Switch {
     /// of non-ECT packets, no packet trace, not a part of a partitioned run). Called once the switch and
     /// the run are set up; setting faults or a signal afterwards clears it.
     pub(crate) fn settle_plain(&mut self, plain_run: bool) {
-        self.plain = plain_run
-            && self.faults.is_none()
-            && self.signal.is_none()
-            && self.tokens.is_none()
-            && self.bolt.is_none()
-            && !self.enqueue_hooks
-            && !self.egress_hooks;
+        // The hooks' flags cover Bolt, the signal and the faults.
+        self.plain = plain_run && self.tokens.is_none() && !self.enqueue_hooks && !self.egress_hooks;
     }
 
     /// Whether no optional feature acts here ([`Switch::settle_plain`]).

@@ -157,7 +157,6 @@ impl Simulation {
         for s in &mut switches {
             s.settle_plain(plain_run);
         }
-        let plain = switches.iter().all(Switch::is_plain);
         let loops = Loops::new(closed_loops, loop_ids);
         let first_flows = loops.first_flows();
         let arrivals = Arrivals::new(&flows);
@@ -183,7 +182,6 @@ impl Simulation {
             retired,
             part: None,
             large,
-            plain,
         };
         sim.start_sampling();
         sim
@@ -311,7 +309,7 @@ mod tests {
     /// plain while the others are (a part of a partitioned run: `parallel.rs`).
     #[test]
     fn switch_hops_are_plain_only_where_no_feature_acts() {
-        assert!(Simulation::new(fat_tree_input()).plain, "a run with no optional feature");
+        assert!(Simulation::new(fat_tree_input()).plain(), "a run with no optional feature");
         type Feature = (&'static str, fn(&mut SimInput));
         let features: [Feature; 4] = [
             ("INT", |i| i.switch.int = true),
@@ -325,7 +323,7 @@ mod tests {
             let mut input = fat_tree_input();
             set(&mut input);
             let sim = Simulation::new(input);
-            assert!(!sim.plain, "a run with {name}");
+            assert!(!sim.plain(), "a run with {name}");
             assert!(sim.switches.iter().all(|s| !s.is_plain()), "a switch with {name}");
         }
         let mut input = fat_tree_input();
@@ -333,7 +331,7 @@ mod tests {
         let kind = FaultKind::Packets { flow: 0, packets: vec![0], action: FaultAction::Drop };
         input.faults.push(FaultConfig { node: faulty, port: 0, kind });
         let sim = Simulation::new(input);
-        assert!(!sim.plain, "a run with a fault");
+        assert!(!sim.plain(), "a run with a fault");
         for s in &sim.switches {
             assert_eq!(s.is_plain(), s.node != faulty, "switch {} (the fault is at {faulty})", s.node);
         }

@@ -263,8 +263,6 @@ pub struct Simulation {
     part: Option<parallel::PartState>,
     /// The network has `run::LARGE_NETWORK_PORTS` ports or more (the run loop always prefetches).
     large: bool,
-    /// No optional feature acts at any switch, so the run loop's switch hops test for none.
-    plain: bool,
 }
 
 impl Simulation {

@@ -840,9 +840,9 @@ mod tests {
     /// though the same run in one piece does.
     #[test]
     fn no_part_takes_the_plain_switch_hop() {
-        assert!(Simulation::new(fat_tree_input()).plain, "the run in one piece");
+        assert!(Simulation::new(fat_tree_input()).plain(), "the run in one piece");
         let run = PartitionedRun::new(fat_tree_input(), 2).expect("the run can be cut");
-        assert!(run.parts.iter().all(|part| !part.plain && part.switches.iter().all(|s| !s.is_plain())));
+        assert!(run.parts.iter().all(|part| !part.plain() && part.switches.iter().all(|s| !s.is_plain())));
     }
 
     /// Each part builds the ports of its own switches and its own hosts' NIC queues, and a bare record

@@ -63,15 +63,20 @@ impl Simulation {
         progress: &mut dyn FnMut(&Progress),
         stop: &dyn Fn() -> bool,
     ) -> Result<SimOutput, Progress> {
-        if self.plain {
+        if self.plain() {
             self.run_as::<true>(progress, stop)
         } else {
             self.run_as::<false>(progress, stop)
         }
     }
 
-    /// [`Simulation::run_until`]; `PLAIN` when no optional feature acts at any switch
-    /// ([`crate::net::switch::Switch::is_plain`]), whose hops then test for none.
+    /// Whether no optional feature acts at any switch ([`Switch::is_plain`]), so that the run loop's
+    /// switch hops test for none.
+    pub(super) fn plain(&self) -> bool {
+        self.switches.iter().all(Switch::is_plain)
+    }
+
+    /// [`Simulation::run_until`]; `PLAIN` when [`Simulation::plain`].
     fn run_as<const PLAIN: bool>(
         mut self,
         progress: &mut dyn FnMut(&Progress),
