@@ -178,6 +178,11 @@ pub fn format_size(bytes: u64) -> String {
 /// its rate.
 #[inline]
 pub fn serialization_ps(bytes: u64, rate: Rate) -> Time {
+    // A packet's bits in picoseconds fit 64 bits (up to about 2.3 MB): a 64-bit division, not the
+    // 128-bit one's call, on the path of every paced packet.
+    if bytes <= u64::MAX / (8 * PS_PER_S) {
+        return (bytes * 8 * PS_PER_S).div_ceil(rate);
+    }
     let bits = bytes as u128 * 8 * PS_PER_S as u128;
     bits.div_ceil(rate as u128) as Time
 }
@@ -223,5 +228,16 @@ mod tests {
     fn serialization_rounds_up() {
         assert_eq!(serialization_ps(1000, 100_000_000_000), 80_000);
         assert_eq!(serialization_ps(1, 3), 2_666_666_666_667);
+    }
+
+    #[test]
+    fn serialization_agrees_with_the_wide_division_on_both_sides_of_its_64_bit_limit() {
+        let wide = |bytes: u64, rate: Rate| (bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate as u128) as Time;
+        let limit = u64::MAX / (8 * PS_PER_S);
+        for bytes in [0, 1, 64, 1_048, 9_000, limit - 1, limit, limit + 1, 1 << 40] {
+            for rate in [1, 3, 1_000_000_007, 25_000_000_000, 100_000_000_000, 400_000_000_000, u64::MAX] {
+                assert_eq!(serialization_ps(bytes, rate), wide(bytes, rate), "{bytes} B at {rate} b/s");
+            }
+        }
     }
 }

@@ -64,8 +64,8 @@ pub struct Switch {
     pool: u64,
     /// Buffer statistics.
     pub buffer: BufferStats,
-    /// XOFF sent upstream, bit per queue, per ingress port.
-    xoff: Vec<u8>,
+    /// Per ingress port: XOFF sent upstream, and which queues hold headroom bytes.
+    pfc_flags: Vec<PfcFlags>,
     /// Headroom reserved per ingress port.
     headroom: Vec<u64>,
     /// Bolt's egress-queue state, when Bolt's switch logic is on.
@@ -77,8 +77,19 @@ pub struct Switch {
 const _: () = assert!(
     std::mem::offset_of!(Switch, used) < 64
         && std::mem::offset_of!(Switch, ingress) == 64
-        && std::mem::offset_of!(Switch, xoff) < 192
+        && std::mem::offset_of!(Switch, pfc_flags) < 192
 );
+
+/// One ingress port's PFC state, a bit per queue in each field. Admission and release test these bits
+/// before touching the port's `headroom_used` line, which most packets never need: at k=32 the two
+/// `[u64; 8]` lines of PFC accounting per queued packet miss the caches.
+#[derive(Clone, Copy, Debug, Default)]
+struct PfcFlags {
+    /// XOFF sent upstream.
+    xoff: u8,
+    /// Set iff the queue's `headroom_used` is above zero.
+    in_headroom: u8,
+}
 
 /// Mixes a flow id and a switch id into an ECMP hash (SplitMix64 finalizer).
 #[inline]
@@ -118,7 +129,7 @@ impl Switch {
             headroom_used: vec![[0; 8]; n],
             headroom,
             shared_used: 0,
-            xoff: vec![0; n],
+            pfc_flags: vec![PfcFlags::default(); n],
             bolt: cfg.bolt.enabled.then(|| Box::new(Bolt::new(n))),
             pool: cfg.buffer.saturating_sub(reserved),
             rng: Rng::named(seed, &format!("switch.{node}")),
@@ -303,6 +314,7 @@ impl Switch {
                 return false;
             }
             self.headroom_used[in_port][queue] += wire;
+            self.pfc_flags[in_port].in_headroom |= 1 << queue;
             return true;
         }
         self.ingress[in_port][queue] = held + wire;
@@ -311,24 +323,26 @@ impl Switch {
     }
 
     fn check_pause(&mut self, core: &mut Core, fabric: &Fabric, in_port: usize, queue: usize) {
-        if self.xoff[in_port] & (1 << queue) != 0 {
+        let flags = self.pfc_flags[in_port];
+        if flags.xoff & (1 << queue) != 0 {
             return;
         }
         let shared = self.ingress[in_port][queue].saturating_sub(fabric.config.pfc.reserve);
-        if self.headroom_used[in_port][queue] > 0 || shared >= self.pfc_threshold(fabric.config.pfc.shift) {
-            self.xoff[in_port] |= 1 << queue;
+        if flags.in_headroom & (1 << queue) != 0 || shared >= self.pfc_threshold(fabric.config.pfc.shift) {
+            self.pfc_flags[in_port].xoff |= 1 << queue;
             self.send_pfc(core, fabric, in_port, queue, true);
         }
     }
 
     fn check_resume(&mut self, core: &mut Core, fabric: &Fabric, in_port: usize, queue: usize) {
-        if self.xoff[in_port] & (1 << queue) == 0 || self.headroom_used[in_port][queue] > 0 {
+        let flags = self.pfc_flags[in_port];
+        if flags.xoff & (1 << queue) == 0 || flags.in_headroom & (1 << queue) != 0 {
             return;
         }
         let pfc = &fabric.config.pfc;
         let shared = self.ingress[in_port][queue].saturating_sub(pfc.reserve);
         if shared == 0 || shared + pfc.resume_offset <= self.pfc_threshold(pfc.shift) {
-            self.xoff[in_port] &= !(1 << queue);
+            self.pfc_flags[in_port].xoff &= !(1 << queue);
             self.send_pfc(core, fabric, in_port, queue, false);
         }
     }
@@ -354,8 +368,7 @@ impl Switch {
         if !fabric.config.pfc.enabled {
             return;
         }
-        let from_headroom = self.headroom_used[in_port][queue].min(wire);
-        self.headroom_used[in_port][queue] -= from_headroom;
+        let from_headroom = self.release_headroom(in_port, queue, wire);
         let rest = wire - from_headroom;
         if rest > 0 {
             let reserve = fabric.config.pfc.reserve;
@@ -366,6 +379,22 @@ impl Switch {
             self.shared_used -= shared_before - after.saturating_sub(reserve);
         }
         self.check_resume(core, fabric, in_port, queue);
+    }
+
+    /// Takes up to `wire` bytes off the queue's headroom, when it holds any; returns how many.
+    #[inline]
+    fn release_headroom(&mut self, in_port: usize, queue: usize, wire: u64) -> u64 {
+        if self.pfc_flags[in_port].in_headroom & (1 << queue) == 0 {
+            debug_assert_eq!(self.headroom_used[in_port][queue], 0, "headroom bytes without their flag");
+            return 0;
+        }
+        let held = &mut self.headroom_used[in_port][queue];
+        let taken = (*held).min(wire);
+        *held -= taken;
+        if *held == 0 {
+            self.pfc_flags[in_port].in_headroom &= !(1 << queue);
+        }
+        taken
     }
 
     fn account_buffer(&mut self, now: u64, delta: i64) {
