@@ -45,10 +45,11 @@ pub const PROCESS_BASE_BYTES: u64 = 13 << 19;
 /// large run's heap").
 pub const HUGE_PAGE_BYTES: u64 = 8 << 20;
 
-/// Bytes per egress port beyond the `Port` record: its priority queues, the switch's per-port ingress,
-/// headroom and pause state, and the port's result row. An engineering figure (eight queues' vectors and
-/// four `[u64; 8]` tables come to about 500 B); ports are a small part of every bundled scenario.
-pub const PORT_STATE_BYTES: u64 = 512;
+/// Bytes per egress port beyond the `Port` record (which holds its queues' ring headers): the switch's
+/// per-port ingress, headroom and pause state, the scheduler's deficits and the port's result row. An
+/// engineering figure (four `[u64; 8]` tables come to about 256 B); ports are a small part of every
+/// bundled scenario.
+pub const PORT_STATE_BYTES: u64 = 256;
 
 /// Bytes per sample of a throughput series and per row of a CC trace, in memory until written: an
 /// engineering figure, a row's time and values plus the vector's slack from growing by doubling.

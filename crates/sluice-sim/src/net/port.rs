@@ -43,10 +43,10 @@ pub const MAX_QUEUES: usize = 8;
 /// An egress port.
 ///
 /// What every packet-hop reads and writes (the transmitter, the link, the occupancy, the pause and queue
-/// bits, the bytes sent) fills the record's first cache line, and the bytes per queue, which a packet
-/// that waits reads, the second; the record is aligned to a cache line, so that a hop through an idle
-/// port touches one line. At 128 hosts the ports, packets and events already outgrow the first-level
-/// cache, and a record spread over lines cost a miss per line.
+/// bits, the bytes sent) fills the record's first cache line, the bytes per queue, which a packet that
+/// waits reads, the second, and the queues' rings the next four; the record is aligned to a cache line,
+/// so that a hop through an idle port touches one line. At 128 hosts the ports, packets and events
+/// already outgrow the first-level cache, and a record spread over lines cost a miss per line.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Port {
@@ -72,10 +72,12 @@ pub struct Port {
     nonempty: u8,
     /// A `PortFree` event is scheduled.
     pub free_pending: bool,
-    /// Bytes waiting, per priority queue (the first `queues.len()` are used).
+    /// Bytes waiting, per priority queue (the first [`Port::queue_count`] are used).
     pub queue_bytes: [u64; MAX_QUEUES],
-    /// Packet ids waiting, per priority queue.
-    pub queues: Vec<VecDeque<u32>>,
+    /// Packet ids waiting, per priority queue (the first [`Port::queue_count`] are used). In the record, not
+    /// behind a pointer: a packet that waits finds its queue's ring in the port's own lines (k=32 with
+    /// 300 us of arrivals ran 4-9% faster than with the rings' headers in a vector of their own).
+    pub queues: [VecDeque<u32>; MAX_QUEUES],
     deficits: Vec<i64>,
     dwrr_next: usize,
     /// ECN thresholds of this port.
@@ -84,8 +86,12 @@ pub struct Port {
     pub stats: PortStats,
 }
 
-/// The fields every hop touches share the first line, and the bytes per queue start the second.
-const _: () = assert!(std::mem::offset_of!(Port, free_pending) < 64 && std::mem::offset_of!(Port, queue_bytes) == 64);
+/// The fields every hop touches share the first line, the bytes per queue the second, the rings follow.
+const _: () = assert!(
+    std::mem::offset_of!(Port, free_pending) < 64
+        && std::mem::offset_of!(Port, queue_bytes) == 64
+        && std::mem::offset_of!(Port, queues) == 128
+);
 
 impl Port {
     /// A port with `queues` priority queues.
@@ -107,7 +113,7 @@ impl Port {
             nonempty: 0,
             free_pending: false,
             queue_bytes: [0; MAX_QUEUES],
-            queues: (0..n).map(|_| VecDeque::new()).collect(),
+            queues: std::array::from_fn(|_| VecDeque::new()),
             deficits: vec![0; n],
             dwrr_next: 0,
             ecn,
@@ -157,6 +163,12 @@ impl Port {
         self.busy_until <= now
     }
 
+    /// The priority queues this port was built with (the scheduler's deficits count them).
+    #[inline]
+    pub fn queue_count(&self) -> usize {
+        self.deficits.len()
+    }
+
     /// Whether some queue holds a packet that is not paused.
     #[inline]
     pub fn has_eligible(&self) -> bool {
@@ -181,7 +193,7 @@ impl Port {
     /// Deficit round robin: the queue under the pointer sends while its deficit covers its head packet;
     /// otherwise the pointer moves on and the next backlogged queue gains its quantum (weight x MTU).
     fn select_dwrr(&mut self, weights: &[u32], mtu: u32, arena: &Arena) -> Option<usize> {
-        let n = self.queues.len();
+        let n = self.queue_count();
         if !self.has_eligible() {
             return None;
         }

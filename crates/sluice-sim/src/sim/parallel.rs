@@ -864,7 +864,7 @@ mod tests {
                 }
                 for host in &sim.hosts {
                     let expected = if own(host.node) { queues } else { 1 };
-                    assert_eq!(host.nic.queues.len(), expected, "host {} in part {part} of {threads}", host.node);
+                    assert_eq!(host.nic.queue_count(), expected, "host {} in part {part} of {threads}", host.node);
                 }
             }
             for (node, count) in built.iter().enumerate() {
